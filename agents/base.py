@@ -52,8 +52,9 @@ class BaseAgent:
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """Actions for a batch (rows of observations and masks)."""
-        return np.array([self.act(o, m) for o, m in zip(observations, action_masks, strict=True)],
-                        dtype=np.int64)
+        return np.array(
+            [self.act(o, m) for o, m in zip(observations, action_masks, strict=True)], dtype=np.int64
+        )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.spec!r})"

@@ -2,14 +2,21 @@
 
 Layers (each uses only those above it): :mod:`dice_envs.rules` (the games) →
 :mod:`dice_envs.tables` (numpy tables derived from the rules) → :mod:`dice_envs.encoding`
-(observations) → environments.
+(observations) → environments (:mod:`dice_envs.multiagent` PettingZoo AEC envs, the Gymnasium
+envs of :mod:`dice_envs.envs` built on them with :mod:`dice_envs.wrappers`).
+
+``import dice_envs`` registers the Gymnasium ids ``dice_envs/Spiffel-v0``, ``dice_envs/DicePoker-v0``,
+``dice_envs/Yahtzee-v0`` and ``dice_envs/Farkle-v0``.
 """
 
 from __future__ import annotations
 
 from . import rules
+from .envs.registration import register_envs
 from .rules import GAMES, ConfigError, make_rules, new_game
+
+register_envs()
 
 __version__ = "0.1.0"
 
-__all__ = ["GAMES", "ConfigError", "__version__", "make_rules", "new_game", "rules"]
+__all__ = ["GAMES", "ConfigError", "__version__", "make_rules", "new_game", "register_envs", "rules"]

@@ -209,12 +209,12 @@ def decode(obs: np.ndarray, rules: RuleConfig, num_players: int) -> ScorecardVie
         target = rules.target
         return FarkleView(
             dice=dice,
-            turn_total=int(round(obs[43] * 1000)),
+            turn_total=round(float(obs[43]) * 1000),
             first_throw=bool(obs[44] > 0.5),
-            banked=int(round(obs[45] * target)),
-            turns=int(round(obs[46] * (rules.max_turns or 100))),
+            banked=round(float(obs[45]) * target),
+            turns=round(float(obs[46]) * (rules.max_turns or 100)),
             final_round=bool(obs[47] > 0.5),
-            others_banked=tuple(int(round(v * target)) for v in obs[48 : 48 + num_players - 1]),
+            others_banked=tuple(round(float(v) * target) for v in obs[48 : 48 + num_players - 1]),
         )
     assert isinstance(rules, ScorecardRules)
     k, t = len(rules.categories), rules.num_throws  # type: ignore[attr-defined]
@@ -223,25 +223,23 @@ def decode(obs: np.ndarray, rules: RuleConfig, num_players: int) -> ScorecardVie
     throw_hot = obs[36 : 36 + t]
     throw = int(np.argmax(throw_hot)) + 1 if throw_hot.max() > 0.5 else 0
     o = 36 + t
-    boxes = tuple(
-        None if obs[o + b] > 0.5 else int(round(obs[o + k + b] * 50)) for b in range(k)
-    )
+    boxes = tuple(None if obs[o + b] > 0.5 else round(float(obs[o + k + b]) * 50) for b in range(k))
     o += 2 * k
     f = obs[o : o + 8]
     o += 8 + k
-    others = tuple(int(round(obs[o + i * (k + 2) + k + 1] * 400)) for i in range(num_players - 1))
+    others = tuple(round(float(obs[o + i * (k + 2) + k + 1]) * 400) for i in range(num_players - 1))
     return ScorecardView(
         dice=dice,
         throw=throw,
         throws_left=t - throw if throw else 0,
         boxes=boxes,
-        upper_total=int(round(f[0] * 100)),
+        upper_total=round(float(f[0]) * 100),
         upper_bonus_paid=bool(f[1] > 0.5),
-        five_kind_bonuses=int(round(f[2] * 10)),
+        five_kind_bonuses=round(float(f[2]) * 10),
         five_kind_50=bool(f[3] > 0.5),
         bonus_due=bool(f[4] > 0.5),
         joker=bool(f[5] > 0.5),
-        round=int(round(f[6] * k)),
-        total=int(round(f[7] * 400)),
+        round=round(float(f[6]) * k),
+        total=round(float(f[7]) * 400),
         others_totals=others,
     )

@@ -29,12 +29,17 @@ from .rules.farkle import NUM_DICE, _has_score_sorted, _score_sorted
 from .rules.scorecard import N_REROLL_ACTIONS, ScorecardRules, _box_score_cached
 
 __all__ = [
+    "FarkleBatchTables",
     "FarkleTables",
     "ScoreTables",
+    "ScorecardBatchTables",
     "ScorecardTables",
+    "face_code",
+    "farkle_batch_tables",
     "farkle_tables",
     "multiset_prob",
     "score_tables",
+    "scorecard_batch_tables",
     "scorecard_tables",
 ]
 
@@ -176,3 +181,103 @@ def farkle_tables() -> FarkleTables:
         points[n] = pts
         farkle[n] = np.array([not _has_score_sorted(r) for r in rs])
     return FarkleTables(rolls=rolls, roll_index=index, prob=prob, points=points, farkle=farkle)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables of the batched (vector) engines. Dice are drawn as a *face code*: ``c`` faces thrown in
+# order ``f_0 .. f_{c-1}`` have code ``sum((f_j - 1) * 6**j)``, a uniform integer in
+# ``[0, 6**c)``. The lookups below turn codes into sorted-throw indices, so a batched engine needs
+# one random integer per throw and can be driven with exactly the faces a scalar engine throws.
+
+
+@dataclass(frozen=True)
+class ScorecardBatchTables:
+    """Lookups of the batched scorecard engine (all derived from :func:`scorecard_tables`).
+
+    ``code_roll[code]``: index in ``ROLLS`` of the five faces with this code (``6**5`` entries).
+    ``kept_code[roll, mask]``: the code of the dice kept by re-throw ``mask``, placed after the
+    ``reroll_count[mask]`` re-thrown ones, so ``code_roll[kept_code[roll, mask] + fresh]`` is the
+    throw that results when the re-thrown dice show the faces of code ``fresh``.
+    """
+
+    code_roll: np.ndarray  # (7776,) int16
+    kept_code: np.ndarray  # (252, 32) int32
+
+
+def face_code(faces: tuple[int, ...] | list[int]) -> int:
+    """The code of faces thrown in this order: ``sum((f_j - 1) * 6**j)``.
+
+    >>> face_code([1, 1, 1]), face_code([2]), face_code([1, 2])
+    (0, 1, 6)
+    """
+    return sum((int(f) - 1) * 6**j for j, f in enumerate(faces))
+
+
+@cache
+def scorecard_batch_tables() -> ScorecardBatchTables:
+    """Build (once) the code lookups of the batched scorecard engine."""
+    t = scorecard_tables()
+    code_roll = np.zeros(6**5, dtype=np.int16)
+    for faces in itertools.product(range(1, 7), repeat=5):
+        code_roll[face_code(faces)] = t.roll_index[tuple(sorted(faces))]
+    kept_code = np.zeros((len(t.rolls), N_REROLL_ACTIONS), dtype=np.int32)
+    for ri, r in enumerate(t.roll_index):
+        for m in range(N_REROLL_ACTIONS):
+            c = bin(m).count("1")
+            kept = [r[i] for i in range(5) if not m >> i & 1]
+            kept_code[ri, m] = sum((f - 1) * 6 ** (c + j) for j, f in enumerate(kept))
+    return ScorecardBatchTables(code_roll=code_roll, kept_code=kept_code)
+
+
+@dataclass(frozen=True)
+class FarkleBatchTables:
+    """:func:`farkle_tables` flattened over all throws of 1-6 dice, for the batched engine.
+
+    Throw ``i`` (``0 <= i < 923``) has ``n_dice[i]`` sorted ``faces[i]`` (0-padded);
+    ``points[i, mask]`` are the points of setting aside ``mask`` (0: not legal);
+    ``farkle[i]`` whether nothing scores. ``code_roll[code_offset[n] + code]`` is the throw of
+    ``n`` dice with face code ``code``; ``mask_count[mask]`` the dice a mask sets aside.
+    """
+
+    n_dice: np.ndarray  # (923,) int8
+    faces: np.ndarray  # (923, 6) int8
+    points: np.ndarray  # (923, 64) int32
+    farkle: np.ndarray  # (923,) bool
+    code_offset: np.ndarray  # (7,) int64
+    code_roll: np.ndarray  # (sum 6**n,) int16
+    mask_count: np.ndarray  # (64,) int8
+
+    @property
+    def num_rolls(self) -> int:
+        """Number of distinct sorted throws of 1-6 dice (923)."""
+        return len(self.n_dice)
+
+
+@cache
+def farkle_batch_tables() -> FarkleBatchTables:
+    """Build (once) the flattened Farkle tables from :func:`farkle_tables`."""
+    ft = farkle_tables()
+    n_dice, faces, points, farkle, flat_index = [], [], [], [], {}
+    for n in range(1, NUM_DICE + 1):
+        for ri, r in enumerate(ft.rolls[n]):
+            flat_index[r] = len(n_dice)
+            n_dice.append(n)
+            faces.append(list(r) + [0] * (NUM_DICE - n))
+            points.append(ft.points[n][ri])
+            farkle.append(ft.farkle[n][ri])
+    offsets = np.zeros(NUM_DICE + 1, dtype=np.int64)
+    for n in range(1, NUM_DICE):
+        offsets[n + 1] = offsets[n] + 6**n
+    code_roll = np.zeros(int(offsets[NUM_DICE]) + 6**NUM_DICE, dtype=np.int16)
+    for n in range(1, NUM_DICE + 1):
+        for fs in itertools.product(range(1, 7), repeat=n):
+            code_roll[offsets[n] + face_code(fs)] = flat_index[tuple(sorted(fs))]
+    return FarkleBatchTables(
+        n_dice=np.array(n_dice, dtype=np.int8),
+        faces=np.array(faces, dtype=np.int8),
+        points=np.array(points, dtype=np.int32),
+        farkle=np.array(farkle, dtype=bool),
+        code_offset=offsets,
+        code_roll=code_roll,
+        mask_count=np.array([bin(m).count("1") for m in range(2**NUM_DICE)], dtype=np.int8),
+    )

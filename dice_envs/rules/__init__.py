@@ -18,7 +18,7 @@ True
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
@@ -60,7 +60,7 @@ GAMES: dict[str, type[RuleConfig]] = {
     "farkle": FarkleRules,
 }
 
-Game = Union[ScorecardGame, FarkleGame]
+Game = ScorecardGame | FarkleGame
 
 
 def rules_class(game: str) -> type[RuleConfig]:

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["DiceSource", "FACES", "validate_dice", "is_canonical_selection"]
+__all__ = ["FACES", "DiceSource", "is_canonical_selection", "validate_dice"]
 
 FACES = (1, 2, 3, 4, 5, 6)
 
@@ -90,5 +90,5 @@ class DiceSource:
         while self._queue and len(out) < n:
             out.append(self._queue.popleft())
         if len(out) < n:
-            out.extend(int(x) for x in self.rng.integers(1, 7, size=n - len(out)))
+            out.extend(self.rng.integers(1, 7, size=n - len(out)).tolist())
         return tuple(out)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from typing import Any, ClassVar
 
 import numpy as np
@@ -39,7 +39,7 @@ import numpy as np
 from .config import ConfigError, RuleConfig, check_bool, check_int, check_optional_int
 from .dice import DiceSource, is_canonical_selection, validate_dice
 
-__all__ = ["FarkleEvent", "FarkleGame", "FarkleRules", "N_ACTIONS", "NUM_DICE", "has_score", "score"]
+__all__ = ["NUM_DICE", "N_ACTIONS", "FarkleEvent", "FarkleGame", "FarkleRules", "has_score", "score"]
 
 NUM_DICE = 6
 N_ACTIONS = 2 * 2**NUM_DICE
@@ -51,7 +51,7 @@ def _kind_points(face: int, count: int) -> int:
     return base * 2 ** (count - 3)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _score_sorted(dice: tuple[int, ...]) -> int:
     counts = [dice.count(f) for f in range(7)]
     best = 0
@@ -89,7 +89,7 @@ def score(dice: Sequence[int]) -> int:
     return _score_sorted(validate_dice(dice, counts=range(1, NUM_DICE + 1)))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _has_score_sorted(dice: tuple[int, ...]) -> bool:
     n = len(dice)
     return any(_score_sorted(tuple(dice[i] for i in range(n) if m >> i & 1)) for m in range(1, 2**n))
@@ -98,6 +98,25 @@ def _has_score_sorted(dice: tuple[int, ...]) -> bool:
 def has_score(dice: Sequence[int]) -> bool:
     """True when some non-empty subset of this throw scores (else the throw is a farkle)."""
     return _has_score_sorted(validate_dice(dice, counts=range(1, NUM_DICE + 1)))
+
+
+@cache
+def _scoring_selections(dice: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    """``(mask, points)`` of every canonical scoring selection of a sorted throw, masks ascending."""
+    out = []
+    n = len(dice)
+    for mask in range(1, 1 << n):
+        if is_canonical_selection(dice, mask):
+            pts = _score_sorted(tuple(dice[i] for i in range(n) if mask >> i & 1))
+            if pts > 0:
+                out.append((mask, pts))
+    return tuple(out)
+
+
+@cache
+def _selection_points(dice: tuple[int, ...]) -> dict[int, int]:
+    """:func:`_scoring_selections` as a mapping ``mask -> points`` (cached; do not mutate)."""
+    return dict(_scoring_selections(dice))
 
 
 @dataclass(frozen=True)
@@ -217,17 +236,19 @@ class FarkleGame:
         """Legal actions of the current player, ascending."""
         if self.done:
             return []
-        throws, banks = [], []
-        for mask in range(1, 1 << len(self.dice)):
-            if not is_canonical_selection(self.dice, mask):
-                continue
-            pts = self.selection_points(mask)
-            if pts <= 0:
-                continue
-            throws.append(mask)
-            if self.turn_total + pts > self.rules.bank_minimum:
-                banks.append(mask + BANK_FLAG)
-        return throws + banks
+        selections = _scoring_selections(self.dice)
+        need = self.rules.bank_minimum - self.turn_total  # bank when points > need
+        return [m for m, _ in selections] + [m + BANK_FLAG for m, pts in selections if pts > need]
+
+    def _legal_points(self, a: int) -> int | None:
+        """Points set aside by action ``a`` if it is legal (``a in self.legal_actions()``), else None."""
+        if not 0 < a < N_ACTIONS or self.done:
+            return None
+        mask, bank = a % BANK_FLAG, a >= BANK_FLAG
+        points = _selection_points(self.dice).get(mask)
+        if points is None or (bank and points <= self.rules.bank_minimum - self.turn_total):
+            return None
+        return points
 
     def action_mask(self) -> np.ndarray:
         """``int8`` mask over the whole action space: 1 where the action is legal."""
@@ -298,9 +319,10 @@ class FarkleGame:
         """
         if self.done:
             raise ValueError("the game is over; no action is legal")
-        legal = self.legal_actions()
         a = int(action) if isinstance(action, (int, np.integer)) and not isinstance(action, bool) else None
-        if a is None or a not in legal:
+        points = self._legal_points(a) if a is not None else None
+        if a is None or points is None:
+            legal = self.legal_actions()
             raise ValueError(
                 f"illegal action {action!r} ({self.describe_action(a) if a is not None else 'not an int'}) "
                 f"for player {self.current_player} with dice {list(self.dice)} and turn total "
@@ -310,7 +332,6 @@ class FarkleGame:
         p = self.current_player
         mask, bank = a % BANK_FLAG, a >= BANK_FLAG
         chosen = tuple(self.dice[i] for i in range(len(self.dice)) if mask >> i & 1)
-        points = _score_sorted(chosen)
         self.turn_total += points
         self.history.append(FarkleEvent("set_aside", p, chosen, points))
         left = len(self.dice) - len(chosen)

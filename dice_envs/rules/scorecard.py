@@ -31,7 +31,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from typing import Any, ClassVar
 
 import numpy as np
@@ -43,10 +43,10 @@ __all__ = [
     "FIVE_KIND_BOXES",
     "FIXED_POINTS",
     "N_REROLL_ACTIONS",
+    "UPPER_FACES",
     "ScorecardGame",
     "ScorecardRules",
     "ScoringEvent",
-    "UPPER_FACES",
     "box_score",
     "make_score_function",
 ]
@@ -67,13 +67,17 @@ FIXED_POINTS: dict[str, int] = {
 FIVE_KIND_BOXES = frozenset({"spiffel", "poker", "yahtzee"})
 JOKER_BOXES = frozenset({"full_house", "small_straight", "large_straight"})
 N_REROLL_ACTIONS = 32
-KNOWN_BOXES = frozenset(UPPER_FACES) | frozenset(FIXED_POINTS) | {
-    "pair",
-    "two_pairs",
-    "three_of_a_kind",
-    "four_of_a_kind",
-    "chance",
-}
+KNOWN_BOXES = (
+    frozenset(UPPER_FACES)
+    | frozenset(FIXED_POINTS)
+    | {
+        "pair",
+        "two_pairs",
+        "three_of_a_kind",
+        "four_of_a_kind",
+        "chance",
+    }
+)
 
 
 def _has_run(faces: set[int], length: int) -> bool:
@@ -110,9 +114,15 @@ def _box_score_sorted(box: str, dice: tuple[int, ...], joker: bool) -> int:
     raise ValueError(f"unknown box {box!r}")  # pragma: no cover - guarded by callers
 
 
-@lru_cache(maxsize=None)
+@cache
 def _box_score_cached(box: str, dice: tuple[int, ...], joker: bool) -> int:
     return _box_score_sorted(box, dice, joker)
+
+
+@cache
+def _reroll_masks(dice: tuple[int, ...]) -> tuple[int, ...]:
+    """The legal re-throw masks of a sorted throw: non-empty and canonical (cached per throw)."""
+    return tuple(m for m in range(1, N_REROLL_ACTIONS) if is_canonical_selection(dice, m))
 
 
 def box_score(box: str, dice: Sequence[int], joker: bool = False) -> int:
@@ -133,7 +143,7 @@ def box_score(box: str, dice: Sequence[int], joker: bool = False) -> int:
     return _box_score_cached(box, validate_dice(dice, counts=(5,)), bool(joker))
 
 
-def make_score_function(game: str, categories: tuple[str, ...]):  # noqa: ANN201 - documented below
+def make_score_function(game: str, categories: tuple[str, ...]):
     """Build the public ``score(category, dice, joker=False) -> int`` of one game module."""
 
     def score(category: str, dice: Sequence[int], joker: bool = False) -> int:
@@ -196,8 +206,12 @@ class ScorecardRules(RuleConfig):
         check_int("upper_bonus_threshold", self.upper_bonus_threshold, 0, 105)
         check_int("upper_bonus", self.upper_bonus, 0, 1000)
         check_int(f"{self.five_kind_box}_bonus", getattr(self, f"{self.five_kind_box}_bonus"), 0, 10_000)
+        # at most one bonus per round after the one that fills the five-of-a-kind box
         check_optional_int(
-            f"{self.five_kind_box}_bonus_limit", getattr(self, f"{self.five_kind_box}_bonus_limit"), 0, 12
+            f"{self.five_kind_box}_bonus_limit",
+            getattr(self, f"{self.five_kind_box}_bonus_limit"),
+            0,
+            len(self.categories) - 1,
         )
         check_bool("joker", self.joker)  # type: ignore[attr-defined]
         check_int("num_throws", self.num_throws, 1, 10)  # type: ignore[attr-defined]
@@ -358,7 +372,7 @@ class ScorecardGame:
 
     def _joker_status(self, player: int, dice: tuple[int, ...]) -> tuple[bool, bool]:
         r = self.rules
-        if dice[0] != dice[4]:
+        if len(dice) != 5 or dice[0] != dice[4]:  # no dice once the game is over
             return False, False
         card = self.cards[player]
         five = card.boxes[self._five]
@@ -387,12 +401,15 @@ class ScorecardGame:
         """Legal actions of the current player, ascending."""
         if self.done:
             return []
-        acts: list[int] = []
-        if self.throw < self.rules.num_throws:
-            dice = self.dice
-            acts.extend(m for m in range(1, N_REROLL_ACTIONS) if is_canonical_selection(dice, m))
+        acts: list[int] = list(_reroll_masks(self.dice)) if self.throw < self.rules.num_throws else []
         acts.extend(N_REROLL_ACTIONS + b for b in self.legal_boxes())
         return acts
+
+    def _is_legal(self, a: int) -> bool:
+        """``a in self.legal_actions()``, without building the list."""
+        if a < N_REROLL_ACTIONS:
+            return a > 0 and self.throw < self.rules.num_throws and is_canonical_selection(self.dice, a)
+        return a - N_REROLL_ACTIONS in self.legal_boxes()
 
     def action_mask(self) -> np.ndarray:
         """``int8`` mask over the whole action space: 1 where the action is legal."""
@@ -419,9 +436,9 @@ class ScorecardGame:
         """
         if self.done:
             raise ValueError("the game is over; no action is legal")
-        legal = self.legal_actions()
         a = int(action) if isinstance(action, (int, np.integer)) and not isinstance(action, bool) else None
-        if a is None or a not in legal:
+        if a is None or not self._is_legal(a):
+            legal = self.legal_actions()
             raise ValueError(
                 f"illegal action {action!r} ({self.describe_action(a) if a is not None else 'not an int'}) "
                 f"for player {self.current_player} with dice {list(self.dice)}; legal actions: {legal}"
@@ -460,8 +477,16 @@ class ScorecardGame:
             five_bonus = self.rules.five_kind_bonus
         gained += upper_bonus + five_bonus
         self.history.append(
-            ScoringEvent(p, self.round, tuple(self._turn_throws), self.categories[box], points, upper_bonus,
-                         five_bonus, joker)
+            ScoringEvent(
+                p,
+                self.round,
+                tuple(self._turn_throws),
+                self.categories[box],
+                points,
+                upper_bonus,
+                five_bonus,
+                joker,
+            )
         )
         return gained
 
@@ -492,4 +517,3 @@ class ScorecardGame:
             "done": self.done,
             "winners": self.winners() if self.done else None,
         }
-

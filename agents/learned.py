@@ -1,0 +1,261 @@
+"""Trained models as agents, and the model cards that say what a model was trained for.
+
+A model is a ``MaskablePPO`` zip (sb3-contrib; ``torch`` is an optional dependency, imported only
+when a model is loaded). Beside it lies its *model card*, a JSON file with the same stem
+(``spiffel.zip`` → ``spiffel.json``)::
+
+    {"format": "dice-envs-model-card", "format_version": 1,
+     "game": "spiffel", "rules": {...rule parameters...}, "num_players": 1,
+     "observation_encoding": "scorecard-v1", "n_actions": 45,
+     "algorithm": "MaskablePPO", "config": {...}, "steps": 1000000, "wall_time_s": 812.4,
+     "evaluation": {...}, "command": "python scripts/train.py ..."}
+
+A model is only loaded for the game, rules, number of players and observation encoding written on
+its card; anything else raises :class:`~dice_envs.rules.ConfigError` naming what was expected and
+what the file holds.
+
+>>> from dice_envs.rules import make_rules
+>>> card = make_card(make_rules("spiffel"), 1, steps=10)
+>>> card["observation_encoding"], card["n_actions"]
+('scorecard-v1', 45)
+>>> check_card(card, make_rules("dice_poker"), 1)
+Traceback (most recent call last):
+...
+dice_envs.rules.config.ConfigError: the model card does not fit: game: expected 'dice_poker', ...
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dice_envs.encoding import encoding_id
+from dice_envs.rules import ConfigError, RuleConfig
+
+from .base import BaseAgent, check_mask
+
+__all__ = [
+    "CARD_FORMAT",
+    "CARD_VERSION",
+    "PRETRAINED_DIR",
+    "REQUIRED_KEYS",
+    "LearnedAgent",
+    "card_path",
+    "check_card",
+    "make_card",
+    "pretrained_names",
+    "read_card",
+    "resolve_model_path",
+    "write_card",
+]
+
+CARD_FORMAT = "dice-envs-model-card"
+CARD_VERSION = 1
+#: Keys every model card holds.
+REQUIRED_KEYS = (
+    "format",
+    "format_version",
+    "game",
+    "rules",
+    "num_players",
+    "observation_encoding",
+    "n_actions",
+    "algorithm",
+    "config",
+    "steps",
+    "wall_time_s",
+    "evaluation",
+    "command",
+)
+#: Where ``pretrained:<name>`` models live.
+PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
+
+
+def card_path(path: str | Path) -> Path:
+    """The card of a model file (``x.zip`` → ``x.json``); a ``.json`` path is returned as is."""
+    p = Path(path)
+    return p if p.suffix == ".json" else p.with_suffix(".json")
+
+
+def make_card(
+    rules: RuleConfig,
+    num_players: int,
+    *,
+    algorithm: str = "MaskablePPO",
+    config: dict[str, Any] | None = None,
+    steps: int = 0,
+    wall_time_s: float = 0.0,
+    evaluation: dict[str, Any] | None = None,
+    command: str = "",
+    **extra: Any,
+) -> dict[str, Any]:
+    """A complete model card for a model of ``rules`` with ``num_players`` seats."""
+    card: dict[str, Any] = {
+        "format": CARD_FORMAT,
+        "format_version": CARD_VERSION,
+        "game": rules.game,
+        "rules": _plain(rules.to_dict()),
+        "num_players": int(num_players),
+        "observation_encoding": encoding_id(rules),
+        "n_actions": int(rules.n_actions),  # type: ignore[attr-defined]
+        "algorithm": algorithm,
+        "config": config or {},
+        "steps": int(steps),
+        "wall_time_s": float(wall_time_s),
+        "evaluation": evaluation or {},
+        "command": command,
+    }
+    card.update(extra)
+    return card
+
+
+def _plain(obj: Any) -> Any:
+    return json.loads(json.dumps(obj))
+
+
+def _validate_format(card: Any, where: str) -> dict[str, Any]:
+    if not isinstance(card, dict):
+        raise ConfigError(f"{where}: a model card must be a JSON object, got {type(card).__name__}")
+    if card.get("format") != CARD_FORMAT:
+        raise ConfigError(
+            f"{where}: not a model card (format {card.get('format')!r}, expected {CARD_FORMAT!r})"
+        )
+    if card.get("format_version") != CARD_VERSION:
+        raise ConfigError(
+            f"{where}: model card format_version {card.get('format_version')!r} is not supported "
+            f"(this version reads {CARD_VERSION})"
+        )
+    missing = [k for k in REQUIRED_KEYS if k not in card]
+    if missing:
+        raise ConfigError(f"{where}: the model card lacks {', '.join(missing)}")
+    return card
+
+
+def read_card(path: str | Path) -> dict[str, Any]:
+    """Read and validate the card of a model (``path`` is the model's ``.zip`` or its ``.json``)."""
+    p = card_path(path)
+    if not p.is_file():
+        raise ConfigError(
+            f"model card not found: {p} (every model needs its card beside it, same stem, .json)"
+        )
+    try:
+        card = json.loads(p.read_text())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read model card {p}: {exc}") from exc
+    return _validate_format(card, str(p))
+
+
+def write_card(path: str | Path, card: dict[str, Any]) -> Path:
+    """Validate ``card`` and write it beside the model ``path``; return the card's path."""
+    p = card_path(path)
+    _validate_format(card, str(p))
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(_plain(card), indent=2, sort_keys=False) + "\n")
+    return p
+
+
+def check_card(card: dict[str, Any], rules: RuleConfig, num_players: int) -> None:
+    """Raise ``ConfigError`` unless ``card`` fits ``rules`` with ``num_players`` seats.
+
+    The message lists every mismatch as "expected X, the file holds Y".
+    """
+    expected = {
+        "game": rules.game,
+        "rules": _plain(rules.to_dict()),
+        "num_players": int(num_players),
+        "observation_encoding": encoding_id(rules),
+        "n_actions": int(rules.n_actions),  # type: ignore[attr-defined]
+    }
+    problems = []
+    for key, want in expected.items():
+        got = card.get(key)
+        if key == "rules" and isinstance(got, dict) and isinstance(want, dict):
+            diff = sorted(set(want) | set(got))
+            bad = [k for k in diff if want.get(k, "<absent>") != got.get(k, "<absent>")]
+            if bad:
+                problems.append(
+                    "rules: "
+                    + ", ".join(
+                        f"{k} expected {want.get(k, '<absent>')!r}, the file holds {got.get(k, '<absent>')!r}"
+                        for k in bad
+                    )
+                )
+        elif got != want:
+            problems.append(f"{key}: expected {want!r}, the file holds {got!r}")
+    if problems:
+        raise ConfigError("the model card does not fit: " + "; ".join(problems))
+
+
+def pretrained_names() -> list[str]:
+    """Names ``<name>`` of the models usable as ``pretrained:<name>``."""
+    if not PRETRAINED_DIR.is_dir():
+        return []
+    return sorted(p.stem for p in PRETRAINED_DIR.glob("*.zip"))
+
+
+def resolve_model_path(spec: str) -> Path:
+    """The model file named by a ``pretrained:<name>`` spec or a path; ``ConfigError`` if missing."""
+    if spec.startswith("pretrained:"):
+        name = spec.split(":", 1)[1]
+        p = PRETRAINED_DIR / f"{name}.zip"
+        if not p.is_file():
+            known = ", ".join(pretrained_names()) or "none yet"
+            raise ConfigError(f"no pretrained model {name!r} in {PRETRAINED_DIR}; available: {known}")
+        return p
+    p = Path(spec).expanduser()
+    if not p.is_file():
+        raise ConfigError(f"model file not found: {p}")
+    return p
+
+
+class LearnedAgent(BaseAgent):
+    """A trained ``MaskablePPO`` policy acting deterministically (argmax of the masked policy)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        rules: RuleConfig,
+        num_players: int = 1,
+        seed: int | None = None,
+        device: str = "cpu",
+    ) -> None:
+        super().__init__(seed)
+        self.path = resolve_model_path(str(path))
+        self.card = read_card(self.path)
+        check_card(self.card, rules, num_players)
+        self.rules, self.num_players = rules, num_players
+        self.spec = str(path)
+        try:
+            from sb3_contrib import MaskablePPO
+        except ImportError as exc:  # pragma: no cover - depends on the installation
+            raise ConfigError(
+                "loading a trained model needs the training extras: pip install 'dice-envs[train]'"
+            ) from exc
+        self.model = MaskablePPO.load(str(self.path), device=device)
+        n_act = int(self.model.action_space.n)
+        if n_act != self.card["n_actions"]:
+            raise ConfigError(
+                f"{self.path}: the model has {n_act} actions, its card says {self.card['n_actions']}"
+            )
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        check_mask(action_mask)
+        action, _ = self.model.predict(
+            np.asarray(observation, dtype=np.float32),
+            action_masks=np.asarray(action_mask) > 0,
+            deterministic=True,
+        )
+        return int(action)
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """Actions of a whole batch in one forward pass."""
+        masks = np.asarray(action_masks) > 0
+        if not masks.any(axis=1).all():
+            raise ValueError("an action mask of the batch has no legal action")
+        actions, _ = self.model.predict(
+            np.asarray(observations, dtype=np.float32), action_masks=masks, deterministic=True
+        )
+        return np.asarray(actions, dtype=np.int64).reshape(-1)

@@ -1,0 +1,252 @@
+"""Built-in players of the scorecard games (Spiffel, Dice Poker, Yahtzee).
+
+All act from the observation (decoded with :func:`dice_envs.encoding.decode`) and the action mask;
+none touches an environment.
+
+* :class:`GreedyAgent` (``"greedy"``) — chases the best box of the moment: the open box the dice
+  score most in now. It scores there when that is "good" (see :func:`_good`) or no throw is
+  left; otherwise it holds the dice that serve that box and re-throws the rest.
+* :class:`HeuristicAgent` (``"heuristic"``) — how a careful human plays: every box has a par value
+  (what it yields when kept open, a rule of thumb), entering a throw is worth its points minus the
+  box's par, plus an upper-bonus term (the bonus itself when reached; while it is still within
+  reach, a reward for being above "three of each face" and a penalty below). Holds are chosen to
+  maximise the expectation of that judgement over the turn's remaining throws.
+* :class:`OptimalAgent` (``"optimal"``) — the exact solitaire optimum from the solver's value
+  table: per turn it solves the throw/hold tree against the values of the following states.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, OrderedDict
+
+import numpy as np
+
+from dice_envs.encoding import ScorecardView, decode
+from dice_envs.rules.scorecard import N_REROLL_ACTIONS, UPPER_FACES, ScorecardRules
+from dice_envs.tables import scorecard_tables
+
+from .actions import hold_to_reroll_mask
+from .base import BaseAgent, check_mask
+from .solver.scorecard import NEG, PLAN_CACHE_SIZE, ScorecardSolution, TurnPlan, _Core, solve_scorecard
+
+__all__ = ["PAR", "GreedyAgent", "HeuristicAgent", "OptimalAgent"]
+
+
+class _ScorecardAgent(BaseAgent):
+    def __init__(self, rules: ScorecardRules, num_players: int = 1, seed: int | None = None) -> None:
+        super().__init__(seed)
+        self.rules = rules
+        self.num_players = num_players
+        self.categories = rules.categories
+
+    def view(self, observation: np.ndarray) -> ScorecardView:
+        view = decode(observation, self.rules, self.num_players)
+        assert isinstance(view, ScorecardView)
+        if len(view.dice) != 5:
+            raise ValueError("the observation shows no dice: it is not this agent's turn")
+        return view
+
+
+def _choose(plan: TurnPlan, view: ScorecardView, legal: np.ndarray) -> int:
+    """The best legal action under a turn plan (scoring preferred on ties)."""
+    t = scorecard_tables()
+    r = t.roll_index[view.dice]
+    legal = np.asarray(legal)
+    boxes = legal[legal >= N_REROLL_ACTIONS]
+    box_vals = plan.box_values[boxes - N_REROLL_ACTIONS, r]
+    i = int(np.argmax(box_vals)) if boxes.size else -1
+    best_a, best_v = (int(boxes[i]), float(box_vals[i])) if i >= 0 else (-1, NEG)
+    if view.throw - 1 < len(plan.keep_values):
+        rerolls = legal[legal < N_REROLL_ACTIONS]
+        if rerolls.size:
+            keep_vals = plan.keep_values[view.throw - 1][t.reroll_keep[r, rerolls]]
+            j = int(np.argmax(keep_vals))
+            if keep_vals[j] > best_v + 1e-9:  # scoring wins ties
+                best_a = int(rerolls[j])
+    if best_a < 0:  # pragma: no cover - a legal box always has a finite value
+        best_a = int(legal[-1])
+    return best_a
+
+
+class OptimalAgent(_ScorecardAgent):
+    """Plays the exact solitaire optimum (maximum expected grand total)."""
+
+    spec = "optimal"
+
+    def __init__(
+        self,
+        rules: ScorecardRules,
+        num_players: int = 1,
+        seed: int | None = None,
+        solution: ScorecardSolution | None = None,
+    ) -> None:
+        super().__init__(rules, num_players, seed)
+        self.solution = solution if solution is not None else solve_scorecard(rules)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        legal = check_mask(action_mask)
+        return self.decide(self.view(observation), legal)
+
+    def decide(self, view: ScorecardView, legal: np.ndarray) -> int:
+        """The optimal action for the decoded state ``view`` among the ``legal`` action indices."""
+        plan = self.solution.plan(*self.solution.state(view.boxes, view.upper_total, view.five_kind_bonuses))
+        return _choose(plan, view, legal)
+
+
+#: Par value of each box: roughly what it yields when kept open (mean scores under good play).
+PAR: dict[str, float] = {
+    "ones": 2.1,
+    "twos": 5.3,
+    "threes": 8.6,
+    "fours": 12.2,
+    "fives": 15.7,
+    "sixes": 19.2,
+    "pair": 20.0,
+    "two_pairs": 17.0,
+    "three_of_a_kind": 21.7,
+    "four_of_a_kind": 13.1,
+    "full_house": 22.6,
+    "small_straight": 29.5,
+    "large_straight": 32.7,
+    "spiffel": 16.9,
+    "poker": 16.9,
+    "yahtzee": 16.9,
+    "chance": 22.0,
+}
+#: Weight of each point above or below "three of the face" while the upper bonus is in reach.
+BONUS_PACE_WEIGHT = 0.6
+
+
+class HeuristicAgent(_ScorecardAgent):
+    """A careful human's strategy: par values, upper-bonus pace and expectation-maximizing holds."""
+
+    spec = "heuristic"
+
+    def __init__(self, rules: ScorecardRules, num_players: int = 1, seed: int | None = None) -> None:
+        super().__init__(rules, num_players, seed)
+        self._core = _Core(rules)
+        self._plans: OrderedDict[tuple[int, int, int], TurnPlan] = OrderedDict()
+
+    def _evaluate(self, mask: int, u: int, z: int) -> np.ndarray:
+        """Judgement (K, 252) of entering each throw in each box (``-inf``: closed or not legal)."""
+        c, r = self._core, self.rules
+        T, ub = c.T, float(r.upper_bonus)
+        out = np.full((c.k, 252), NEG)
+        open_upper = [b for b in c.upper_idx if not mask >> b & 1]
+        lower_open = [b for b in c.lower_idx if not mask >> b & 1]
+        five_filled = bool(mask >> c.five & 1)
+        bonus_due, joker, _ = c.status(z, five_filled)
+        fk_extra = float(r.five_kind_bonus) if bonus_due else 0.0
+        for b in range(c.k):
+            if mask >> b & 1:
+                continue
+            name = self.categories[b]
+            pts = c.normal[:, b].copy()
+            if joker:
+                pts[c.fk_rows] = c.joker_tab[c.fk_rows, b]
+            val = pts - PAR[name]
+            if c.upper[b] and u < T:
+                f = UPPER_FACES[name]
+                reach = u + pts + sum(5 * c.face[o] for o in open_upper if o != b)
+                crossed = u + pts >= T
+                pace = np.where(reach >= T, BONUS_PACE_WEIGHT * (pts - 3 * f), 0.0)
+                val = val + np.where(crossed, ub, pace)
+            val[c.fk_rows] += fk_extra
+            if joker and r.joker_order == "forced":
+                legal = np.array([c._forced_legal(int(f), b, mask, lower_open) for f in c.fk_faces])
+                val[c.fk_rows] = np.where(legal, val[c.fk_rows], NEG)
+            out[b] = val
+        return out
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        legal = check_mask(action_mask)
+        return self.decide(self.view(observation), legal)
+
+    def decide(self, view: ScorecardView, legal: np.ndarray) -> int:
+        """The heuristic's action for the decoded state ``view`` among the ``legal`` actions."""
+        c = self._core
+        mask = sum(1 << i for i, v in enumerate(view.boxes) if v is not None)
+        key = (mask, min(view.upper_total, c.T), c.z_of(view.boxes[c.five], view.five_kind_bonuses))
+        plan = self._plans.get(key)
+        if plan is None:
+            values = self._evaluate(*key)
+            _, keep_values = c.widget(values.max(axis=0)[:, None])
+            plan = TurnPlan(values, [kv[:, 0] for kv in keep_values], 0.0)
+            self._plans[key] = plan
+            if len(self._plans) > PLAN_CACHE_SIZE:
+                self._plans.popitem(last=False)
+        else:
+            self._plans.move_to_end(key)
+        return _choose(plan, view, legal)
+
+
+# ---------------------------------------------------------------------- greedy
+def _good(box: str, points: int, dice: tuple[int, ...]) -> bool:
+    """Whether ``points`` in ``box`` are good enough to stop throwing."""
+    if box in UPPER_FACES:
+        return points >= 3 * UPPER_FACES[box]
+    if box in ("full_house", "small_straight", "large_straight", "spiffel", "poker", "yahtzee"):
+        return points > 0
+    if box in ("three_of_a_kind", "four_of_a_kind", "pair", "two_pairs"):
+        return points >= 20
+    return points >= 24  # chance
+
+
+def _hold_for(box: str, dice: tuple[int, ...]) -> list[int]:
+    """The dice a player holds to chase ``box``."""
+    counts = Counter(dice)
+    by_count = sorted(counts, key=lambda f: (counts[f], f), reverse=True)
+    if box in UPPER_FACES:
+        return [f for f in dice if f == UPPER_FACES[box]]
+    if box in ("three_of_a_kind", "four_of_a_kind", "spiffel", "poker", "yahtzee", "pair"):
+        f = by_count[0]
+        return [f] * counts[f]
+    if box in ("two_pairs", "full_house"):
+        held: list[int] = []
+        for f in by_count[:2]:
+            held += [f] * min(counts[f], 3 if box == "full_house" and not held else 2)
+        return held
+    if box in ("small_straight", "large_straight"):
+        length = 4 if box == "small_straight" else 5
+        faces = set(dice)
+        best: list[int] = []
+        for lo in range(1, 8 - length):
+            run = [f for f in range(lo, lo + length) if f in faces]
+            if len(run) > len(best):
+                best = run
+        return best
+    return [f for f in dice if f >= 4]  # chance
+
+
+class GreedyAgent(_ScorecardAgent):
+    """Chases the box the dice score most in now; scores it once good (or out of throws)."""
+
+    spec = "greedy"
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        legal = check_mask(action_mask)
+        view = self.view(observation)
+        boxes = [int(a) - N_REROLL_ACTIONS for a in legal if a >= N_REROLL_ACTIONS]
+        c = _core_cache(self.rules)
+        r = scorecard_tables().roll_index[view.dice]
+        table = c.joker_tab if view.joker else c.normal
+        points = {b: int(table[r, b]) for b in boxes}
+        target = max(boxes, key=lambda b: (points[b], -b))
+        name = self.categories[target]
+        can_throw = any(a < N_REROLL_ACTIONS for a in legal)
+        if not can_throw or _good(name, points[target], view.dice):
+            return N_REROLL_ACTIONS + target
+        mask = hold_to_reroll_mask(view.dice, _hold_for(name, view.dice))
+        if mask == 0 or not action_mask[mask]:
+            return N_REROLL_ACTIONS + target
+        return mask
+
+
+_CORES: dict[ScorecardRules, _Core] = {}
+
+
+def _core_cache(rules: ScorecardRules) -> _Core:
+    core = _CORES.get(rules)
+    if core is None:
+        core = _CORES[rules] = _Core(rules)
+    return core

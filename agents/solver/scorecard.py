@@ -1,0 +1,386 @@
+"""Exact solitaire optimum of the scorecard games by backward induction.
+
+A state between turns is ``(filled-boxes mask, upper total capped at the bonus threshold,
+five-of-a-kind state)``; the five-of-a-kind state ``z`` is ``0`` while the five-of-a-kind box is
+open or holds 0, and ``1 + c`` once it holds 50 with ``c`` bonuses paid (``c`` capped at the bonus
+limit; a single state ``1`` when the bonus is unlimited). The value ``V[mask, u, z]`` is the
+expected number of points still to come under optimal play.
+
+Each turn is solved by the "widget" over the 252 sorted throws and 462 kept multisets: after the
+last throw the player scores the best box; before, he compares scoring now with the best kept
+sub-multiset, whose value is ``keep_to_roll @ E_next``. The best sub-multiset of every throw is
+found on the keep lattice (each keep's best = max of itself and its one-die-smaller children), so
+a turn costs a few dense matrix products over all ``(u, z)`` columns of a mask at once.
+
+Everything about scoring comes from :mod:`dice_envs.tables` (built from the rules' scoring
+functions) and the rule attributes of :class:`~dice_envs.rules.scorecard.ScorecardRules`: upper
+bonus threshold and value, bonus value and limit, joker on/off, joker trigger (``"bonus"``: a
+paid bonus brings it; ``"filled"``: a filled five-of-a-kind box does) and joker order
+(``"free"`` or ``"forced"``).
+
+A threshold of 0 pays the upper bonus with the first box scored, whatever it is: a constant that
+:meth:`ScorecardSolution.expected_score` adds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from functools import cache
+
+import numpy as np
+
+from dice_envs.rules.scorecard import UPPER_FACES, ScorecardRules
+from dice_envs.tables import ScoreTables, score_tables, scorecard_tables
+
+from .cache import cache_key, cached_array, single_thread_blas
+
+__all__ = ["ScorecardSolution", "TurnPlan", "solve_scorecard"]
+
+NEG = -np.inf
+#: Turn plans kept per solution (least recently used dropped first; about 30 kB each).
+PLAN_CACHE_SIZE = 2048
+
+
+@cache
+def _lattice() -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, np.ndarray]:
+    """Keep-lattice index arrays: per size 1..4 the keep indices and their children (padded).
+
+    Returns ``(level_keeps, level_children, roll_children, keep_size)``: ``level_keeps[s-1]`` are
+    the keep indices of size ``s``; ``level_children[s-1]`` (n_s × s) the keeps one die smaller
+    (padded by repetition); ``roll_children`` (252 × 5) the 4-dice sub-keeps of every throw.
+    """
+    t = scorecard_tables()
+    sizes = np.array([len(k) for k in t.keeps])
+
+    def children(k: tuple[int, ...], width: int) -> list[int]:
+        kids = sorted({t.keep_index[k[:i] + k[i + 1 :]] for i in range(len(k))})
+        return (kids + [kids[0]] * width)[:width]
+
+    level_keeps, level_children = [], []
+    for s in range(1, 5):
+        idx = np.flatnonzero(sizes == s)
+        level_keeps.append(idx)
+        level_children.append(np.array([children(t.keeps[i], s) for i in idx], dtype=np.int64))
+    roll_children = np.array([children(tuple(int(x) for x in r), 5) for r in t.rolls], dtype=np.int64)
+    return level_keeps, level_children, roll_children, sizes
+
+
+@cache
+def _lattice_cols() -> tuple[list[slice], list[np.ndarray], np.ndarray]:
+    """:func:`_lattice` as contiguous level slices and column-major child indices."""
+    level_keeps, level_children, roll_children, _ = _lattice()
+    slices = []
+    for keeps in level_keeps:
+        assert np.array_equal(keeps, np.arange(keeps[0], keeps[-1] + 1))
+        slices.append(slice(int(keeps[0]), int(keeps[-1]) + 1))
+    return slices, [np.ascontiguousarray(k.T) for k in level_children], np.ascontiguousarray(roll_children.T)
+
+
+@dataclass
+class TurnPlan:
+    """The solved turn of one state: values of scoring each box and of each kept multiset.
+
+    ``box_values[b, r]``: expected final future points (this turn's points included) of entering
+    throw ``r`` in box ``b`` (``-inf`` where not legal); ``keep_values[j][k]``: expected points of
+    keeping multiset ``k`` after throw ``j + 1`` and re-throwing the rest.
+    """
+
+    box_values: np.ndarray
+    keep_values: list[np.ndarray]
+    value: float
+
+
+@dataclass
+class ScorecardSolution:
+    """The value table of one scorecard rule set and the per-turn planner built on it."""
+
+    rules: ScorecardRules
+    values: np.ndarray = field(repr=False)  # (2**K, U, Z)
+    solve_seconds: float = 0.0
+    loaded_from_cache: bool = False
+
+    def __post_init__(self) -> None:
+        self._plans: OrderedDict[tuple[int, int, int], TurnPlan] = OrderedDict()
+        self._core = _Core(self.rules)
+
+    @property
+    def value(self) -> float:
+        """Expected future points at the start of a game (without a threshold-0 upper bonus)."""
+        return float(self.values[0, 0, 0])
+
+    def expected_score(self) -> float:
+        """Optimal expected grand total of a solitaire game."""
+        r = self.rules
+        return self.value + (r.upper_bonus if r.upper_bonus_threshold == 0 else 0)
+
+    def state(self, boxes: tuple[int | None, ...], upper_total: int, bonuses: int) -> tuple[int, int, int]:
+        """``(mask, u, z)`` of a card (boxes, ``None`` = open), its upper total and bonuses paid."""
+        mask = sum(1 << i for i, v in enumerate(boxes) if v is not None)
+        u = min(int(upper_total), self.rules.upper_bonus_threshold)
+        return mask, u, self._core.z_of(boxes[self._core.five], bonuses)
+
+    def plan(self, mask: int, u: int, z: int) -> TurnPlan:
+        """The solved turn of state ``(mask, u, z)`` (cached)."""
+        key = (mask, u, z)
+        p = self._plans.get(key)
+        if p is None:
+            p = self._core.plan(self.values, mask, u, z)
+            self._plans[key] = p
+            if len(self._plans) > PLAN_CACHE_SIZE:
+                self._plans.popitem(last=False)
+        else:
+            self._plans.move_to_end(key)
+        return p
+
+
+class _Core:
+    """Rule-derived constants and the vectorized turn solver."""
+
+    def __init__(self, rules: ScorecardRules) -> None:
+        self.rules = rules
+        t = scorecard_tables()
+        st: ScoreTables = score_tables(type(rules))
+        self.t, self.st = t, st
+        cats = rules.categories
+        self.k = len(cats)
+        self.T = int(rules.upper_bonus_threshold)
+        self.U = self.T + 1
+        self.limit = rules.five_kind_bonus_limit
+        self.Z = 1 + (self.limit + 1 if self.limit is not None else 1)
+        self.five = st.five_kind_box
+        self.upper = [bool(x) for x in st.upper]
+        self.face = [UPPER_FACES.get(b, 0) for b in cats]
+        self.normal = st.normal.astype(np.float64)
+        self.joker_tab = st.joker.astype(np.float64)
+        self.counts = np.stack([(t.rolls == f).sum(axis=1) for f in range(7)], axis=1)  # (252, 7)
+        self.fk_rows = np.flatnonzero(t.five_kind)  # five-of-a-kind throws, faces 1..6 in order
+        self.fk_faces = t.rolls[self.fk_rows, 0].astype(int)
+        self.k2r = t.keep_to_roll[:210]  # keeps of 0-4 dice (re-throwing at least one)
+        self.upper_idx = [b for b in range(self.k) if self.upper[b]]
+        self.lower_idx = [b for b in range(self.k) if not self.upper[b]]
+        self._reach: dict[int, np.ndarray] = {}
+
+    # ---------------------------------------------------------------- five-of-a-kind state
+    def z_of(self, five_box: int | None, bonuses: int) -> int:
+        if five_box != 50:
+            return 0
+        return 1 + (min(int(bonuses), self.limit) if self.limit is not None else 0)
+
+    def status(self, z: int, five_filled: bool) -> tuple[bool, bool, int]:
+        """``(bonus_due, joker, z_after)`` of a five-of-a-kind throw entered in state ``z``."""
+        r = self.rules
+        if not five_filled:
+            return False, False, z
+        bonus_due = z >= 1 and (self.limit is None or z - 1 < self.limit)
+        joker = bool(r.joker) and (bonus_due if r.joker_trigger == "bonus" else True)  # type: ignore[attr-defined]
+        z_after = z + 1 if bonus_due and self.limit is not None else z
+        return bonus_due, joker, z_after
+
+    def ucols(self, mask: int) -> np.ndarray:
+        """Reachable capped upper totals given the filled upper boxes of ``mask``."""
+        umask = sum(1 << b for b in self.upper_idx if mask >> b & 1)
+        got = self._reach.get(umask)
+        if got is None:
+            reach = {0}
+            for b in self.upper_idx:
+                if umask >> b & 1:
+                    f = self.face[b]
+                    reach = {min(s + f * c, self.T) for s in reach for c in range(6)}
+            got = np.array(sorted(reach), dtype=np.int64)
+            self._reach[umask] = got
+        return got
+
+    def zcols(self, mask: int) -> np.ndarray:
+        return np.arange(self.Z) if mask >> self.five & 1 else np.zeros(1, dtype=np.int64)
+
+    # ---------------------------------------------------------------- scoring step
+    def box_values(
+        self, V: np.ndarray, mask: int, ucols: np.ndarray, zcols: np.ndarray
+    ) -> tuple[list[int], np.ndarray]:
+        """Values (n_open, 252, nu, nz) of entering each throw in each open box, ``-inf`` if illegal."""
+        T, ub = self.T, float(self.rules.upper_bonus)
+        open_ = [b for b in range(self.k) if not mask >> b & 1]
+        nu, nz = len(ucols), len(zcols)
+        out = np.empty((len(open_), 252, nu, nz))
+        five_filled = bool(mask >> self.five & 1)
+        steps = np.arange(6)
+        for i, b in enumerate(open_):
+            nxt = V[mask | 1 << b]
+            if self.upper[b]:
+                pts = self.face[b] * steps  # points of 0..5 dice of the face
+                raw = ucols[None, :] + pts[:, None]
+                bonus = np.where((ucols[None, :] < T) & (raw >= T), ub, 0.0)
+                tab = (pts[:, None] + bonus)[:, :, None] + nxt[np.minimum(raw, T)][:, :, zcols]
+                out[i] = tab[self.counts[:, self.face[b]]]
+            elif b == self.five:
+                pts = self.normal[:, b]
+                nz2 = nxt[ucols][:, :2]  # (nu, 2): z after = 1 if 50 scored else 0
+                out[i] = (pts[:, None] + nz2[:, (pts == 50).astype(np.int64)].T)[:, :, None]
+            else:
+                out[i] = self.normal[:, b][:, None, None] + nxt[np.ix_(ucols, zcols)][None]
+        if five_filled:
+            self._five_kind_rows(V, mask, open_, ucols, zcols, out)
+        return open_, out
+
+    def _five_kind_rows(
+        self,
+        V: np.ndarray,
+        mask: int,
+        open_: list[int],
+        ucols: np.ndarray,
+        zcols: np.ndarray,
+        out: np.ndarray,
+    ) -> None:
+        r, T, ub = self.rules, self.T, float(self.rules.upper_bonus)
+        forced = r.joker_order == "forced"
+        lower_open = [b for b in open_ if not self.upper[b]]
+        for zi, z in enumerate(zcols):
+            bonus_due, joker, z2 = self.status(int(z), True)
+            if not (bonus_due or joker):
+                continue
+            extra = float(r.five_kind_bonus) if bonus_due else 0.0
+            table = self.joker_tab if joker else self.normal
+            for i, b in enumerate(open_):
+                nxt = V[mask | 1 << b]
+                pts = table[self.fk_rows, b]  # (6,)
+                if self.upper[b]:
+                    raw = ucols[None, :] + pts[:, None].astype(np.int64)
+                    bonus = np.where((ucols[None, :] < T) & (raw >= T), ub, 0.0)
+                    vals = pts[:, None] + bonus + nxt[np.minimum(raw, T), z2]
+                else:
+                    vals = pts[:, None] + nxt[ucols, z2][None, :]
+                vals = vals + extra
+                if joker and forced:
+                    legal = np.array([self._forced_legal(f, b, mask, lower_open) for f in self.fk_faces])
+                    vals = np.where(legal[:, None], vals, NEG)
+                out[i, self.fk_rows, :, zi] = vals
+
+    def _forced_legal(self, face: int, b: int, mask: int, lower_open: list[int]) -> bool:
+        face_box = int(self.st.face_box[face])
+        if face_box >= 0 and not mask >> face_box & 1:
+            return b == face_box
+        if lower_open:
+            return b in lower_open
+        return True
+
+    # ---------------------------------------------------------------- widget
+    def widget(self, S: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Turn values from the scoring values ``S`` (252, C): ``(E_first (252, C), keep values)``."""
+        level_slices, level_children, roll_children = _lattice_cols()
+        E = S
+        keep_values: list[np.ndarray] = []
+        for _ in range(int(self.rules.num_throws) - 1):  # type: ignore[attr-defined]
+            EK = self.k2r @ E  # (210, C)
+            keep_values.append(EK)
+            M = EK.copy()
+            for sl, kids in zip(level_slices, level_children, strict=True):
+                acc = M[sl]  # a view: updated in place, children are one level down
+                for col in kids:
+                    np.maximum(acc, M.take(col, axis=0), out=acc)
+            best = M.take(roll_children[0], axis=0)
+            for col in roll_children[1:]:
+                np.maximum(best, M.take(col, axis=0), out=best)
+            E = np.maximum(S, best)
+        keep_values.reverse()
+        return E, keep_values
+
+    def solve(self, start_mask: int = 0) -> np.ndarray:
+        """The value table; only masks containing ``start_mask`` are solved (others stay NaN)."""
+        V = np.full((1 << self.k, self.U, self.Z), np.nan)
+        full = (1 << self.k) - 1
+        V[full] = 0.0
+        prob = self.t.roll_prob
+        for mask in range(full - 1, start_mask - 1, -1):
+            if mask & start_mask != start_mask:
+                continue
+            ucols, zcols = self.ucols(mask), self.zcols(mask)
+            _, bv = self.box_values(V, mask, ucols, zcols)
+            S = bv.max(axis=0).reshape(252, -1)
+            E1, _ = self.widget(S)
+            V[mask][np.ix_(ucols, zcols)] = (prob @ E1).reshape(len(ucols), len(zcols))
+        return V
+
+    def box_values_one(self, V: np.ndarray, mask: int, u: int, z: int) -> np.ndarray:
+        """Values (K, 252) of entering each throw in each box from one state (``-inf``: not legal).
+
+        The same numbers as :meth:`box_values` for a single column, computed box-vectorized
+        (the per-turn path of the optimal agent).
+        """
+        T, ub = self.T, float(self.rules.upper_bonus)
+        out = np.full((self.k, 252), NEG)
+        open_ = [b for b in range(self.k) if not mask >> b & 1]
+        ou = [b for b in open_ if self.upper[b]]
+        ol = [b for b in open_ if not self.upper[b] and b != self.five]
+        if ou:
+            faces = np.array([self.face[b] for b in ou])
+            pts = faces[:, None] * np.arange(6)[None, :]
+            raw = u + pts
+            bonus = np.where((u < T) & (raw >= T), ub, 0.0)
+            nxt = np.array([mask | 1 << b for b in ou])
+            tab = pts + bonus + V[nxt[:, None], np.minimum(raw, T), z]
+            out[ou] = tab[np.arange(len(ou))[:, None], self.counts[:, faces].T]
+        if ol:
+            out[ol] = self.normal[:, ol].T + V[[mask | 1 << b for b in ol], u, z][:, None]
+        if not mask >> self.five & 1:
+            nxt5 = V[mask | 1 << self.five, u]
+            pts5 = self.normal[:, self.five]
+            out[self.five] = pts5 + np.where(pts5 == 50, nxt5[1], nxt5[0])
+            return out
+        bonus_due, joker, z2 = self.status(z, True)
+        if not (bonus_due or joker):
+            return out
+        table = self.joker_tab if joker else self.normal
+        ob = np.array(open_)
+        pts6 = table[np.ix_(self.fk_rows, ob)]  # (6, n_open)
+        is_up = np.array([self.upper[b] for b in open_])
+        raw = (u + pts6).astype(np.int64)
+        bonus = np.where(is_up[None, :] & (u < T) & (raw >= T), ub, 0.0)
+        urow = np.where(is_up[None, :], np.minimum(raw, T), u)
+        vals = pts6 + bonus + V[(mask | (1 << ob))[None, :], urow, z2]
+        if bonus_due:
+            vals = vals + float(self.rules.five_kind_bonus)
+        if joker and self.rules.joker_order == "forced":
+            lower_open = [b for b in open_ if not self.upper[b]]
+            legal = np.array(
+                [[self._forced_legal(int(f), b, mask, lower_open) for b in open_] for f in self.fk_faces]
+            )
+            vals = np.where(legal, vals, NEG)
+        out[np.ix_(ob, self.fk_rows)] = vals.T
+        return out
+
+    def plan(self, V: np.ndarray, mask: int, u: int, z: int) -> TurnPlan:
+        box_values = self.box_values_one(V, mask, u, z)
+        E1, keep_values = self.widget(box_values.max(axis=0)[:, None])
+        return TurnPlan(
+            box_values=box_values,
+            keep_values=[kv[:, 0] for kv in keep_values],
+            value=float(self.t.roll_prob @ E1[:, 0]),
+        )
+
+
+def _solve(rules: ScorecardRules) -> np.ndarray:
+    with single_thread_blas():
+        return _Core(rules).solve()
+
+
+_SOLUTIONS: dict[ScorecardRules, ScorecardSolution] = {}
+
+
+def solve_scorecard(rules: ScorecardRules, use_cache: bool = True) -> ScorecardSolution:
+    """Solve ``rules`` (memoized in the process and, with ``use_cache``, on disk)."""
+    got = _SOLUTIONS.get(rules) if use_cache else None
+    if got is not None:
+        return got
+    start = time.perf_counter()
+    if use_cache:
+        key = cache_key("scorecard-values", rules.game, rules.to_dict())
+        meta = {"game": rules.game, "rules": rules.to_dict()}
+        values, loaded = cached_array(key, lambda: _solve(rules), meta)
+    else:
+        values, loaded = _solve(rules), False
+    sol = ScorecardSolution(rules, values, time.perf_counter() - start, loaded)
+    if use_cache:
+        _SOLUTIONS[rules] = sol
+    return sol

@@ -1,0 +1,159 @@
+"""Environment construction for training and evaluation.
+
+``vec_env`` picks the vectorisation: ``native`` (the batched engine of :mod:`dice_envs.vector`
+through its SB3 adapter), ``subproc`` (one process per env), ``dummy`` (all in this process) or
+``auto`` (native when importable and able to run the configuration, else subproc).
+Opponents are agent specs, or :class:`~agents.training.selfplay.PoolOpponent` objects under
+self-play (built inside each worker, so nothing heavy is pickled).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper, VecMonitor
+
+from .config import TrainConfig
+from .selfplay import PoolOpponent
+
+__all__ = ["ScaleReward", "env_kwargs", "make_env_fn", "make_eval_env", "make_train_env", "opponents_for"]
+
+
+def _import_envs() -> None:
+    import dice_envs
+
+    with contextlib.suppress(ImportError):  # the envs may live in a sub-package registering on import
+        import dice_envs.envs  # noqa: F401
+
+
+def opponents_for(cfg: TrainConfig, pool_dir: str | Path | None, seed: int) -> list[Any]:
+    """The ``opponents`` list of one training env: pool opponents (self-play) or agent specs."""
+    n = cfg.num_players - 1
+    if n == 0:
+        return []
+    if cfg.self_play:
+        assert pool_dir is not None, "self-play needs a pool folder"
+        return [
+            PoolOpponent(
+                pool_dir,
+                game=cfg.rule_config(),
+                num_players=cfg.num_players,
+                builtin=cfg.pool_builtin,
+                builtin_prob=cfg.pool_builtin_prob,
+                latest_prob=cfg.pool_latest_prob,
+                pool_size=cfg.pool_size,
+                deterministic=cfg.snapshot_deterministic,
+                seed=seed * 100 + i,
+            )
+            for i in range(n)
+        ]
+    return [cfg.opponents[i % len(cfg.opponents)] for i in range(n)]
+
+
+def env_kwargs(cfg: TrainConfig, opponents: list[Any], seat: int | None) -> dict[str, Any]:
+    """Keyword arguments of ``gym.make`` for the game of ``cfg``."""
+    return {**cfg.rules, "opponents": opponents, "seat": seat, "reward": cfg.reward}
+
+
+def make_env_fn(
+    cfg: TrainConfig,
+    rank: int,
+    pool_dir: str | Path | None = None,
+    opponents: list[Any] | None = None,
+    seat: int | str | None = "config",
+) -> Callable[[], gym.Env]:
+    """A picklable thunk building env ``rank`` (opponents are built inside the worker)."""
+
+    def thunk() -> gym.Env:
+        _import_envs()
+        opp = opponents if opponents is not None else opponents_for(cfg, pool_dir, cfg.seed + rank)
+        env_seat = cfg.seat if seat == "config" else seat
+        return gym.make(cfg.gym_id, **env_kwargs(cfg, opp, env_seat))  # type: ignore[arg-type]
+
+    return thunk
+
+
+class ScaleReward(VecEnvWrapper):
+    """Multiplies rewards by a constant (after monitoring, so logged episode returns stay raw)."""
+
+    def __init__(self, venv: VecEnv, scale: float) -> None:
+        super().__init__(venv)
+        self.scale = float(scale)
+
+    def reset(self) -> Any:
+        return self.venv.reset()
+
+    def step_wait(self) -> Any:
+        obs, rewards, dones, infos = self.venv.step_wait()
+        return obs, rewards * self.scale, dones, infos
+
+
+def _native_env(cfg: TrainConfig, pool_dir: str | Path | None) -> VecEnv | None:
+    """The native vector env's SB3 adapter, or ``None`` where it is not importable.
+
+    Its opponents act batched over all games (one ``act_batch`` per decision round) and are reset
+    only with the whole vector env, so under self-play the pool opponents draw a new member at
+    the start of every rollout (:class:`~agents.training.selfplay.RedrawPoolCallback`), not per
+    episode as in the subproc / dummy envs.
+    """
+    try:
+        from dice_envs.vector.sb3 import SB3VecEnv
+    except ImportError:
+        return None
+    opp = opponents_for(cfg, pool_dir, cfg.seed)
+    return SB3VecEnv(cfg.game, num_envs=cfg.n_envs, **env_kwargs(cfg, opp, cfg.seat))
+
+
+def make_train_env(cfg: TrainConfig, pool_dir: str | Path | None, monitor_file: str | None = None) -> VecEnv:
+    """The training vector env: chosen backend → ``VecMonitor`` → reward scaling."""
+    venv: VecEnv | None = None
+    kind = cfg.vec_env
+    if kind in ("auto", "native"):
+        venv = _native_env(cfg, pool_dir)
+        if venv is None and kind == "native":
+            raise RuntimeError(
+                "vec_env 'native' was asked for, but dice_envs.vector.sb3 is not importable; "
+                "use vec_env: subproc or dummy"
+            )
+        if venv is None:
+            kind = "subproc" if cfg.n_envs > 1 else "dummy"
+    if venv is None:
+        fns = [make_env_fn(cfg, i, pool_dir) for i in range(cfg.n_envs)]
+        venv = SubprocVecEnv(fns) if kind == "subproc" else DummyVecEnv(fns)
+    return ScaleReward(VecMonitor(venv, filename=monitor_file), cfg.reward_scale)
+
+
+def backend_name(venv: VecEnv) -> str:
+    """Short name of the vectorisation under any wrappers."""
+    inner = venv
+    while isinstance(inner, VecEnvWrapper):
+        inner = inner.venv
+    return {"SubprocVecEnv": "subproc", "DummyVecEnv": "dummy"}.get(type(inner).__name__, "native")
+
+
+def eval_opponents(cfg: TrainConfig) -> list[Any]:
+    """Fixed opponents of the periodic evaluation (the first built-in of the pool under self-play)."""
+    n = cfg.num_players - 1
+    specs = (cfg.pool_builtin or ["heuristic"]) if cfg.self_play else cfg.opponents
+    return [specs[i % len(specs)] for i in range(n)]
+
+
+def make_eval_env(cfg: TrainConfig) -> VecEnv:
+    """The periodic-evaluation env: one unscaled env, random seat, fixed opponents."""
+    fn = make_env_fn(cfg, 10_000, opponents=eval_opponents(cfg), seat=None)
+    venv = DummyVecEnv([fn])
+    venv.seed(cfg.seed + 10_000)
+    # same wrapper types as the training env (SB3's eval callback checks), scale 1: raw rewards
+    return ScaleReward(VecMonitor(venv), 1.0)
+
+
+def action_mask_of(env: gym.Env, info: dict[str, Any]) -> np.ndarray:
+    """The current action mask of a single env (from ``info`` or ``action_masks()``)."""
+    if "action_mask" in info:
+        return np.asarray(info["action_mask"], dtype=bool)
+    return np.asarray(env.unwrapped.action_masks(), dtype=bool)  # type: ignore[attr-defined]

@@ -1,0 +1,140 @@
+"""The Gymnasium env of a dice game: its PettingZoo AEC env seen from the learner's seat.
+
+:class:`DiceEnv` adds no game flow of its own: it builds the game's ``raw_env``
+(:mod:`dice_envs.multiagent`), resolves the opponent specs, and hands both to
+:class:`dice_envs.wrappers.SingleAgentEnv`. Each game module (:mod:`.spiffel`, ...) documents
+its spaces.
+
+Keyword arguments (all optional):
+
+==================  ===========================================================================
+``opponents``       list of agent specs, one per other seat: ``"random"``, ``"greedy"``,
+                    ``"heuristic"``, a path to a trained model, ... (resolved by
+                    :func:`agents.load`) or agent objects (used as they are). Default: none
+                    (solitaire), or ``num_players - 1`` × ``"random"`` when only
+                    ``num_players`` is given.
+``num_players``     implied by ``len(opponents) + 1``; a different value is a ``ConfigError``
+``seat``            the learner's seat; ``None`` (default) draws one each episode
+``reward``          ``"score"`` (points as scored, summing to the learner's final total;
+                    default in solitaire) or ``"win"`` (zero-sum at the end: +1 / -1 with two
+                    players, shared wins split; default with opponents), see
+                    :mod:`dice_envs.multiagent.base`
+``illegal_action``  ``"penalize"`` (default: end the episode with ``illegal_reward``) or
+                    ``"raise"`` (``ValueError`` naming the legal actions)
+``illegal_reward``  default ``-1.0``
+``render_mode``     ``None``, ``"ansi"`` (``render()`` returns the score card / table) or
+                    ``"human"`` (printed after every move, opponents' included)
+rule parameters     e.g. ``upper_bonus_threshold=64`` (validated by the rules config)
+==================  ===========================================================================
+
+``info`` (every step): ``action_mask`` (int8), ``seat``, ``encoding`` (e.g. ``"scorecard-v1"``),
+``encoding_version``; at the end also ``final_scores`` (totals by seat), ``winners``,
+``truncated``; after an illegal action under ``"penalize"``: ``illegal_action``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ..multiagent.base import DiceAECEnv
+from ..rules import ConfigError, RuleConfig, rules_class
+from ..wrappers import SingleAgentEnv
+
+__all__ = ["ENV_OPTIONS", "DiceEnv", "resolve_opponents"]
+
+#: Keyword arguments of every Gymnasium env besides the rule parameters.
+ENV_OPTIONS = (
+    "opponents",
+    "num_players",
+    "seat",
+    "reward",
+    "illegal_action",
+    "illegal_reward",
+    "render_mode",
+    "rules",
+)
+
+
+def resolve_opponents(
+    opponents: Sequence[Any], rules: RuleConfig, num_players: int, seed: int | None = None
+) -> list[Any]:
+    """Agent objects for opponent specs: objects with ``act`` are kept, the rest go to ``agents.load``."""
+    resolved = []
+    for i, spec in enumerate(opponents):
+        if callable(getattr(spec, "act", None)):
+            resolved.append(spec)
+            continue
+        if isinstance(spec, Path):
+            spec = str(spec)
+        if not isinstance(spec, str):
+            raise ConfigError(
+                f"opponent {i} must be an agent spec string or an object with act(), got {spec!r}"
+            )
+        import agents  # lazy: the agents layer sits above the envs
+
+        resolved.append(
+            agents.load(spec, game=rules, num_players=num_players, seed=None if seed is None else seed + i)
+        )
+    return resolved
+
+
+class DiceEnv(SingleAgentEnv):
+    """Gymnasium env of one game (subclasses set :attr:`aec_class`); kwargs in the module docstring."""
+
+    aec_class: ClassVar[type[DiceAECEnv]]
+
+    def __init__(
+        self,
+        opponents: Sequence[Any] | None = None,
+        num_players: int | None = None,
+        seat: int | None = None,
+        reward: str | None = None,
+        illegal_action: str = "penalize",
+        illegal_reward: float = -1.0,
+        render_mode: str | None = None,
+        rules: RuleConfig | None = None,
+        **params: Any,
+    ) -> None:
+        game = self.aec_class.game_name
+        allowed = rules_class(game).parameter_names()
+        unknown = [k for k in params if k not in allowed]
+        if unknown:
+            raise ConfigError(
+                f"unknown keyword {unknown[0]!r} for the {game} env; rule parameters: {', '.join(allowed)}; "
+                f"env options: {', '.join(ENV_OPTIONS)}"
+            )
+        if isinstance(opponents, (str, Path)) or (opponents is not None and hasattr(opponents, "act")):
+            opponents = [opponents]
+        if opponents is None:
+            n = 1 if num_players is None else num_players
+            opponents = ["random"] * (n - 1) if isinstance(n, int) and n > 1 else []
+        opponents = list(opponents)
+        n = len(opponents) + 1
+        if num_players is not None and num_players != n:
+            raise ConfigError(
+                f"num_players={num_players!r} does not fit {len(opponents)} opponents (needs {n})"
+            )
+        aec = self.aec_class(num_players=n, render_mode=render_mode, reward=reward, rules=rules, **params)
+        self.rules = aec.rules
+        self.reward_mode = aec.reward_mode
+        super().__init__(
+            aec,
+            resolve_opponents(opponents, aec.rules, n),
+            seat=seat,
+            illegal_action=illegal_action,
+            illegal_reward=illegal_reward,
+        )
+        self.num_players = n
+
+    @property
+    def game(self) -> Any:
+        """The rules engine's game state of the current episode."""
+        return self.aec.game
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(opponents={self.opponents!r}, seat={self.fixed_seat}, "
+            f"reward={self.reward_mode!r})"
+        )

@@ -1,0 +1,40 @@
+"""Gymnasium env of Dice Poker: ``gym.make("dice_envs/DicePoker-v0")``.
+
+=====================  ==================================================================
+Id                     ``dice_envs/DicePoker-v0`` (``DicePokerEnv``)
+Action space           ``Discrete(47)``: ``1..31`` re-throw the dice whose bits are set
+                       (positions in the sorted dice), ``32 + k`` enter the throw in box ``k``
+                       (:data:`dice_envs.rules.dice_poker.CATEGORIES`); ``0`` never legal
+Action mask            ``env.action_masks()`` and ``info["action_mask"]``: int8, ``(47,)``
+Observation space      ``Box(float32, (92 + 17·(N-1),))``: :func:`dice_envs.encoding.encode` from the
+                       learner's seat (``scorecard-v1``), ``N`` = number of players
+Reward                 ``"score"`` (default in solitaire): points entered plus bonuses, summing
+                       to the learner's grand total; ``"win"`` (default with opponents):
+                       +1 / -1 at the end with two players, zero-sum and split on shared wins
+Episode                the learner's 15 rounds (with opponents: until every seat filled
+                       its card); opponents move inside ``step()``
+Arguments              see :mod:`dice_envs.envs.base`; rule parameters of
+                       :class:`dice_envs.rules.DicePokerRules`
+Version                v0
+=====================  ==================================================================
+
+>>> env = DicePokerEnv()
+>>> obs, info = env.reset(seed=0)
+>>> obs.shape, int(env.action_space.n), info["encoding"]
+((92,), 47, 'scorecard-v1')
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ..multiagent.dice_poker_v0 import raw_env
+from .base import DiceEnv
+
+__all__ = ["DicePokerEnv"]
+
+
+class DicePokerEnv(DiceEnv):
+    """Dice Poker from one seat; see the module docstring and :mod:`dice_envs.envs.base`."""
+
+    aec_class: ClassVar[type[raw_env]] = raw_env

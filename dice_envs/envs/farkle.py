@@ -1,0 +1,41 @@
+"""Gymnasium env of Farkle: ``gym.make("dice_envs/Farkle-v0")``.
+
+=====================  ==================================================================
+Id                     ``dice_envs/Farkle-v0`` (``FarkleEnv``)
+Action space           ``Discrete(128)``: ``mask + 64 * bank``; bit ``i`` of ``mask`` sets aside
+                       die ``i`` of the sorted throw; ``bank = 1`` banks afterwards, ``0`` throws
+                       the remaining dice (all six after hot dice)
+Action mask            ``env.action_masks()`` and ``info["action_mask"]``: int8, ``(128,)``
+Observation space      ``Box(float32, (50 + (N-1),))``: :func:`dice_envs.encoding.encode` from the
+                       learner's seat (``farkle-v1``), ``N`` = number of players
+Reward                 ``"score"`` (default in solitaire): change of the learner's banked total
+                       (bankruptcy counts negative), summing to its final total; ``"win"``
+                       (default with opponents): +1 / -1 at the end with two players,
+                       zero-sum and split on shared wins
+Episode                terminated when the round in which a seat reached ``target`` is over;
+                       truncated after ``max_turns`` turns per seat (default 100)
+Arguments              see :mod:`dice_envs.envs.base`; rule parameters of
+                       :class:`dice_envs.rules.FarkleRules`
+Version                v0
+=====================  ==================================================================
+
+>>> env = FarkleEnv(opponents=["random"], target=3000)
+>>> obs, info = env.reset(seed=0)
+>>> obs.shape, int(env.action_space.n), info["encoding"]
+((51,), 128, 'farkle-v1')
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ..multiagent.farkle_v0 import raw_env
+from .base import DiceEnv
+
+__all__ = ["FarkleEnv"]
+
+
+class FarkleEnv(DiceEnv):
+    """Farkle from one seat; see the module docstring and :mod:`dice_envs.envs.base`."""
+
+    aec_class: ClassVar[type[raw_env]] = raw_env

@@ -1,0 +1,40 @@
+"""Gymnasium env of Spiffel: ``gym.make("dice_envs/Spiffel-v0")``.
+
+=====================  ==================================================================
+Id                     ``dice_envs/Spiffel-v0`` (``SpiffelEnv``)
+Action space           ``Discrete(45)``: ``1..31`` re-throw the dice whose bits are set
+                       (positions in the sorted dice), ``32 + k`` enter the throw in box ``k``
+                       (:data:`dice_envs.rules.spiffel.CATEGORIES`); ``0`` never legal
+Action mask            ``env.action_masks()`` and ``info["action_mask"]``: int8, ``(45,)``
+Observation space      ``Box(float32, (86 + 15·(N-1),))``: :func:`dice_envs.encoding.encode` from the
+                       learner's seat (``scorecard-v1``), ``N`` = number of players
+Reward                 ``"score"`` (default in solitaire): points entered plus bonuses, summing
+                       to the learner's grand total; ``"win"`` (default with opponents):
+                       +1 / -1 at the end with two players, zero-sum and split on shared wins
+Episode                the learner's 13 rounds (with opponents: until every seat filled
+                       its card); opponents move inside ``step()``
+Arguments              see :mod:`dice_envs.envs.base`; rule parameters of
+                       :class:`dice_envs.rules.SpiffelRules`
+Version                v0
+=====================  ==================================================================
+
+>>> env = SpiffelEnv()
+>>> obs, info = env.reset(seed=0)
+>>> obs.shape, int(env.action_space.n), info["encoding"]
+((86,), 45, 'scorecard-v1')
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ..multiagent.spiffel_v0 import raw_env
+from .base import DiceEnv
+
+__all__ = ["SpiffelEnv"]
+
+
+class SpiffelEnv(DiceEnv):
+    """Spiffel from one seat; see the module docstring and :mod:`dice_envs.envs.base`."""
+
+    aec_class: ClassVar[type[raw_env]] = raw_env

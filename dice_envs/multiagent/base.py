@@ -1,0 +1,267 @@
+"""The one game flow of every environment: a PettingZoo AEC env over a rules engine.
+
+:class:`DiceAECEnv` holds the game logic only (the ``raw_env`` of PettingZoo's classic envs);
+:func:`make_env` wraps it with PettingZoo's standard wrappers. The Gymnasium envs are this
+class seen from one seat (:class:`dice_envs.wrappers.SingleAgentEnv`), so the flow exists once.
+
+* Agents ``player_0 .. player_{N-1}`` sit in seat order; ``agent_selection`` is the engine's
+  ``current_player``, so an agent keeps the turn for every decision of its turn (re-throws and
+  the final entry; Farkle set-asides until it banks or farkles).
+* Observations are ``{"observation": encode(game, seat), "action_mask": int8 mask}``; the mask is
+  the engine's :meth:`legal_actions` for the agent to move and all zeros for the others. The
+  observation box is ``[0, 1e6]`` for scorecard games and ``[-1e6, 1e6]`` for Farkle (features
+  are scaled to order 1; the bounds are only finite stand-ins for "unbounded").
+* ``infos[agent]`` holds ``encoding`` (e.g. ``"scorecard-v1"``) and ``encoding_version``; at the
+  end of a game also ``final_scores`` (grand totals by seat), ``winners`` and ``truncated``.
+
+Rewards (``reward=``):
+
+``"score"``  each seat's points as they are scored (the engine's per-seat gains): a seat's rewards
+             sum to its final total. In Farkle a bankruptcy lowers a banked total on *another*
+             seat's step; that (negative) reward goes to the bankrupt seat on that step.
+``"win"``    0 until the game ends, then zero-sum: the ``k`` seats with the best total share
+             ``+1`` (``+1/k`` each), the ``N - k`` others share ``-1`` (``-1/(N-k)`` each); when all
+             seats tie every seat gets 0. Two players: +1 win, -1 loss, 0 tie. A Farkle game cut at
+             ``max_turns`` (truncation) is scored by the totals at the cut. Needs ``N >= 2``.
+
+Default: ``"win"`` for two or more players, ``"score"`` in solitaire.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import logger, spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from ..encoding import ENCODING_VERSION, encode, encoding_id, family, observation_size
+from ..render import render_text
+from ..rules import ConfigError, RuleConfig, make_rules, new_game
+from ..rules.config import check_int
+from ..rules.scorecard import N_REROLL_ACTIONS, ScorecardGame
+
+__all__ = ["REWARD_MODES", "DiceAECEnv", "default_reward", "make_env", "win_rewards"]
+
+#: Bound of the observation boxes: every feature is a small scaled count or total (see
+#: :mod:`dice_envs.encoding`); scorecard features are never negative, Farkle's ``lead`` can be.
+OBS_BOUND = 1e6
+#: The reward definitions every environment offers.
+REWARD_MODES = ("score", "win")
+
+
+def win_rewards(totals: Sequence[float]) -> list[float]:
+    """Zero-sum end-of-game rewards from the final totals (see the module docstring).
+
+    >>> win_rewards([10, 20])
+    [-1.0, 1.0]
+    >>> win_rewards([30, 30, 10])
+    [0.5, 0.5, -1.0]
+    >>> win_rewards([30, 10, 10])
+    [1.0, -0.5, -0.5]
+    >>> win_rewards([7, 7])
+    [0.0, 0.0]
+    """
+    n = len(totals)
+    best = max(totals)
+    k = sum(1 for t in totals if t == best)
+    if k == n:
+        return [0.0] * n
+    return [1.0 / k if t == best else -1.0 / (n - k) for t in totals]
+
+
+def default_reward(num_players: int) -> str:
+    """``"score"`` in solitaire, ``"win"`` otherwise."""
+    return "score" if num_players == 1 else "win"
+
+
+def check_reward(reward: str | None, num_players: int) -> str:
+    """Validate a reward mode (``None`` → :func:`default_reward`)."""
+    if reward is None:
+        return default_reward(num_players)
+    if reward not in REWARD_MODES:
+        raise ConfigError(f"unknown reward {reward!r}; allowed: {', '.join(REWARD_MODES)}")
+    if reward == "win" and num_players < 2:
+        raise ConfigError("reward 'win' needs at least 2 players; use reward='score' in solitaire")
+    return reward
+
+
+class DiceAECEnv(AECEnv):
+    """PettingZoo AEC env of one dice game (game logic only, no wrappers).
+
+    Subclasses set :attr:`game_name`; ``rules`` (a configuration) or keyword rule parameters
+    choose the rules. An illegal action raises ``ValueError`` naming the legal ones and leaves
+    the state unchanged (the wrapped :func:`make_env` ends the game with a penalty instead).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi", "human"],
+        "name": "dice_v0",
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+    #: Game name (a key of :data:`dice_envs.rules.GAMES`).
+    game_name: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        num_players: int = 2,
+        render_mode: str | None = None,
+        reward: str | None = None,
+        rules: RuleConfig | None = None,
+        **params: Any,
+    ) -> None:
+        super().__init__()
+        if rules is not None and self.game_name and rules.game != self.game_name:
+            raise ConfigError(f"rules for {rules.game!r} given to the {self.game_name} env")
+        self.rules: RuleConfig = make_rules(rules if rules is not None else self.game_name, **params)
+        check_int("num_players", num_players, 1, 8)
+        self.num_players = int(num_players)
+        self.reward_mode = check_reward(reward, self.num_players)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            modes = ", ".join(self.metadata["render_modes"])
+            raise ConfigError(f"unknown render_mode {render_mode!r}; allowed: None, {modes}")
+        self.render_mode = render_mode
+        self.possible_agents = [f"player_{i}" for i in range(self.num_players)]
+        self._seat = {a: i for i, a in enumerate(self.possible_agents)}
+        n_obs = observation_size(self.rules, self.num_players)
+        n_act = int(self.rules.n_actions)  # type: ignore[attr-defined]
+        low = -OBS_BOUND if family(self.rules) == "farkle" else 0.0
+        self.observation_spaces = {
+            a: spaces.Dict(
+                {
+                    "observation": spaces.Box(low, OBS_BOUND, (n_obs,), np.float32),
+                    "action_mask": spaces.Box(0, 1, (n_act,), np.int8),
+                }
+            )
+            for a in self.possible_agents
+        }
+        self.action_spaces = {a: spaces.Discrete(n_act) for a in self.possible_agents}
+        self._encoding = encoding_id(self.rules)
+        self._encoding_version = ENCODING_VERSION[family(self.rules)]
+        self._rng = np.random.default_rng()
+        self.game: Any = None
+        self.held: tuple[int, ...] | None = None
+
+    # ------------------------------------------------------------------ spaces
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ API
+    def seat(self, agent: str) -> int:
+        """Seat index of ``agent``."""
+        return self._seat[agent]
+
+    def _info(self) -> dict[str, Any]:
+        return {"encoding": self._encoding, "encoding_version": self._encoding_version}
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        self.game = new_game(self.rules, self.num_players, rng=self._rng)
+        self.held = None
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: self._info() for a in self.agents}
+        self.agent_selection = self.possible_agents[self.game.current_player]
+        if self.game.done:  # only with degenerate rules (e.g. every opening throw a farkle)
+            self._finish()
+        if self.render_mode == "human":
+            self.render()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        g = self.game
+        seat = self._seat[agent]
+        if not g.done and g.current_player == seat:
+            mask = g.action_mask()
+        else:
+            mask = np.zeros(self.action_spaces[agent].n, dtype=np.int8)
+        return {"observation": encode(g, seat), "action_mask": mask}
+
+    def action_mask(self, agent: str | None = None) -> np.ndarray:
+        """The int8 action mask of ``agent`` (default: the agent to move)."""
+        return self.observe(agent if agent is not None else self.agent_selection)["action_mask"]
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        g = self.game
+        held = None
+        if isinstance(g, ScorecardGame) and isinstance(action, (int, np.integer)):
+            a = int(action)
+            if 0 < a < N_REROLL_ACTIONS:
+                held = tuple(f for i, f in enumerate(g.dice) if not a >> i & 1)
+        gained = g.apply(action)  # ValueError naming the legal actions; state unchanged
+        self.held = held
+        self._cumulative_rewards[agent] = 0.0
+        self._clear_rewards()
+        if self.reward_mode == "score":
+            for i, pts in enumerate(gained):
+                self.rewards[self.possible_agents[i]] = float(pts)
+        if g.done:
+            self._finish()
+        else:
+            self.agent_selection = self.possible_agents[g.current_player]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _finish(self) -> None:
+        g = self.game
+        totals = [int(t) for t in g.totals()]
+        truncated = bool(getattr(g, "truncated", False))
+        if self.reward_mode == "win":
+            for i, r in enumerate(win_rewards(totals)):
+                self.rewards[self.possible_agents[i]] += r
+        self.terminations = dict.fromkeys(self.agents, not truncated)
+        self.truncations = dict.fromkeys(self.agents, truncated)
+        winners = g.winners()
+        for a in self.agents:
+            self.infos[a] = {
+                **self._info(),
+                "final_scores": list(totals),
+                "winners": list(winners),
+                "truncated": truncated,
+            }
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        if self.game is None:
+            text = f"{self.rules.game}: call reset() first"
+        else:
+            text = render_text(self.game, held=self.held)
+        if self.render_mode == "human":
+            print(text + "\n")
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+    def __str__(self) -> str:
+        return self.metadata["name"]
+
+
+def make_env(raw_cls: type[DiceAECEnv], illegal_reward: float = -1.0, **kwargs: Any) -> AECEnv:
+    """``raw_cls(**kwargs)`` with PettingZoo's classic wrappers.
+
+    An illegal action ends the game with ``illegal_reward`` for the offender
+    (``TerminateIllegalWrapper``); out-of-range actions assert; order is enforced.
+    """
+    env: AECEnv = raw_cls(**kwargs)
+    env = wrappers.TerminateIllegalWrapper(env, illegal_reward=illegal_reward)
+    env = wrappers.AssertOutOfBoundsWrapper(env)
+    env = wrappers.OrderEnforcingWrapper(env)
+    return env

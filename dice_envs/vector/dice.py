@@ -1,0 +1,97 @@
+"""Dice streams of the batched engines: where the faces of every throw come from.
+
+A batched engine asks for the *face code* of ``counts[j]`` dice for each game ``games[j]``
+(the code of faces ``f_0 .. f_{c-1}`` thrown in that order is ``sum((f_j - 1) * 6**j)``, see
+:func:`dice_envs.tables.face_code`). :class:`RandomDice` draws codes from a seeded numpy
+``Generator``; :class:`ScriptedDice` replays given faces per game, so a batched engine and the
+scalar engines of :mod:`dice_envs.rules` can be driven with the *same* dice (the scalar engine
+consumes the same faces in the same order when they are queued with ``DiceSource.inject``).
+
+>>> s = ScriptedDice([[6, 6, 6, 6, 6, 1, 2], [1, 2, 3, 4, 5, 6, 6]])
+>>> s.codes(np.array([0, 1]), np.array([5, 2])).tolist()  # 6-6-6-6-6 and 1-2
+[7775, 6]
+>>> s.codes(np.array([0]), np.array([2])).tolist()  # game 0 continues with 1-2
+[6]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = ["POW6", "DiceStream", "RandomDice", "ScriptedDice"]
+
+#: Powers of six, ``POW6[c] == 6**c``.
+POW6 = 6 ** np.arange(8, dtype=np.int64)
+_POW6_MAX = int(POW6[6])  # the most dice any engine throws at once
+
+
+@runtime_checkable
+class DiceStream(Protocol):
+    """Where a batched engine's dice come from."""
+
+    def codes(self, games: np.ndarray, counts: np.ndarray | int) -> np.ndarray:
+        """Face codes of ``counts`` fresh dice (scalar or one per game) for each of ``games``."""
+        ...
+
+
+class RandomDice:
+    """Fair dice from a numpy ``Generator``: one random integer per throw.
+
+    A code of ``c`` dice is ``X mod 6**c`` with ``X`` uniform in ``[0, 6**6)``; as ``6**c``
+    divides ``6**6`` this is exactly uniform. ``X`` values are drawn ``buffer`` at a time (one
+    generator call serves many steps); the sequence depends only on the generator's seed.
+    """
+
+    def __init__(self, rng: np.random.Generator | int | None = None, buffer: int = 1 << 16) -> None:
+        self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        self._buffer_size = int(buffer)
+        self._buf = np.empty(0, dtype=np.int64)
+        self._pos = 0
+
+    def _draw(self, n: int) -> np.ndarray:
+        if self._pos + n > self._buf.size:
+            fresh = self.rng.integers(0, _POW6_MAX, size=max(n, self._buffer_size))
+            self._buf = np.concatenate([self._buf[self._pos :], fresh])
+            self._pos = 0
+        out = self._buf[self._pos : self._pos + n]
+        self._pos += n
+        return out
+
+    def codes(self, games: np.ndarray, counts: np.ndarray | int) -> np.ndarray:
+        x = self._draw(len(games))
+        if np.ndim(counts) == 0:
+            return x % POW6[int(counts)] if counts != 6 else x.copy()
+        return x % POW6[counts]
+
+
+class ScriptedDice:
+    """Replays given faces: row ``i`` of ``faces`` lists the faces game ``i`` throws, in order.
+
+    Raises ``ValueError`` (naming the game) when a game needs more faces than it was given.
+    """
+
+    def __init__(self, faces: Sequence[Sequence[int]] | np.ndarray) -> None:
+        arr = np.asarray(faces, dtype=np.int64)
+        if arr.ndim != 2 or (arr.size and (arr.min() < 1 or arr.max() > 6)):
+            raise ValueError("scripted dice must be a 2-d array of faces 1-6 (one row per game)")
+        # pad with 6 columns so a gather never runs off the end (checked below)
+        self.faces = np.concatenate([arr, np.ones((arr.shape[0], 6), dtype=np.int64)], axis=1)
+        self.length = arr.shape[1]
+        self.pos = np.zeros(arr.shape[0], dtype=np.int64)
+
+    def codes(self, games: np.ndarray, counts: np.ndarray | int) -> np.ndarray:
+        games = np.asarray(games, dtype=np.int64)
+        counts = np.broadcast_to(np.asarray(counts, dtype=np.int64), games.shape)
+        start = self.pos[games]
+        end = start + counts
+        if end.size and end.max() > self.length:
+            bad = int(games[np.argmax(end > self.length)])
+            raise ValueError(f"scripted dice of game {bad} ran out after {self.length} faces")
+        cols = start[:, None] + np.arange(6)
+        faces = self.faces[games[:, None], cols] - 1
+        used = np.arange(6) < counts[:, None]
+        self.pos[games] = end
+        return (faces * POW6[:6] * used).sum(axis=1)

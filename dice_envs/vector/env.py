@@ -1,0 +1,428 @@
+"""Native Gymnasium ``VectorEnv``s: ``num_envs`` games of one ruleset in a batched engine.
+
+``SpiffelVectorEnv``, ``DicePokerVectorEnv``, ``YahtzeeVectorEnv`` and ``FarkleVectorEnv`` are
+the batched twins of the scalar envs of :mod:`dice_envs.envs` (``gym.make_vec(id, num_envs=N)``
+builds them through the registered ``vector_entry_point``). They take the scalar env's keyword
+arguments — rule parameters, ``opponents``, ``num_players``, ``seat``, ``reward``,
+``illegal_action``, ``illegal_reward``, ``render_mode``, ``rules`` — and behave like
+``gymnasium.vector.SyncVectorEnv`` over ``N`` scalar envs, only much faster:
+
+* **observations**: :func:`dice_envs.encoding.encode` from the learner's seat, byte for byte;
+  spaces as the scalar env's (``single_observation_space``, ``single_action_space``);
+* **masks**: ``info["action_mask"]`` and :meth:`~DiceVectorEnv.action_masks`, ``(num_envs,
+  n_actions)`` int8; a row is all zeros while its episode is over (next-step autoreset);
+* **rewards**: ``"score"`` (the learner's points as scored, summing to its final total;
+  default in solitaire) or ``"win"`` (zero-sum at the end, shared wins split; default with
+  opponents), exactly as :mod:`dice_envs.multiagent.base` defines them;
+* **opponents** (one per other seat, specs resolved by :func:`agents.load`) play inside
+  ``step()``, batched: one ``act_batch(observations, masks)`` call per opponent and decision
+  round over all games waiting on it (a trained model does one forward pass);
+* **seats**: ``seat=None`` draws the learner's seat per game and episode (``info["seat"]``);
+* **illegal actions**: ``"penalize"`` ends that game's episode with ``illegal_reward``
+  (``info["illegal_action"]`` marks it) without touching its state; ``"raise"`` raises
+  ``ValueError`` naming the game, the action and the legal ones before any game moves;
+* **autoreset**: ``autoreset_mode="next_step"`` (default, Gymnasium's convention: the action
+  after a finished episode is ignored and that game is reset) or ``"same_step"`` (finished
+  games are reset at once; their last observation and info are in ``info["final_obs"]`` /
+  ``info["final_info"]``, as ``SyncVectorEnv`` puts them). The SB3 adapter
+  (:mod:`dice_envs.vector.sb3`) uses ``"same_step"``.
+* **seeding**: ``reset(seed=s)`` seeds one generator; the dice, the seats and the opponents'
+  seeds derive from it, so a seed replays every game.
+
+Extra infos at the end of an episode (with a ``_key`` mask): ``final_scores`` ``(N, P)`` and
+``winners`` (``(N, P)`` bool).
+
+>>> env = SpiffelVectorEnv(num_envs=4)
+>>> obs, info = env.reset(seed=0)
+>>> obs.shape, info["action_mask"].shape, int(env.single_action_space.n)
+((4, 86), (4, 45), 45)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from ..encoding import ENCODING_VERSION, encoding_id, family, observation_size
+from ..rules import ConfigError, RuleConfig, make_rules, rules_class
+from ..rules.config import check_int
+from .dice import RandomDice
+from .engine import Engine, make_engine
+
+__all__ = [
+    "DicePokerVectorEnv",
+    "DiceVectorEnv",
+    "FarkleVectorEnv",
+    "SpiffelVectorEnv",
+    "YahtzeeVectorEnv",
+]
+
+REWARD_MODES = ("score", "win")
+ILLEGAL_ACTION_MODES = ("penalize", "raise")
+ENV_OPTIONS = (
+    "num_envs",
+    "opponents",
+    "num_players",
+    "seat",
+    "reward",
+    "illegal_action",
+    "illegal_reward",
+    "render_mode",
+    "rules",
+    "autoreset_mode",
+)
+_OBS_BOUND = 1e6  # the scalar envs' finite stand-in for "unbounded" (dice_envs.multiagent.base)
+_MAX_REDEALS = 1000
+
+
+def _autoreset_mode(mode: AutoresetMode | str) -> AutoresetMode:
+    if isinstance(mode, AutoresetMode):
+        if mode == AutoresetMode.DISABLED:
+            raise ConfigError("autoreset_mode DISABLED is not supported; use next_step or same_step")
+        return mode
+    key = str(mode).lower().replace("-", "_")
+    table = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP}
+    if key not in table:
+        raise ConfigError(f"unknown autoreset_mode {mode!r}; allowed: next_step, same_step")
+    return table[key]
+
+
+def win_rewards_batch(totals: np.ndarray, seat: np.ndarray) -> np.ndarray:
+    """Zero-sum end-of-game reward of ``seat`` per row of ``totals`` (``(n, P)``).
+
+    The ``k`` best seats share +1, the others share -1; all tied: 0 (as
+    :func:`dice_envs.multiagent.base.win_rewards`).
+
+    >>> win_rewards_batch(np.array([[10, 20], [30, 30], [30, 10]]), np.array([0, 1, 0])).tolist()
+    [-1.0, 0.0, 1.0]
+    """
+    n, p = totals.shape
+    best = totals.max(axis=1)
+    k = (totals == best[:, None]).sum(axis=1)
+    mine = totals[np.arange(n), seat]
+    win = 1.0 / k
+    loss = -1.0 / np.maximum(p - k, 1)
+    out = np.where(mine == best, win, loss)
+    out[k == p] = 0.0
+    return out
+
+
+class DiceVectorEnv(VectorEnv):
+    """A native vector env of one game (subclasses set :attr:`game_name`); see the module doc."""
+
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi"],
+        "autoreset_mode": AutoresetMode.NEXT_STEP,
+    }
+    game_name: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        opponents: Sequence[Any] | str | None = None,
+        num_players: int | None = None,
+        seat: int | None = None,
+        reward: str | None = None,
+        illegal_action: str = "penalize",
+        illegal_reward: float = -1.0,
+        render_mode: str | None = None,
+        rules: RuleConfig | None = None,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        **params: Any,
+    ) -> None:
+        game = self.game_name
+        allowed = rules_class(game).parameter_names()
+        unknown = [k for k in params if k not in allowed]
+        if unknown:
+            raise ConfigError(
+                f"unknown keyword {unknown[0]!r} for the {game} vector env; rule parameters: "
+                f"{', '.join(allowed)}; env options: {', '.join(ENV_OPTIONS)}"
+            )
+        check_int("num_envs", num_envs, 1, 1 << 24)
+        if rules is not None and rules.game != game:
+            raise ConfigError(f"rules for {rules.game!r} given to the {game} vector env")
+        self.rules: RuleConfig = make_rules(rules if rules is not None else game, **params)
+        if isinstance(opponents, (str, Path)) or (opponents is not None and hasattr(opponents, "act")):
+            opponents = [opponents]
+        if opponents is None:
+            n = 1 if num_players is None else num_players
+            opponents = ["random"] * (n - 1) if isinstance(n, int) and n > 1 else []
+        self._opponent_specs = list(opponents)
+        p = len(self._opponent_specs) + 1
+        if num_players is not None and num_players != p:
+            raise ConfigError(
+                f"num_players={num_players!r} does not fit {len(self._opponent_specs)} opponents (needs {p})"
+            )
+        check_int("num_players", p, 1, 8)
+        if seat is not None and (
+            isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < p
+        ):
+            raise ConfigError(f"seat must be None (random) or an integer in [0, {p - 1}], got {seat!r}")
+        if reward is None:
+            reward = "score" if p == 1 else "win"
+        if reward not in REWARD_MODES:
+            raise ConfigError(f"unknown reward {reward!r}; allowed: {', '.join(REWARD_MODES)}")
+        if reward == "win" and p < 2:
+            raise ConfigError("reward 'win' needs at least 2 players; use reward='score' in solitaire")
+        if illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ConfigError(
+                f"unknown illegal_action {illegal_action!r}; allowed: {', '.join(ILLEGAL_ACTION_MODES)}"
+            )
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ConfigError(f"unknown render_mode {render_mode!r}; allowed: None, ansi")
+        self.autoreset_mode = _autoreset_mode(autoreset_mode)
+        self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
+        self.num_envs = int(num_envs)
+        self.num_players = p
+        self.fixed_seat = 0 if p == 1 else None if seat is None else int(seat)
+        self.reward_mode = reward
+        self.illegal_action = illegal_action
+        self.illegal_reward = float(illegal_reward)
+        self.render_mode = render_mode
+        self.encoding = encoding_id(self.rules)
+        self.encoding_version = ENCODING_VERSION[family(self.rules)]
+
+        n_obs = observation_size(self.rules, p)
+        n_act = int(self.rules.n_actions)  # type: ignore[attr-defined]
+        low = -_OBS_BOUND if family(self.rules) == "farkle" else 0.0
+        self.single_observation_space = spaces.Box(low, _OBS_BOUND, (n_obs,), np.float32)
+        self.single_action_space = spaces.Discrete(n_act)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.n_actions = n_act
+
+        self.engine: Engine = make_engine(self.rules, self.num_envs, p, dice=RandomDice(0))
+        self._opponents: list[Any] | None = None  # resolved lazily (agents sit above the envs)
+        self._seat_rng = np.random.default_rng(0)
+        n = self.num_envs
+        self.seat = np.full(n, 0 if self.fixed_seat is None else self.fixed_seat, dtype=np.int64)
+        self._carry = np.zeros(n)
+        self._over = np.ones(n, dtype=bool)  # episode over, game waits for its reset
+        self._mask = np.zeros((n, n_act), dtype=bool)
+        self._obs = np.zeros((n, n_obs), dtype=np.float32)
+        self._all = np.arange(n)
+        self._ones = np.ones(n, dtype=bool)
+        self._started = False
+
+    # ------------------------------------------------------------------ opponents
+    @property
+    def opponents(self) -> list[Any]:
+        """The opponent agents, one per other seat (resolved on first use)."""
+        if self._opponents is None:
+            from ..envs.base import resolve_opponents
+
+            self._opponents = resolve_opponents(self._opponent_specs, self.rules, self.num_players)
+        return self._opponents
+
+    def _act(self, j: int, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        agent = self.opponents[j]
+        if callable(getattr(agent, "act_batch", None)):
+            return np.asarray(agent.act_batch(obs, mask), dtype=np.int64).reshape(-1)
+        return np.array([agent.act(o, m) for o, m in zip(obs, mask, strict=True)], dtype=np.int64)
+
+    def _play_opponents(self, g: np.ndarray, acc: np.ndarray) -> None:
+        """Opponents move in games ``g`` until the learner must decide or the game is over."""
+        eng = self.engine
+        while g.size:
+            g = g[~eng.done[g] & (eng.current[g] != self.seat[g])]
+            if not g.size:
+                return
+            cur = eng.current[g]
+            who = cur - (cur > self.seat[g])  # opponents take the other seats in seat order
+            for j in np.unique(who):
+                sub = g[who == j]
+                masks = eng.action_masks(sub)
+                acts = self._act(int(j), eng.observe(eng.current[sub], sub), masks.view(np.int8))
+                ok = (acts >= 0) & (acts < self.n_actions)
+                ok[ok] = masks[np.flatnonzero(ok), acts[ok]]
+                if not ok.all():
+                    bad = int(np.argmin(ok))
+                    raise ValueError(
+                        f"opponent {self.opponents[int(j)]!r} chose illegal action {int(acts[bad])} in game "
+                        f"{int(sub[bad])}; legal actions: {np.flatnonzero(masks[bad]).tolist()}"
+                    )
+                r = eng.step(acts, sub)
+                if self.reward_mode == "score":
+                    acc[sub] += r[np.arange(sub.size), self.seat[sub]]
+
+    # ------------------------------------------------------------------ reset
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Reset every game; ``seed`` seeds the dice, the seats and the opponents."""
+        super().reset(seed=seed)
+        if seed is not None or not self._started:
+            seeds = self.np_random.integers(0, 2**63 - 1, size=2 + len(self._opponent_specs))
+            self.engine.dice = RandomDice(np.random.default_rng(int(seeds[0])))
+            self._seat_rng = np.random.default_rng(int(seeds[1]))
+            for agent, s in zip(self.opponents, seeds[2:], strict=True):
+                if callable(getattr(agent, "reset", None)):
+                    agent.reset(seed=int(s))
+        self._started = True
+        self._reset_games(self._all)
+        self._obs = self.engine.observe(self._viewer())
+        self._mask = self.engine.action_masks()
+        return self._obs.copy(), self._infos()
+
+    def _reset_games(self, g: np.ndarray) -> None:
+        eng = self.engine
+        self._over[g] = False
+        for _ in range(_MAX_REDEALS):
+            eng.reset(g)
+            if self.fixed_seat is None:
+                self.seat[g] = self._seat_rng.integers(self.num_players, size=g.size)
+            self._carry[g] = 0.0
+            if self.num_players > 1:
+                self._play_opponents(g, self._carry)
+            g = g[eng.done[g]]  # over before the learner's first decision: deal again
+            if not g.size:
+                return
+        raise RuntimeError(f"the learner never got a decision in {_MAX_REDEALS} games")  # pragma: no cover
+
+    def _viewer(self) -> int | np.ndarray:
+        """The learner's seat: one int when fixed (the engines' fast path), else per game."""
+        return self.fixed_seat if self.fixed_seat is not None else self.seat
+
+    # ------------------------------------------------------------------ step
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Step every game (see the module docstring for autoreset and illegal actions)."""
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        eng = self.engine
+        a = np.asarray(actions).reshape(-1)
+        if a.shape != (self.num_envs,):
+            raise ValueError(f"expected {self.num_envs} actions, got an array of shape {np.shape(actions)}")
+        if not np.issubdtype(a.dtype, np.integer):
+            raise ValueError(f"actions must be integers in [0, {self.n_actions - 1}], got dtype {a.dtype}")
+        a = a.astype(np.int64, copy=False)
+        n = self.num_envs
+        rewards = np.zeros(n)
+        resetting = self._over.copy() if self.autoreset_mode == AutoresetMode.NEXT_STEP else None
+        playing = ~self._over if resetting is not None else self._ones
+        in_range = (a >= 0) & (a < self.n_actions)
+        legal = np.zeros(n, dtype=bool)
+        legal[in_range] = self._mask[self._all[in_range], a[in_range]]
+        illegal = playing & ~legal
+        if illegal.any():
+            bad = int(np.argmax(illegal))
+            if self.illegal_action == "raise":
+                raise ValueError(
+                    f"illegal action {int(a[bad])} in game {bad} for seat {int(self.seat[bad])}; "
+                    f"legal actions: {np.flatnonzero(self._mask[bad]).tolist()}"
+                )
+        go = playing & legal
+        all_go = bool(go.all())
+        g = self._all if all_go else np.flatnonzero(go)
+        rewards[g] = self._carry[g]
+        self._carry[g] = 0.0
+        r = eng.step(a if all_go else a[g], g)
+        if self.reward_mode == "score":
+            if self.num_players == 1:
+                rewards[g] += r[:, 0]
+            else:
+                rewards[g] += r[np.arange(g.size), self.seat[g]]
+        if self.num_players > 1:
+            self._play_opponents(g, rewards)
+        finished_game = eng.done & go
+        truncations = finished_game & eng.truncated
+        terminations = finished_game & ~truncations
+        if self.reward_mode == "win" and finished_game.any():
+            f = np.flatnonzero(finished_game)
+            rewards[f] += win_rewards_batch(eng.totals[f], self.seat[f])
+        if illegal.any():
+            rewards[illegal] = self.illegal_reward
+            terminations |= illegal
+        ended = terminations | truncations
+        self._over |= ended
+
+        if resetting is not None and resetting.any():
+            self._reset_games(np.flatnonzero(resetting))
+        obs = eng.observe(self._viewer())
+        if illegal.any():
+            obs[illegal] = self._obs[illegal]
+        mask = eng.action_masks()
+        mask[self._over] = False
+        self._obs, self._mask = obs, mask
+        infos = self._infos(ended)
+        if self.autoreset_mode == AutoresetMode.SAME_STEP and ended.any():
+            e = np.flatnonzero(ended)
+            final_obs = np.full(n, None, dtype=object)
+            for i in e:
+                final_obs[i] = obs[i].copy()
+            final_info = {k: v.copy() for k, v in infos.items() if isinstance(v, np.ndarray)}
+            self._reset_games(e)
+            self._obs[e] = eng.observe(self.seat[e], e)
+            self._mask[e] = eng.action_masks(e)
+            infos = self._infos()
+            infos["final_obs"], infos["_final_obs"] = final_obs, ended.copy()
+            infos["final_info"], infos["_final_info"] = final_info, ended.copy()
+        return self._obs.copy(), rewards, terminations, truncations, infos
+
+    def _infos(self, ended: np.ndarray | None = None) -> dict[str, Any]:
+        info: dict[str, Any] = {
+            "action_mask": self._mask.astype(np.int8),
+            "_action_mask": self._ones.copy(),
+            "seat": self.seat.copy(),
+            "_seat": self._ones.copy(),
+        }
+        if ended is not None and ended.any():
+            totals = np.asarray(self.engine.totals, dtype=np.int64)
+            info["final_scores"] = np.where(ended[:, None], totals, 0)
+            info["_final_scores"] = ended.copy()
+            info["winners"] = ended[:, None] & (totals == totals.max(axis=1, keepdims=True))
+            info["_winners"] = ended.copy()
+            illegal = ended & ~self.engine.done
+            if illegal.any():
+                info["illegal_action"] = illegal
+                info["_illegal_action"] = illegal.copy()
+        return info
+
+    # ------------------------------------------------------------------ extras
+    def action_masks(self) -> np.ndarray:
+        """The learner's int8 action masks, ``(num_envs, n_actions)`` (sb3-contrib convention)."""
+        return self._mask.astype(np.int8)
+
+    def render(self) -> tuple[str, ...] | None:
+        """``"ansi"``: the score card / table of every game (:func:`dice_envs.render.render_text`)."""
+        if self.render_mode is None:
+            return None
+        from ..render import render_text
+
+        return tuple(render_text(self.engine.to_game(i)) for i in range(self.num_envs))
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(num_envs={self.num_envs}, opponents={self._opponent_specs!r}, "
+            f"seat={self.fixed_seat}, reward={self.reward_mode!r}, "
+            f"autoreset_mode={self.autoreset_mode.value})"
+        )
+
+
+class SpiffelVectorEnv(DiceVectorEnv):
+    """Spiffel, ``num_envs`` games at once (see :mod:`dice_envs.vector.env`)."""
+
+    game_name = "spiffel"
+
+
+class DicePokerVectorEnv(DiceVectorEnv):
+    """Dice Poker, ``num_envs`` games at once (see :mod:`dice_envs.vector.env`)."""
+
+    game_name = "dice_poker"
+
+
+class YahtzeeVectorEnv(DiceVectorEnv):
+    """Yahtzee, ``num_envs`` games at once (see :mod:`dice_envs.vector.env`)."""
+
+    game_name = "yahtzee"
+
+
+class FarkleVectorEnv(DiceVectorEnv):
+    """Farkle, ``num_envs`` games at once (see :mod:`dice_envs.vector.env`)."""
+
+    game_name = "farkle"

@@ -1,0 +1,219 @@
+"""Any PettingZoo AEC env plus opponent agents, seen from one seat as a Gymnasium env.
+
+:class:`SingleAgentEnv` is generic: it needs only the AEC API (``possible_agents``,
+``observation_space``/``action_space``, ``reset``, ``observe``, ``step``, ``agent_selection``,
+``rewards``, ``terminations``, ``truncations``, ``infos``). The learner sits in one seat; the
+opponents play their turns inside :meth:`~SingleAgentEnv.step`, which returns when the learner
+must decide again or the game is over. The learner's reward of a step is the sum of its AEC
+rewards over the learner's move and all opponents' moves up to its next decision, so nothing
+is lost (a Farkle bankruptcy or a terminal "win" reward that arrives on an opponent's move
+counts). This is not the alternating-perspective wrapper of the PettingZoo SB3 tutorial: one
+agent learns, the others are fixed policies.
+
+Action masks: an AEC observation ``{"observation", "action_mask"}`` is split, and the mask is
+offered as ``env.action_masks()`` (the sb3-contrib convention) and ``info["action_mask"]``
+(``int8``, all zeros once the episode is over).
+
+Seeding: ``reset(seed=)`` seeds one generator (``self.np_random``); from it come the learner's
+seat (when not fixed), the AEC env's seed (dice) and one seed per opponent (passed to
+``opponent.reset(seed=...)`` where the opponent has ``reset``), so a seed replays a whole game.
+
+Illegal actions: ``illegal_action="penalize"`` (default, so that random actions from the action
+space, as the env checkers of Gymnasium and SB3 send them, are safe) ends the episode with
+reward ``illegal_reward`` and ``info["illegal_action"]``; ``"raise"`` raises ``ValueError``
+naming the action and the legal ones. Neither touches the game state.
+
+>>> from dice_envs.multiagent import farkle_v0
+>>> from agents import RandomAgent
+>>> env = SingleAgentEnv(farkle_v0.raw_env(num_players=2), [RandomAgent()], seat=1)
+>>> obs, info = env.reset(seed=0)
+>>> info["seat"], obs.shape, int(env.action_masks().sum()) > 0
+(1, (51,), True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+__all__ = ["ILLEGAL_ACTION_MODES", "SingleAgentEnv"]
+
+#: What :class:`SingleAgentEnv` may do with an illegal action.
+ILLEGAL_ACTION_MODES = ("penalize", "raise")
+_MAX_REDEALS = 1000
+
+
+class SingleAgentEnv(gym.Env):
+    """A Gymnasium env: one seat of ``aec_env``, the other seats played by ``opponents``.
+
+    Args:
+        aec_env: a PettingZoo AEC env (unwrapped game logic is best: this wrapper handles
+            illegal actions itself).
+        opponents: one agent per other seat (``act(observation, action_mask) -> int``); they
+            take the other seats in seat order.
+        seat: the learner's seat, or ``None`` for a random seat each episode.
+        illegal_action: ``"penalize"`` or ``"raise"`` (see the module docstring).
+        illegal_reward: the reward of an illegal action under ``"penalize"``.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 1}
+
+    def __init__(
+        self,
+        aec_env: Any,
+        opponents: Sequence[Any] = (),
+        seat: int | None = None,
+        illegal_action: str = "penalize",
+        illegal_reward: float = -1.0,
+    ) -> None:
+        self.aec = aec_env
+        self.possible_agents = list(aec_env.possible_agents)
+        n = len(self.possible_agents)
+        self.opponents = list(opponents)
+        if len(self.opponents) != n - 1:
+            raise ValueError(
+                f"{n} seats need {n - 1} opponents, got {len(self.opponents)}: {self.opponents!r}"
+            )
+        for o in self.opponents:
+            if not callable(getattr(o, "act", None)):
+                raise ValueError(f"opponent {o!r} has no act(observation, action_mask) method")
+        if seat is not None and (
+            isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n
+        ):
+            raise ValueError(f"seat must be None (random) or an integer in [0, {n - 1}], got {seat!r}")
+        if illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ValueError(
+                f"unknown illegal_action {illegal_action!r}; allowed: {', '.join(ILLEGAL_ACTION_MODES)}"
+            )
+        self.fixed_seat = None if seat is None else int(seat)
+        self.illegal_action = illegal_action
+        self.illegal_reward = float(illegal_reward)
+        space = aec_env.observation_space(self.possible_agents[0])
+        self._dict_obs = isinstance(space, spaces.Dict) and "observation" in space.spaces
+        self.observation_space = space["observation"] if self._dict_obs else space
+        self.action_space = aec_env.action_space(self.possible_agents[0])
+        self.render_mode = getattr(aec_env, "render_mode", None)
+        self.seat = self.fixed_seat if self.fixed_seat is not None else 0
+        self._learner = self.possible_agents[self.seat]
+        self._seat_opponent: dict[str, Any] = {}
+        self._obs: np.ndarray | None = None
+        self._mask: np.ndarray = np.zeros(self._n_actions(), dtype=np.int8)
+        self._over = True
+        self._carry = 0.0
+
+    # ------------------------------------------------------------------ helpers
+    def _n_actions(self) -> int:
+        return int(getattr(self.action_space, "n", 0))
+
+    def _split(self, agent: str) -> tuple[np.ndarray, np.ndarray]:
+        raw = self.aec.observe(agent)
+        if self._dict_obs:
+            return np.asarray(raw["observation"]), np.asarray(raw["action_mask"], dtype=np.int8)
+        mask = self.aec.infos.get(agent, {}).get("action_mask")
+        if mask is None:
+            mask = np.ones(self._n_actions(), dtype=np.int8)
+        return np.asarray(raw), np.asarray(mask, dtype=np.int8)
+
+    def _game_over(self) -> bool:
+        a = self._learner
+        return a not in self.aec.agents or self.aec.terminations[a] or self.aec.truncations[a]
+
+    def _learner_reward(self) -> float:
+        return float(self.aec.rewards.get(self._learner, 0.0))
+
+    def _play_opponents(self) -> float:
+        """Let the opponents move until the learner must decide or the game ends."""
+        gained = 0.0
+        while not self._game_over() and self.aec.agent_selection != self._learner:
+            agent = self.aec.agent_selection
+            obs, mask = self._split(agent)
+            opponent = self._seat_opponent[agent]
+            action = opponent.act(obs, mask)
+            try:
+                self.aec.step(action)
+            except ValueError as e:
+                raise ValueError(f"opponent {opponent!r} in seat {agent} chose an illegal action: {e}") from e
+            gained += self._learner_reward()
+        return gained
+
+    def _info(self) -> dict[str, Any]:
+        info = {k: (list(v) if isinstance(v, list) else v) for k, v in self.aec.infos[self._learner].items()}
+        info["seat"] = self.seat
+        info["action_mask"] = self._mask.copy()
+        return info
+
+    def _observe_learner(self) -> np.ndarray:
+        obs, mask = self._split(self._learner)
+        self._obs = obs
+        self._mask = mask.copy() if not self._game_over() else np.zeros_like(mask)
+        return obs.copy()
+
+    # ------------------------------------------------------------------ gymnasium API
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        n = len(self.possible_agents)
+        for _ in range(_MAX_REDEALS):
+            seat = int(self.np_random.integers(n))
+            seeds = self.np_random.integers(0, 2**63 - 1, size=n, dtype=np.int64)
+            self.seat = self.fixed_seat if self.fixed_seat is not None else seat
+            self._learner = self.possible_agents[self.seat]
+            others = [a for a in self.possible_agents if a != self._learner]
+            self._seat_opponent = dict(zip(others, self.opponents, strict=True))
+            self.aec.reset(seed=int(seeds[0]))
+            for opponent, s in zip(self.opponents, seeds[1:], strict=True):
+                if callable(getattr(opponent, "reset", None)):
+                    opponent.reset(seed=int(s))
+            self._carry = self._learner_reward() + self._play_opponents()
+            if not self._game_over():
+                break
+            # The game ended before the learner had a decision (only with degenerate rules,
+            # e.g. a tiny Farkle max_turns): deal again from the same generator.
+        else:  # pragma: no cover - needs rules where the learner never gets a decision
+            raise RuntimeError(f"the learner never got a decision in {_MAX_REDEALS} games")
+        self._over = False
+        obs = self._observe_learner()
+        return obs, self._info()
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if self._over:
+            raise RuntimeError("the episode is over; call reset() before step()")
+        a = int(action) if isinstance(action, (int, np.integer)) and not isinstance(action, bool) else None
+        if a is None and isinstance(action, np.ndarray) and action.size == 1:
+            a = int(action.reshape(-1)[0])
+        if a is None or not 0 <= a < len(self._mask) or not self._mask[a]:
+            legal = np.flatnonzero(self._mask).tolist()
+            if self.illegal_action == "raise":
+                raise ValueError(f"illegal action {action!r} for seat {self.seat}; legal actions: {legal}")
+            self._over = True
+            info = self._info()
+            info["illegal_action"] = action
+            info["action_mask"] = np.zeros_like(self._mask)
+            assert self._obs is not None
+            return self._obs.copy(), self.illegal_reward, True, False, info
+        self.aec.step(a)
+        reward = self._carry + self._learner_reward()
+        self._carry = 0.0
+        reward += self._play_opponents()
+        obs = self._observe_learner()
+        terminated = truncated = False
+        if self._game_over():
+            self._over = True
+            truncated = bool(self.aec.truncations.get(self._learner, False))
+            terminated = not truncated
+        return obs, float(reward), terminated, truncated, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's int8 action mask (sb3-contrib's ``MaskablePPO`` calls this)."""
+        return self._mask.copy()
+
+    def render(self) -> Any:
+        return self.aec.render()
+
+    def close(self) -> None:
+        self.aec.close()

@@ -1,0 +1,148 @@
+#!/usr/bin/env python
+"""Measure the shipped bots of ``agents/pretrained/`` over many games and record the figures.
+
+Each bot is loaded with plain ``sb3_contrib.MaskablePPO.load`` and acts by
+``model.predict(obs, action_masks=mask, deterministic=True)`` in the Gymnasium env of its card:
+
+* scorecard solitaire bots: mean final score ± standard error, and the share of the exact
+  solitaire optimum (``agents.solver``) for the same rules;
+* multi-player bots: win rate against each ``--opponents`` agent, seats balanced (the bot sits
+  in every seat equally often), with a Wilson 95% interval.
+
+    python scripts/measure_bots.py                     # every bot, 5,000 games each
+    python scripts/measure_bots.py --bots spiffel --games 10000 --update-cards
+
+Figures are printed and written to ``agents/pretrained/measurements.json``; ``--update-cards``
+also stores them in each card's ``evaluation.measured``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+PRETRAINED = Path(__file__).resolve().parents[1] / "agents" / "pretrained"
+
+
+def wilson(p: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval of a proportion."""
+    if n == 0:
+        return (math.nan, math.nan)
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (centre - half, centre + half)
+
+
+def optimum(rules) -> float | None:
+    """Exact solitaire optimum of scorecard rules (None where no solver exists)."""
+    try:
+        from agents.solver.scorecard import solve_scorecard
+    except ImportError:
+        return None
+    return float(solve_scorecard(rules).expected_score())
+
+
+def measure(path: Path, games: int, opponents: list[str], seed: int) -> dict:
+    from sb3_contrib import MaskablePPO
+
+    from agents.training.evaluate import ModelAgent, play_games
+    from dice_envs.rules import make_rules
+
+    card = json.loads(path.with_suffix(".json").read_text())
+    rules = make_rules(card["game"], **card["rules"])
+    players = int(card["num_players"])
+    model = MaskablePPO.load(path, device="cpu")
+    agent = ModelAgent(model, deterministic=True, name=path.stem)
+    t0 = time.perf_counter()
+    result: dict = {
+        "bot": path.stem,
+        "game": rules.game,
+        "num_players": players,
+        "games": games,
+        "seed": seed,
+    }
+    if players == 1:
+        stats = play_games(agent, rules, games, seed=seed, batch=128)
+        best = optimum(rules) if rules.game != "farkle" else None
+        result.update(mean_score=stats.mean_score, stderr=stats.stderr, std=stats.std_score)
+        if best is not None:
+            result.update(optimum=best, share_of_optimum=stats.mean_score / best)
+    else:
+        rows = {}
+        for spec in opponents:
+            stats = play_games(agent, rules, games, opponents=[spec] * (players - 1), seed=seed, batch=128)
+            p = stats.wins / stats.games
+            rows[spec] = {
+                "games": stats.games,
+                "wins": stats.wins,
+                "draws": stats.draws,
+                "losses": stats.losses,
+                "win_rate": p,
+                "win_rate_ci95": wilson(p, stats.games),
+                "mean_score": stats.mean_score,
+                "seats": "balanced (seat cycles over every game)",
+            }
+        result["vs"] = rows
+    result["seconds"] = time.perf_counter() - t0
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--bots", nargs="*", help="bot names (default: every .zip in agents/pretrained)")
+    parser.add_argument("--games", type=int, default=5000, help="games per bot and opponent")
+    parser.add_argument(
+        "--opponents", nargs="*", default=["heuristic"], help="opponents of multi-player bots"
+    )
+    parser.add_argument("--seed", type=int, default=12345)
+    parser.add_argument("--dir", type=Path, default=PRETRAINED, help="folder of the bots")
+    parser.add_argument("--out", type=Path, help="JSON of the figures (default <dir>/measurements.json)")
+    parser.add_argument("--update-cards", action="store_true", help="store the figures in the model cards")
+    args = parser.parse_args(argv)
+
+    names = args.bots or sorted(p.stem for p in args.dir.glob("*.zip"))
+    if not names:
+        print(f"no bots in {args.dir}", file=sys.stderr)
+        return 1
+    out = args.out or args.dir / "measurements.json"
+    figures = json.loads(out.read_text()) if out.is_file() else {}
+    for name in names:
+        path = args.dir / f"{name}.zip"
+        if not path.is_file():
+            print(
+                f"error: no bot {path}; bots: {', '.join(p.stem for p in args.dir.glob('*.zip'))}",
+                file=sys.stderr,
+            )
+            return 2
+        res = measure(path, args.games, args.opponents, args.seed)
+        figures[name] = res
+        if res["num_players"] == 1:
+            line = f"{name:<11} {res['games']} games: mean {res['mean_score']:.2f} ± {res['stderr']:.2f}"
+            if "optimum" in res:
+                line += f" (optimum {res['optimum']:.2f}: {100 * res['share_of_optimum']:.1f}%)"
+        else:
+            line = f"{name:<11} " + "; ".join(
+                f"vs {k}: win rate {v['win_rate']:.3f} "
+                f"[{v['win_rate_ci95'][0]:.3f}, {v['win_rate_ci95'][1]:.3f}]"
+                f" over {v['games']} games"
+                for k, v in res["vs"].items()
+            )
+        print(f"{line}  ({res['seconds']:.0f}s)", flush=True)
+        if args.update_cards:
+            card_path = path.with_suffix(".json")
+            card = json.loads(card_path.read_text())
+            card.setdefault("evaluation", {})["measured"] = res
+            card_path.write_text(json.dumps(card, indent=2) + "\n")
+    out.write_text(json.dumps(figures, indent=2) + "\n")
+    print(f"figures: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,36 @@
+"""Shared pytest configuration: the hypothesis profile and one solver cache per session.
+
+Hypothesis: no per-example deadline (the CI machines are shared and timing is noisy); under
+``CI=true`` examples are derandomized so a CI run is reproducible.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import settings
+
+settings.register_profile("dice-envs", deadline=None, derandomize=bool(os.environ.get("CI")))
+settings.load_profile("dice-envs")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def solver_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One exact-solver cache for the whole session, shared by all xdist workers.
+
+    A user's ``DICE_ENVS_CACHE`` is respected; otherwise the suite solves into a fresh temporary
+    folder (never the user's cache), once per session: the solver's file lock makes parallel
+    workers wait for the first one.
+    """
+    if os.environ.get("DICE_ENVS_CACHE"):
+        yield os.environ["DICE_ENVS_CACHE"]
+        return
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    path = root / "dice-envs-solver-cache"
+    path.mkdir(exist_ok=True)
+    os.environ["DICE_ENVS_CACHE"] = str(path)
+    yield str(path)
+    os.environ.pop("DICE_ENVS_CACHE", None)

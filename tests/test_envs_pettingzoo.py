@@ -1,0 +1,191 @@
+"""PettingZoo AEC envs: API conformance, seeding, masks, turn keeping, rewards, illegal actions."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pettingzoo.test import api_test, seed_test
+
+from dice_envs.encoding import encode, encoding_id
+from dice_envs.multiagent import dice_poker_v0, farkle_v0, spiffel_v0, win_rewards, yahtzee_v0
+from dice_envs.rules import ConfigError, FarkleGame
+from dice_envs.rules.scorecard import N_REROLL_ACTIONS
+
+MODULES = [spiffel_v0, dice_poker_v0, yahtzee_v0, farkle_v0]
+IDS = [m.__name__.rsplit(".", 1)[-1] for m in MODULES]
+
+
+def small(module):
+    """Rule parameters that keep Farkle games short in tests."""
+    return {"target": 1500} if module is farkle_v0 else {}
+
+
+@pytest.mark.parametrize("module", MODULES, ids=IDS)
+@pytest.mark.parametrize("num_players", [1, 2, 3])
+def test_api_and_seed(module, num_players):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PettingZoo's notes on dict observations (as for classic envs)
+        api_test(module.env(num_players=num_players, **small(module)), num_cycles=200)
+        seed_test(lambda: module.env(num_players=num_players, **small(module)), num_cycles=200)
+
+
+def play_random(env, seed, rng=None):
+    """Play a raw env to the end with uniformly random legal actions; return per-agent reward sums."""
+    rng = rng or np.random.default_rng(seed)
+    env.reset(seed=seed)
+    sums = dict.fromkeys(env.possible_agents, 0.0)
+    checked = 0
+    while env.agents:
+        agent = env.agent_selection
+        if env.terminations[agent] or env.truncations[agent]:
+            env.step(None)
+            continue
+        obs = env.observe(agent)
+        g = env.game
+        seat = env.seat(agent)
+        assert seat == g.current_player
+        assert obs["action_mask"].dtype == np.int8
+        assert np.flatnonzero(obs["action_mask"]).tolist() == g.legal_actions()
+        np.testing.assert_array_equal(obs["observation"], encode(g, seat))
+        for other in env.possible_agents:
+            if other != agent:
+                assert not env.observe(other)["action_mask"].any()
+        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        checked += 1
+        for a, r in env.rewards.items():
+            sums[a] += r
+    assert checked > 0
+    return sums
+
+
+@pytest.mark.parametrize("module", MODULES, ids=IDS)
+def test_score_rewards_sum_to_final_totals(module):
+    env = module.raw_env(num_players=3, reward="score", **small(module))
+    for seed in range(3):
+        sums = play_random(env, seed)
+        totals = env.game.totals()
+        assert [sums[a] for a in env.possible_agents] == [float(t) for t in totals]
+
+
+@pytest.mark.parametrize("module", MODULES, ids=IDS)
+def test_win_rewards_at_the_end(module):
+    env = module.raw_env(num_players=2, **small(module))
+    assert env.reward_mode == "win"
+    sums = play_random(env, 5)
+    assert [sums[a] for a in env.possible_agents] == win_rewards(env.game.totals())
+
+
+@pytest.mark.parametrize("module", MODULES, ids=IDS)
+def test_final_infos(module):
+    env = module.raw_env(num_players=2, **small(module))
+    env.reset(seed=3)
+    assert env.infos["player_0"] == {"encoding": encoding_id(env.rules), "encoding_version": 1}
+    while not any(env.terminations.values()) and not any(env.truncations.values()):
+        env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[-1]))
+    for a in env.agents:
+        info = env.infos[a]
+        assert info["final_scores"] == env.game.totals()
+        assert info["winners"] == env.game.winners()
+        assert info["truncated"] is env.game.__dict__.get("truncated", False)
+
+
+def test_agent_keeps_the_turn_for_all_throws():
+    env = spiffel_v0.raw_env(num_players=2)
+    env.reset(seed=0)
+    assert env.agent_selection == "player_0"
+    env.step(31)  # re-throw all: still player_0
+    assert env.agent_selection == "player_0"
+    env.step(31)
+    assert env.agent_selection == "player_0"
+    mask = env.observe("player_0")["action_mask"]
+    assert not mask[1:N_REROLL_ACTIONS].any()  # third throw: must score
+    env.step(int(np.flatnonzero(mask)[0]))
+    assert env.agent_selection == "player_1"
+
+
+def test_farkle_bankruptcy_reward_goes_to_the_bankrupt_seat():
+    env = farkle_v0.raw_env(num_players=2, reward="score")
+    env.reset(seed=0)
+    env.game = FarkleGame(env.rules, num_players=2, seed=0, opening=(1, 1, 1, 1, 2, 3))
+    # player_1's opening throw, then player_0's next opening throw: a farkle
+    env.game.dice_source.inject(1, 1, 1, 1, 2, 3, 2, 2, 3, 3, 4, 6)
+    env.agent_selection = "player_0"
+    env.step(FarkleGame.action([0, 1, 2, 3], bank=True))  # player_0 banks 2000
+    assert env.rewards == {"player_0": 2000.0, "player_1": 0.0}
+    assert env.agent_selection == "player_1"
+    env.step(FarkleGame.action([0, 1, 2, 3], bank=True))  # player_1 banks; player_0 goes bankrupt
+    assert env.rewards == {"player_0": -2000.0, "player_1": 2000.0}
+    assert env.game.banked == [0, 2000]
+    assert env.agent_selection == "player_1"  # player_0's turn was played by the engine
+    _, reward, *_ = env.last()  # player_1: its 2000 since its last action
+    assert reward == 2000.0
+    # player_0's rewards since its last action: +2000 banked, -2000 bankrupt
+    assert env._cumulative_rewards["player_0"] == 0.0
+
+
+def test_raw_env_illegal_action_raises_and_keeps_state():
+    env = dice_poker_v0.raw_env(num_players=2)
+    env.reset(seed=1)
+    before = env.game.clone()
+    with pytest.raises(ValueError, match=r"illegal action 0 .*legal actions: \["):
+        env.step(0)
+    assert env.game.summary() == before.summary() and env.game.dice == before.dice
+    assert env.agent_selection == "player_0" and env.game.throw == before.throw
+
+
+def test_wrapped_env_illegal_action_ends_game_with_penalty():
+    env = spiffel_v0.env(num_players=2)
+    env.reset(seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        env.step(0)  # never legal
+    assert all(env.terminations.values())
+    assert env.rewards["player_0"] == -1.0 and env.rewards["player_1"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"upper_bonus_treshold": 60}, "allowed: upper_bonus_threshold"),
+        ({"num_players": 9}, "num_players"),
+        ({"reward": "points"}, "allowed: score, win"),
+        ({"num_players": 1, "reward": "win"}, "at least 2 players"),
+        ({"render_mode": "rgb_array"}, "allowed: None, ansi, human"),
+    ],
+)
+def test_bad_arguments(kwargs, match):
+    with pytest.raises(ConfigError, match=match):
+        spiffel_v0.raw_env(**kwargs)
+
+
+def test_rule_parameters_reach_the_engine():
+    env = farkle_v0.env(num_players=2, target=500, bank_minimum=0)
+    env.reset(seed=0)
+    assert env.unwrapped.rules.target == 500 and env.unwrapped.rules.bank_minimum == 0
+    assert spiffel_v0.raw_env(num_players=1).reward_mode == "score"
+
+
+def test_spaces_built_once():
+    env = yahtzee_v0.env(num_players=3)
+    assert env.observation_space("player_1") is env.observation_space("player_1")
+    assert env.action_space("player_2") is env.action_space("player_2")
+    assert env.observation_space("player_0")["observation"].shape == (86 + 2 * 15,)
+
+
+@given(st.lists(st.integers(-5, 1000), min_size=2, max_size=8))
+@settings(max_examples=200, deadline=None)
+def test_win_rewards_properties(totals):
+    r = win_rewards(totals)
+    assert abs(sum(r)) < 1e-9
+    best = max(totals)
+    winners = [i for i, t in enumerate(totals) if t == best]
+    if len(winners) == len(totals):
+        assert r == [0.0] * len(totals)
+    else:
+        assert all(r[i] == pytest.approx(1 / len(winners)) for i in winners)
+        assert all(r[i] < 0 for i in range(len(totals)) if i not in winners)
+        assert max(r) <= 1.0 and min(r) >= -1.0
