@@ -60,11 +60,13 @@ __all__ = [
     "decode",
     "encode",
     "encoding_id",
+    "observation_bounds",
     "observation_size",
 ]
 
-#: Version of each family's encoding; bump on any change of layout or scaling.
-ENCODING_VERSION: dict[str, int] = {"scorecard": 1, "farkle": 1}
+#: Version of each family's encoding; bump on any change of layout or scaling. (Farkle v2 dropped
+#: an always-zero spare slot that v1 reserved after the ``lead`` field.)
+ENCODING_VERSION: dict[str, int] = {"scorecard": 1, "farkle": 2}
 
 
 def family(rules: RuleConfig) -> str:
@@ -81,10 +83,60 @@ def encoding_id(rules: RuleConfig) -> str:
 def observation_size(rules: RuleConfig, num_players: int) -> int:
     """Length of the observation vector of ``rules`` with ``num_players`` seats."""
     if isinstance(rules, FarkleRules):
-        return 36 + 6 + 6 + 1 + (num_players - 1) + 1
+        return 48 + num_players
     assert isinstance(rules, ScorecardRules)
     k, t = len(rules.categories), rules.num_throws  # type: ignore[attr-defined]
     return 30 + 6 + t + 2 * k + 8 + k + (num_players - 1) * (k + 2)
+
+
+#: Bound of the Farkle fields that no rule caps (turn total, banked totals, turns without a cap):
+#: far beyond any reachable game (a turn total of a billion points), but finite.
+UNCAPPED = 1e6
+
+
+def _max_grand_total(rules: ScorecardRules) -> int:
+    """An upper bound of a scorecard game's grand total (all boxes at their maximum)."""
+    k = len(rules.categories)
+    limit = rules.five_kind_bonus_limit
+    bonuses = k - 1 if limit is None else min(limit, k - 1)
+    return 105 + rules.upper_bonus + 50 * k + bonuses * rules.five_kind_bonus
+
+
+def observation_bounds(rules: RuleConfig, num_players: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-field ``(low, high)`` float32 bounds of the observation: every encoded value lies within.
+
+    Scorecard fields are bounded by the rules (e.g. the upper total by 105, the grand total by
+    every box at its maximum plus every bonus); Farkle's turn total and banked totals have no
+    rule cap and are bounded by :data:`UNCAPPED`, and the ``lead`` field may be negative.
+
+    >>> from dice_envs.rules import make_rules
+    >>> low, high = observation_bounds(make_rules("spiffel"), 1)
+    >>> float(low.min()), float(high[:30].max()), low.shape == (observation_size(make_rules("spiffel"), 1),)
+    (0.0, 1.0, True)
+    """
+    n = observation_size(rules, num_players)
+    low = np.zeros(n, dtype=np.float32)
+    high = np.ones(n, dtype=np.float32)
+    if isinstance(rules, FarkleRules):
+        high[43] = UNCAPPED  # turn total / 1000
+        high[45] = UNCAPPED  # banked / target
+        high[46] = 1.0 if rules.max_turns else UNCAPPED
+        high[48 : 48 + num_players - 1] = UNCAPPED
+        low[48 + num_players - 1], high[48 + num_players - 1] = -UNCAPPED, UNCAPPED
+        return low, high
+    assert isinstance(rules, ScorecardRules)
+    k, t = len(rules.categories), rules.num_throws  # type: ignore[attr-defined]
+    total = _max_grand_total(rules) / 400.0
+    o = 36 + t + 2 * k
+    high[o] = 105 / 100.0  # upper total
+    high[o + 2] = max(1.0, (k - 1) / 10.0)  # five-of-a-kind bonuses / 10
+    high[o + 7] = total
+    o += 8 + k
+    for _ in range(num_players - 1):
+        high[o + k] = 105 / 100.0
+        high[o + k + 1] = total
+        o += k + 2
+    return low, high
 
 
 def encode(game: ScorecardGame | FarkleGame, player: int) -> np.ndarray:

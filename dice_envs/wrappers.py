@@ -28,7 +28,7 @@ naming the action and the legal ones. Neither touches the game state.
 >>> env = SingleAgentEnv(farkle_v0.raw_env(num_players=2), [RandomAgent()], seat=1)
 >>> obs, info = env.reset(seed=0)
 >>> info["seat"], obs.shape, int(env.action_masks().sum()) > 0
-(1, (51,), True)
+(1, (50,), True)
 """
 
 from __future__ import annotations

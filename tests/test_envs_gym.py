@@ -183,7 +183,7 @@ def test_score_reward_sums_to_final_total(env_id, opponents):
         assert sum(rewards) == info["final_scores"][info["seat"]]
         assert info["final_scores"] == env.game.totals()
         assert "winners" in info and info["encoding"] == (
-            "farkle-v1" if "Farkle" in env_id else "scorecard-v1"
+            "farkle-v2" if "Farkle" in env_id else "scorecard-v1"
         )
 
 

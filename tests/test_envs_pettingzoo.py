@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pettingzoo.test import api_test, seed_test
 
-from dice_envs.encoding import encode, encoding_id
+from dice_envs.encoding import ENCODING_VERSION, encode, encoding_id, family
 from dice_envs.multiagent import dice_poker_v0, farkle_v0, spiffel_v0, win_rewards, yahtzee_v0
 from dice_envs.rules import ConfigError, FarkleGame
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS
@@ -83,7 +83,10 @@ def test_win_rewards_at_the_end(module):
 def test_final_infos(module):
     env = module.raw_env(num_players=2, **small(module))
     env.reset(seed=3)
-    assert env.infos["player_0"] == {"encoding": encoding_id(env.rules), "encoding_version": 1}
+    assert env.infos["player_0"] == {
+        "encoding": encoding_id(env.rules),
+        "encoding_version": ENCODING_VERSION[family(env.rules)],
+    }
     while not any(env.terminations.values()) and not any(env.truncations.values()):
         env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[-1]))
     for a in env.agents:

@@ -37,7 +37,7 @@ from gymnasium import logger, spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from ..encoding import ENCODING_VERSION, encode, encoding_id, family, observation_size
+from ..encoding import ENCODING_VERSION, encode, encoding_id, family, observation_bounds, observation_size
 from ..render import render_text
 from ..rules import ConfigError, RuleConfig, make_rules, new_game
 from ..rules.config import check_int
@@ -45,9 +45,6 @@ from ..rules.scorecard import N_REROLL_ACTIONS, ScorecardGame
 
 __all__ = ["REWARD_MODES", "DiceAECEnv", "default_reward", "make_env", "win_rewards"]
 
-#: Bound of the observation boxes: every feature is a small scaled count or total (see
-#: :mod:`dice_envs.encoding`); scorecard features are never negative, Farkle's ``lead`` can be.
-OBS_BOUND = 1e6
 #: The reward definitions every environment offers.
 REWARD_MODES = ("score", "win")
 
@@ -128,11 +125,11 @@ class DiceAECEnv(AECEnv):
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
         n_obs = observation_size(self.rules, self.num_players)
         n_act = int(self.rules.n_actions)  # type: ignore[attr-defined]
-        low = -OBS_BOUND if family(self.rules) == "farkle" else 0.0
+        low, high = observation_bounds(self.rules, self.num_players)
         self.observation_spaces = {
             a: spaces.Dict(
                 {
-                    "observation": spaces.Box(low, OBS_BOUND, (n_obs,), np.float32),
+                    "observation": spaces.Box(low, high, (n_obs,), np.float32),
                     "action_mask": spaces.Box(0, 1, (n_act,), np.int8),
                 }
             )

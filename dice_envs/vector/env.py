@@ -49,7 +49,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ..encoding import ENCODING_VERSION, encoding_id, family, observation_size
+from ..encoding import ENCODING_VERSION, encoding_id, family, observation_bounds, observation_size
 from ..rules import ConfigError, RuleConfig, make_rules, rules_class
 from ..rules.config import check_int
 from .dice import RandomDice
@@ -77,7 +77,6 @@ ENV_OPTIONS = (
     "rules",
     "autoreset_mode",
 )
-_OBS_BOUND = 1e6  # the scalar envs' finite stand-in for "unbounded" (dice_envs.multiagent.base)
 _MAX_REDEALS = 1000
 
 
@@ -190,8 +189,8 @@ class DiceVectorEnv(VectorEnv):
 
         n_obs = observation_size(self.rules, p)
         n_act = int(self.rules.n_actions)  # type: ignore[attr-defined]
-        low = -_OBS_BOUND if family(self.rules) == "farkle" else 0.0
-        self.single_observation_space = spaces.Box(low, _OBS_BOUND, (n_obs,), np.float32)
+        low, high = observation_bounds(self.rules, p)
+        self.single_observation_space = spaces.Box(low, high, (n_obs,), np.float32)
         self.single_action_space = spaces.Discrete(n_act)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)

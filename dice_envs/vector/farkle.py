@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from ..encoding import observation_size
 from ..rules.config import ConfigError, check_int
 from ..rules.farkle import BANK_FLAG, NUM_DICE, FarkleGame, FarkleRules
 from ..tables import farkle_batch_tables
@@ -262,7 +263,7 @@ class FarkleEngine:
             feats[ri, 42] = n / 6.0
         self._obs_dice = feats
         self._no_roll = t.num_rolls
-        self.observation_size = 36 + 6 + 6 + 1 + (self.num_players - 1) + 1
+        self.observation_size = observation_size(self.rules, self.num_players)
 
     def observe(self, seat: int | np.ndarray, games: np.ndarray | None = None) -> np.ndarray:
         """Observations of ``seat`` (one seat, or one per game), ``(n, observation_size)`` float32,
@@ -297,5 +298,4 @@ class FarkleEngine:
             obs[:, 48 + np_ - 1] = (others.max(axis=1) - own) / r.target
         else:
             obs[:, 48] = 0.0
-        obs[:, 48 + np_ :] = 0.0  # encoding.observation_size leaves one spare slot, always 0
         return obs

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..encoding import observation_size
 from ..rules.config import ConfigError, check_int
 from ..rules.scorecard import N_REROLL_ACTIONS, ScorecardGame, ScorecardRules
 from ..tables import score_tables, scorecard_batch_tables, scorecard_tables
@@ -282,7 +283,7 @@ class ScorecardEngine:
         pot = np.zeros((2, r + 1, k))
         pot[:, :r] = self._scores
         self._obs_potential = _f32(pot.reshape(-1, k) / 50.0)
-        self.observation_size = 36 + t + 3 * k + 8 + (self.num_players - 1) * (k + 2)
+        self.observation_size = observation_size(self.rules, self.num_players)
 
     def observe(self, seat: int | np.ndarray, games: np.ndarray | None = None) -> np.ndarray:
         """Observations of ``seat`` (one seat, or one per game), ``(n, observation_size)`` float32,
