@@ -252,15 +252,37 @@ def test_pool_opponent_mixes_snapshots_and_builtins(tmp_path: Path) -> None:
         again.reset(episode)
         replay.append(again.member)
     assert replay == members
-    # native vector env: the callback redraws every pool opponent at each rollout start
-    from agents.training.selfplay import RedrawPoolCallback
+    # native vector env: every game draws its own member per episode (start_episodes hook)
+    games = np.arange(40)
+    again.start_episodes(games)
+    drawn = [again._game_members[g][0] for g in games.tolist()]
+    assert "random" in drawn and len(set(drawn)) >= 2
+    obs = np.stack([encode(g, g.current_player)] * 40)
+    masks = np.stack([g.action_mask()] * 40)
+    with torch.no_grad():
+        acts = again.act_batch(obs, masks, games=games)
+    assert acts.shape == (40,) and masks[np.arange(40), acts].all()
 
-    redraw = RedrawPoolCallback([again], seed=1)
-    drawn = set()
-    for _ in range(20):
-        redraw.on_rollout_start()
-        drawn.add(again.member)
-    assert "random" in drawn and len(drawn) >= 2
+
+def test_native_env_gives_each_game_its_own_pool_member_per_episode(tmp_path: Path) -> None:
+    from agents.base import RandomAgent
+    from agents.training.selfplay import PoolOpponent
+    from dice_envs.vector import FarkleVectorEnv
+
+    pool = PoolOpponent(tmp_path, "farkle", 2, builtin=["random", "greedy"], builtin_prob=1.0, seed=0)
+    calls: list[list[int]] = []
+    original = pool.start_episodes
+    pool.start_episodes = lambda g: (calls.append(list(np.asarray(g))), original(g))[1]  # type: ignore[method-assign]
+    env = FarkleVectorEnv(num_envs=8, opponents=[pool], max_turns=2, target=500, autoreset_mode="same_step")
+    env.reset(seed=0)
+    assert sorted(calls[0]) == list(range(8))
+    members = {g: pool._game_members[g][0] for g in range(8)}
+    assert set(members.values()) == {"random", "greedy"}  # games of one batch differ
+    learner = RandomAgent(seed=1)
+    for _ in range(200):
+        env.step(learner.act_batch(np.zeros((8, 1)), env.action_masks()))
+    restarted = [g for c in calls[1:] for g in c]
+    assert restarted and set(restarted) <= set(range(8))  # finished games drew again, per game
 
 
 def test_behaviour_cloning_imitates_a_deterministic_expert() -> None:

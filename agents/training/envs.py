@@ -96,10 +96,9 @@ class ScaleReward(VecEnvWrapper):
 def _native_env(cfg: TrainConfig, pool_dir: str | Path | None) -> VecEnv | None:
     """The native vector env's SB3 adapter, or ``None`` where it is not importable.
 
-    Its opponents act batched over all games (one ``act_batch`` per decision round) and are reset
-    only with the whole vector env, so under self-play the pool opponents draw a new member at
-    the start of every rollout (:class:`~agents.training.selfplay.RedrawPoolCallback`), not per
-    episode as in the subproc / dummy envs.
+    Its opponents act batched over all games (one ``act_batch`` per decision round); under
+    self-play each game draws its pool member per episode through the env's
+    ``start_episodes`` hook, as in the subproc / dummy envs.
     """
     try:
         from dice_envs.vector.sb3 import SB3VecEnv

@@ -5,7 +5,9 @@ The learner's policy is saved to ``<pool_dir>/snapshot_<steps>.pt`` every ``snap
 as its ``opponents``; on every ``reset(seed)`` a pool opponent re-reads the folder, so snapshots
 written by the trainer reach environments in other processes, and picks its member for the
 episode: a built-in agent with probability ``builtin_prob``, else the newest snapshot with
-probability ``latest_prob``, else a snapshot drawn uniformly from the newest ``pool_size``.
+probability ``latest_prob``, else a snapshot drawn uniformly from the newest ``pool_size``. In the
+native vector env (one process, many games) the env calls :meth:`PoolOpponent.start_episodes`
+for the games whose episode begins, so there too every game draws its member per episode.
 
 >>> import tempfile
 >>> pool = PoolOpponent(tempfile.mkdtemp(), game="farkle", num_players=2, builtin=["random"], seed=0)
@@ -31,7 +33,6 @@ from ..base import BaseAgent
 
 __all__ = [
     "PoolOpponent",
-    "RedrawPoolCallback",
     "SnapshotAgent",
     "SnapshotCallback",
     "list_snapshots",
@@ -143,6 +144,7 @@ class PoolOpponent(BaseAgent):
         self._snapshots: dict[str, SnapshotAgent] = {}
         self.current: Any = None
         self.member = ""
+        self._game_members: dict[int, tuple[str, Any]] = {}  # native vector env: game -> member
         self.spec = f"pool:{self.pool_dir}"
 
     def _builtin(self, spec: str) -> Any:
@@ -183,8 +185,15 @@ class PoolOpponent(BaseAgent):
         spec = self.builtin_specs[0] if self.builtin_specs else "random"
         return spec, self._builtin(spec)
 
+    def start_episodes(self, games: np.ndarray) -> None:
+        """Native vector env hook: each of these games draws its own member for its new episode."""
+        for g in np.asarray(games, dtype=np.int64).tolist():
+            self._game_members[g] = self.pick()
+        self.member, self.current = self._game_members[int(games[-1])] if len(games) else self.pick()
+
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
+        self._game_members.clear()
         self.member, self.current = self.pick()
         if hasattr(self.current, "reset"):
             self.current.reset(None if seed is None else int(self.rng.integers(2**31)))
@@ -194,15 +203,30 @@ class PoolOpponent(BaseAgent):
             self.reset()
         return int(self.current.act(observation, action_mask))
 
-    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        """The current member's actions for a batch (native vector env)."""
+    def act_batch(
+        self, observations: np.ndarray, action_masks: np.ndarray, games: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Actions for a batch: of the current member, or (``games`` given, native vector env) of
+        each game's own member, one batched call per member."""
         if self.current is None:
             self.reset()
-        if hasattr(self.current, "act_batch"):
-            return np.asarray(self.current.act_batch(observations, action_masks), dtype=np.int64)
-        return np.array(
-            [self.current.act(o, m) for o, m in zip(observations, action_masks, strict=True)], dtype=np.int64
-        )
+        if games is None:
+            return _batch(self.current, observations, action_masks)
+        out = np.empty(len(observations), dtype=np.int64)
+        members = [self._game_members.get(int(g)) or (self.member, self.current) for g in games]
+        for name in sorted({m[0] for m in members}):
+            rows = np.array([i for i, m in enumerate(members) if m[0] == name])
+            agent = next(m[1] for m in members if m[0] == name)
+            out[rows] = _batch(agent, observations[rows], action_masks[rows])
+        return out
+
+
+def _batch(agent: Any, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+    if hasattr(agent, "act_batch"):
+        return np.asarray(agent.act_batch(observations, action_masks), dtype=np.int64)
+    return np.array(
+        [agent.act(o, m) for o, m in zip(observations, action_masks, strict=True)], dtype=np.int64
+    )
 
 
 class SnapshotCallback(BaseCallback):
@@ -231,24 +255,4 @@ class SnapshotCallback(BaseCallback):
     def _on_step(self) -> bool:
         if self.freq > 0 and self.num_timesteps - self._last >= self.freq:
             self._save()
-        return True
-
-
-class RedrawPoolCallback(BaseCallback):
-    """Native vector env: every pool opponent draws a new member at the start of each rollout.
-
-    (The native env resets its opponents only with the whole batch of games, so per-episode
-    draws are not possible there; the member then plays every game of one rollout.)
-    """
-
-    def __init__(self, pool_opponents: Sequence[PoolOpponent], seed: int = 0) -> None:
-        super().__init__(0)
-        self.pool_opponents = list(pool_opponents)
-        self.rng = np.random.default_rng(seed)
-
-    def _on_rollout_start(self) -> None:
-        for opponent in self.pool_opponents:
-            opponent.reset(int(self.rng.integers(2**31)))
-
-    def _on_step(self) -> bool:
         return True

@@ -162,11 +162,6 @@ def train(
         from .selfplay import SnapshotCallback
 
         callbacks.append(SnapshotCallback(pool_dir, cfg.snapshot_freq, cfg.pool_size))
-        if backend_name(train_env) == "native":  # opponents live in this process: redraw per rollout
-            from .selfplay import PoolOpponent, RedrawPoolCallback
-
-            pool = [o for o in train_env.get_attr("opponents")[0] if isinstance(o, PoolOpponent)]
-            callbacks.append(RedrawPoolCallback(pool, seed=cfg.seed + model.num_timesteps))
     steps_before = model.num_timesteps
     remaining = cfg.total_timesteps - steps_before
     t0 = time.perf_counter()

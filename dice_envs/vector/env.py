@@ -16,7 +16,10 @@ arguments — rule parameters, ``opponents``, ``num_players``, ``seat``, ``rewar
   opponents), exactly as :mod:`dice_envs.multiagent.base` defines them;
 * **opponents** (one per other seat, specs resolved by :func:`agents.load`) play inside
   ``step()``, batched: one ``act_batch(observations, masks)`` call per opponent and decision
-  round over all games waiting on it (a trained model does one forward pass);
+  round over all games waiting on it (a trained model does one forward pass). An opponent
+  that plays differently per game (a self-play pool drawing a member per episode) defines
+  ``start_episodes(games)``, called with the indices of the games whose episode begins, and
+  then receives ``act_batch(observations, masks, games=indices)``;
 * **seats**: ``seat=None`` draws the learner's seat per game and episode (``info["seat"]``);
 * **illegal actions**: ``"penalize"`` ends that game's episode with ``illegal_reward``
   (``info["illegal_action"]`` marks it) without touching its state; ``"raise"`` raises
@@ -219,8 +222,10 @@ class DiceVectorEnv(VectorEnv):
             self._opponents = resolve_opponents(self._opponent_specs, self.rules, self.num_players)
         return self._opponents
 
-    def _act(self, j: int, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    def _act(self, j: int, obs: np.ndarray, mask: np.ndarray, games: np.ndarray) -> np.ndarray:
         agent = self.opponents[j]
+        if callable(getattr(agent, "start_episodes", None)):  # per-game opponent (see module doc)
+            return np.asarray(agent.act_batch(obs, mask, games=games), dtype=np.int64).reshape(-1)
         if callable(getattr(agent, "act_batch", None)):
             return np.asarray(agent.act_batch(obs, mask), dtype=np.int64).reshape(-1)
         return np.array([agent.act(o, m) for o, m in zip(obs, mask, strict=True)], dtype=np.int64)
@@ -237,7 +242,7 @@ class DiceVectorEnv(VectorEnv):
             for j in np.unique(who):
                 sub = g[who == j]
                 masks = eng.action_masks(sub)
-                acts = self._act(int(j), eng.observe(eng.current[sub], sub), masks.view(np.int8))
+                acts = self._act(int(j), eng.observe(eng.current[sub], sub), masks.view(np.int8), sub)
                 ok = (acts >= 0) & (acts < self.n_actions)
                 ok[ok] = masks[np.flatnonzero(ok), acts[ok]]
                 if not ok.all():
@@ -278,6 +283,9 @@ class DiceVectorEnv(VectorEnv):
                 self.seat[g] = self._seat_rng.integers(self.num_players, size=g.size)
             self._carry[g] = 0.0
             if self.num_players > 1:
+                for agent in self.opponents:
+                    if callable(getattr(agent, "start_episodes", None)):
+                        agent.start_episodes(g)
                 self._play_opponents(g, self._carry)
             g = g[eng.done[g]]  # over before the learner's first decision: deal again
             if not g.size:
