@@ -77,3 +77,11 @@ def test_readme_example_runs(capsys):
     assert "final scores" in capsys.readouterr().out
     info = namespace["info"]
     assert np.asarray(info["action_mask"]).sum() == 0 and "final_scores" in info
+
+
+def test_every_readme_python_example_runs(capsys):
+    """Every python block of the README runs as written (the training one is small)."""
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    assert len(blocks) >= 3
+    for i, code in enumerate(blocks):
+        exec(compile(code, f"README python block {i}", "exec"), {"__name__": f"readme_{i}"})

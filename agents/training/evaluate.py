@@ -152,18 +152,7 @@ def play_games(
             masks[i] = action_mask_of(envs[i], info)
     for env in envs:
         env.close()
-    arr = np.asarray(scores, dtype=np.float64)
-    opp = "solitaire" if not opponents else ",".join(str(getattr(o, "spec", o)) for o in opponents)
-    return GameStats(
-        agent=agent_name or str(getattr(agent, "spec", type(agent).__name__)),
-        opponent=opp,
-        games=len(scores),
-        mean_score=float(arr.mean()),
-        std_score=float(arr.std(ddof=1)) if arr.size > 1 else 0.0,
-        wins=wins,
-        draws=draws,
-        losses=losses,
-    )
+    return _stats(agent, agent_name, opponents, scores, (wins, draws, losses))
 
 
 def _play_native(
@@ -217,6 +206,17 @@ def _play_native(
                     else:
                         wins += 1
         venv.close()
+    return _stats(agent, agent_name, opponents, scores, (wins, draws, losses))
+
+
+def _stats(
+    agent: Any,
+    agent_name: str | None,
+    opponents: Sequence[Any],
+    scores: list[float],
+    wdl: tuple[int, int, int],
+) -> GameStats:
+    """The row of one agent against one set of opponents (``wdl``: wins, draws, losses)."""
     arr = np.asarray(scores, dtype=np.float64)
     opp = "solitaire" if not opponents else ",".join(str(getattr(o, "spec", o)) for o in opponents)
     return GameStats(
@@ -225,9 +225,9 @@ def _play_native(
         games=len(scores),
         mean_score=float(arr.mean()),
         std_score=float(arr.std(ddof=1)) if arr.size > 1 else 0.0,
-        wins=wins,
-        draws=draws,
-        losses=losses,
+        wins=wdl[0],
+        draws=wdl[1],
+        losses=wdl[2],
     )
 
 

@@ -53,8 +53,11 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from ..encoding import ENCODING_VERSION, encoding_id, family, observation_bounds, observation_size
+from ..envs.base import ENV_OPTIONS as SCALAR_ENV_OPTIONS
+from ..multiagent.base import check_reward
 from ..rules import ConfigError, RuleConfig, make_rules, rules_class
 from ..rules.config import check_int
+from ..wrappers import ILLEGAL_ACTION_MODES
 from .dice import RandomDice
 from .engine import Engine, make_engine
 
@@ -66,20 +69,8 @@ __all__ = [
     "YahtzeeVectorEnv",
 ]
 
-REWARD_MODES = ("score", "win")
-ILLEGAL_ACTION_MODES = ("penalize", "raise")
-ENV_OPTIONS = (
-    "num_envs",
-    "opponents",
-    "num_players",
-    "seat",
-    "reward",
-    "illegal_action",
-    "illegal_reward",
-    "render_mode",
-    "rules",
-    "autoreset_mode",
-)
+#: Keyword arguments besides the rule parameters: the scalar env's, plus two of its own.
+ENV_OPTIONS = ("num_envs", *SCALAR_ENV_OPTIONS, "autoreset_mode")
 _MAX_REDEALS = 1000
 
 
@@ -166,12 +157,7 @@ class DiceVectorEnv(VectorEnv):
             isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < p
         ):
             raise ConfigError(f"seat must be None (random) or an integer in [0, {p - 1}], got {seat!r}")
-        if reward is None:
-            reward = "score" if p == 1 else "win"
-        if reward not in REWARD_MODES:
-            raise ConfigError(f"unknown reward {reward!r}; allowed: {', '.join(REWARD_MODES)}")
-        if reward == "win" and p < 2:
-            raise ConfigError("reward 'win' needs at least 2 players; use reward='score' in solitaire")
+        reward = check_reward(reward, p)
         if illegal_action not in ILLEGAL_ACTION_MODES:
             raise ConfigError(
                 f"unknown illegal_action {illegal_action!r}; allowed: {', '.join(ILLEGAL_ACTION_MODES)}"
