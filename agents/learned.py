@@ -43,6 +43,7 @@ __all__ = [
     "PRETRAINED_DIR",
     "REQUIRED_KEYS",
     "LearnedAgent",
+    "ModelAgent",
     "card_path",
     "check_card",
     "make_card",
@@ -211,7 +212,37 @@ def resolve_model_path(spec: str) -> Path:
     return p
 
 
-class LearnedAgent(BaseAgent):
+class ModelAgent(BaseAgent):
+    """An in-memory SB3 ``MaskablePPO`` model as an agent: masked argmax (or sampling), batched.
+
+    The one place a policy network picks actions; :class:`LearnedAgent` (a model file checked
+    against its card) and the training pipeline's evaluation both use it.
+    """
+
+    def __init__(
+        self, model: Any, deterministic: bool = True, name: str = "trained", seed: int | None = None
+    ) -> None:
+        super().__init__(seed)
+        self.model = model
+        self.deterministic = deterministic
+        self.spec = name
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        check_mask(action_mask)
+        return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """Actions of a whole batch in one forward pass."""
+        masks = np.asarray(action_masks) > 0
+        if not masks.any(axis=1).all():
+            raise ValueError("an action mask of the batch has no legal action")
+        actions, _ = self.model.predict(
+            np.asarray(observations, dtype=np.float32), action_masks=masks, deterministic=self.deterministic
+        )
+        return np.asarray(actions, dtype=np.int64).reshape(-1)
+
+
+class LearnedAgent(ModelAgent):
     """A trained ``MaskablePPO`` policy acting deterministically (argmax of the masked policy)."""
 
     def __init__(
@@ -222,40 +253,19 @@ class LearnedAgent(BaseAgent):
         seed: int | None = None,
         device: str = "cpu",
     ) -> None:
-        super().__init__(seed)
         self.path = resolve_model_path(str(path))
         self.card = read_card(self.path)
         check_card(self.card, rules, num_players)
         self.rules, self.num_players = rules, num_players
-        self.spec = str(path)
         try:
             from sb3_contrib import MaskablePPO
         except ImportError as exc:  # pragma: no cover - depends on the installation
             raise ConfigError(
                 "loading a trained model needs the training extras: pip install 'dice-envs[train]'"
             ) from exc
-        self.model = MaskablePPO.load(str(self.path), device=device)
+        super().__init__(MaskablePPO.load(str(self.path), device=device), name=str(path), seed=seed)
         n_act = int(self.model.action_space.n)
         if n_act != self.card["n_actions"]:
             raise ConfigError(
                 f"{self.path}: the model has {n_act} actions, its card says {self.card['n_actions']}"
             )
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        check_mask(action_mask)
-        action, _ = self.model.predict(
-            np.asarray(observation, dtype=np.float32),
-            action_masks=np.asarray(action_mask) > 0,
-            deterministic=True,
-        )
-        return int(action)
-
-    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        """Actions of a whole batch in one forward pass."""
-        masks = np.asarray(action_masks) > 0
-        if not masks.any(axis=1).all():
-            raise ValueError("an action mask of the batch has no legal action")
-        actions, _ = self.model.predict(
-            np.asarray(observations, dtype=np.float32), action_masks=masks, deterministic=True
-        )
-        return np.asarray(actions, dtype=np.int64).reshape(-1)

@@ -17,30 +17,11 @@ import numpy as np
 
 from dice_envs.rules import RuleConfig
 
+from ..learned import ModelAgent
 from .config import GYM_IDS
 from .envs import _import_envs, action_mask_of
 
 __all__ = ["GameStats", "ModelAgent", "format_table", "play_games"]
-
-
-class ModelAgent:
-    """An SB3 (Maskable)PPO model as an agent: masked argmax (or sampling), batched."""
-
-    def __init__(self, model: Any, deterministic: bool = True, name: str = "trained") -> None:
-        self.model = model
-        self.deterministic = deterministic
-        self.spec = name
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
-
-    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        actions, _ = self.model.predict(
-            np.asarray(observations, dtype=np.float32),
-            action_masks=np.asarray(action_masks, dtype=bool),
-            deterministic=self.deterministic,
-        )
-        return np.asarray(actions, dtype=np.int64)
 
 
 @dataclass
