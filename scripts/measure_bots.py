@@ -9,11 +9,14 @@ Each bot is loaded with plain ``sb3_contrib.MaskablePPO.load`` and acts by
 * multi-player bots: win rate against each ``--opponents`` agent, seats balanced (the bot sits
   in every seat equally often), with a Wilson 95% interval.
 
-    python scripts/measure_bots.py                     # every bot, 5,000 games each
-    python scripts/measure_bots.py --bots spiffel --games 10000 --update-cards
+    python scripts/measure_bots.py                     # every bot, 5,000 games each, printed
+    python scripts/measure_bots.py --record            # ... and recorded (see below)
+    python scripts/measure_bots.py --bots spiffel --games 10000 --record --update-cards
 
-Figures are printed and written to ``agents/pretrained/measurements.json``; ``--update-cards``
-also stores them in each card's ``evaluation.measured``.
+Figures are printed. ``--record`` also writes them to ``agents/pretrained/measurements.json``
+(or ``--out PATH``), keeping the entries of bots not measured this time; ``--update-cards``
+stores them in each card's ``evaluation.measured``. A quick look (``--games 200``) therefore
+never replaces recorded figures by accident.
 """
 
 from __future__ import annotations
@@ -102,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=12345)
     parser.add_argument("--dir", type=Path, default=PRETRAINED, help="folder of the bots")
-    parser.add_argument("--out", type=Path, help="JSON of the figures (default <dir>/measurements.json)")
+    parser.add_argument("--record", action="store_true", help="write the figures to <dir>/measurements.json")
+    parser.add_argument("--out", type=Path, help="write the figures to this JSON file (implies --record)")
     parser.add_argument("--update-cards", action="store_true", help="store the figures in the model cards")
     args = parser.parse_args(argv)
 
@@ -110,8 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     if not names:
         print(f"no bots in {args.dir}", file=sys.stderr)
         return 1
-    out = args.out or args.dir / "measurements.json"
-    figures = json.loads(out.read_text()) if out.is_file() else {}
+    out = args.out or (args.dir / "measurements.json" if args.record else None)
+    figures = json.loads(out.read_text()) if out is not None and out.is_file() else {}
     for name in names:
         path = args.dir / f"{name}.zip"
         if not path.is_file():
@@ -139,8 +143,9 @@ def main(argv: list[str] | None = None) -> int:
             card = json.loads(card_path.read_text())
             card.setdefault("evaluation", {})["measured"] = res
             card_path.write_text(json.dumps(card, indent=2) + "\n")
-    out.write_text(json.dumps(figures, indent=2) + "\n")
-    print(f"figures: {out}")
+    if out is not None:
+        out.write_text(json.dumps(figures, indent=2) + "\n")
+        print(f"figures: {out}")
     return 0
 
 

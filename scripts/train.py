@@ -63,7 +63,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from agents.training.train import train
 
-    result = train(cfg, out=args.out, resume=args.resume, command=command)
+    try:
+        result = train(cfg, out=args.out, resume=args.resume, command=command)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if result.resumed_from:
         print(f"resumed from {result.resumed_from}")
     print(

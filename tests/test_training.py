@@ -363,3 +363,17 @@ def test_same_seed_same_model(tmp_path: Path) -> None:
         params.append(torch.cat([p.detach().flatten() for p in model.policy.parameters()]))
     assert torch.equal(params[0], params[1])  # a seed replays the run, self-play opponents included
     assert not torch.equal(params[0], params[2])
+
+
+def test_a_finished_run_is_never_overwritten(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agents.training.train import output_folder
+
+    cfg = TrainConfig(name="demo")
+    monkeypatch.chdir(tmp_path)
+    first = output_folder(cfg, None, resume=False)
+    assert first == Path("runs/demo")
+    (first / "checkpoints").mkdir(parents=True)
+    assert output_folder(cfg, None, resume=False) == Path("runs/demo-2")  # default: a new folder
+    assert output_folder(cfg, None, resume=True) == first  # resuming continues the run
+    with pytest.raises(ConfigError, match="already holds a training run; pass --resume"):
+        output_folder(cfg, first, resume=False)  # an explicit --out holding a run

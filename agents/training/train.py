@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from dice_envs.rules import ConfigError
+
 from .artifacts import latest_checkpoint, make_card, plot_learning_curve, save_card
 from .config import TrainConfig
 from .envs import backend_name, eval_opponents, make_eval_env, make_train_env
@@ -62,6 +64,30 @@ def _lr(cfg: TrainConfig) -> Any:
     return cfg.learning_rate
 
 
+def _holds_run(folder: Path) -> bool:
+    return folder.is_dir() and (any(folder.glob("*.zip")) or (folder / "checkpoints").is_dir())
+
+
+def output_folder(cfg: TrainConfig, out: str | Path | None, resume: bool) -> Path:
+    """The run's folder. Default ``runs/<name>``, or ``runs/<name>-2``, ``-3``, ... when an earlier
+    run is there (unless resuming it); a given ``out`` holding a run needs ``resume``.
+    """
+    if out is not None:
+        out = Path(out)
+        if _holds_run(out) and not resume:
+            raise ConfigError(
+                f"{out} already holds a training run; pass --resume to continue it, or choose another --out"
+            )
+        return out
+    base = Path("runs") / cfg.name
+    if resume or not _holds_run(base):
+        return base
+    n = 2
+    while _holds_run(base.with_name(f"{cfg.name}-{n}")):
+        n += 1
+    return base.with_name(f"{cfg.name}-{n}")
+
+
 def train(
     cfg: TrainConfig,
     out: str | Path | None = None,
@@ -74,8 +100,8 @@ def train(
     from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
 
-    # 1. where, on what, which game
-    out = Path(out) if out is not None else Path("runs") / cfg.name
+    # 1. where, on what, which game (an earlier run's results are never overwritten)
+    out = output_folder(cfg, out, resume)
     out.mkdir(parents=True, exist_ok=True)
     ckpt_dir, pool_dir = out / "checkpoints", out / "pool"
     device = resolve_device(cfg.device)
