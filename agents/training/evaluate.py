@@ -105,7 +105,7 @@ def play_games(
         active.append(True)
         started += 1
     scores: list[float] = []
-    wins = draws = losses = 0
+    wdl = [0, 0, 0]  # wins, draws, losses
     while any(active):
         idx = [i for i in range(width) if active[i]]
         acts = _act(agent, np.stack([obs[i] for i in idx]), np.stack([masks[i] for i in idx]))
@@ -114,15 +114,9 @@ def play_games(
             if terminated or truncated:
                 final = list(info["final_scores"])
                 seat = int(info.get("seat", seats[i]))
-                mine, best = final[seat], max(final)
-                scores.append(float(mine))
+                scores.append(float(final[seat]))
                 if num_players > 1:
-                    if mine < best:
-                        losses += 1
-                    elif final.count(best) > 1:
-                        draws += 1
-                    else:
-                        wins += 1
+                    wdl[_outcome(final, seat)] += 1
                 if started < games:
                     o, info = envs[i].reset(seed=seed + started)
                     started += 1
@@ -133,7 +127,7 @@ def play_games(
             masks[i] = action_mask_of(envs[i], info)
     for env in envs:
         env.close()
-    return _stats(agent, agent_name, opponents, scores, (wins, draws, losses))
+    return _stats(agent, agent_name, opponents, scores, (wdl[0], wdl[1], wdl[2]))
 
 
 def _play_native(
@@ -150,7 +144,7 @@ def _play_native(
     (no bias towards short games), one env per learner seat for balanced seats."""
     num_players = 1 + len(opponents)
     scores: list[float] = []
-    wins = draws = losses = 0
+    wdl = [0, 0, 0]  # wins, draws, losses
     for seat in range(num_players):
         n_seat = games // num_players + (1 if seat < games % num_players else 0)
         if n_seat == 0:
@@ -177,17 +171,19 @@ def _play_native(
                     continue
                 done_count[i] += 1
                 final = list(infos[i]["final_scores"])
-                mine, best = final[seat], max(final)
-                scores.append(float(mine))
+                scores.append(float(final[seat]))
                 if num_players > 1:
-                    if mine < best:
-                        losses += 1
-                    elif final.count(best) > 1:
-                        draws += 1
-                    else:
-                        wins += 1
+                    wdl[_outcome(final, seat)] += 1
         venv.close()
-    return _stats(agent, agent_name, opponents, scores, (wins, draws, losses))
+    return _stats(agent, agent_name, opponents, scores, (wdl[0], wdl[1], wdl[2]))
+
+
+def _outcome(final: Sequence[float], seat: int) -> int:
+    """0 for a sole win of ``seat``, 1 for a shared win, 2 for a loss."""
+    best = max(final)
+    if final[seat] < best:
+        return 2
+    return 1 if list(final).count(best) > 1 else 0
 
 
 def _stats(
