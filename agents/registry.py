@@ -25,6 +25,7 @@ dice_envs.rules.config.ConfigError: agent spec 'optimal' is not available for fa
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import Any
 
@@ -69,21 +70,21 @@ def load(
     key = name.lower()
     known = known_specs(rules)
     if key == "random":
-        return RandomAgent(seed=seed)
+        return _build(spec, RandomAgent, seed=seed, **kwargs)
     if key == "human":
         from .human import HumanAgent
 
-        return HumanAgent(rules, num_players=num_players, seed=seed, **kwargs)
+        return _build(spec, HumanAgent, rules, num_players=num_players, seed=seed, **kwargs)
     if key.startswith("pretrained:") or key.endswith(".zip") or (name and Path(name).is_file()):
         from .learned import LearnedAgent
 
-        return LearnedAgent(name, rules, num_players=num_players, seed=seed, **kwargs)
+        return _build(spec, LearnedAgent, name, rules, num_players=num_players, seed=seed, **kwargs)
     if isinstance(rules, ScorecardRules):
         from . import scorecard_agents as sa
 
         classes = {"greedy": sa.GreedyAgent, "heuristic": sa.HeuristicAgent, "optimal": sa.OptimalAgent}
         if key in classes:
-            return classes[key](rules, num_players=num_players, seed=seed, **kwargs)
+            return _build(spec, classes[key], rules, num_players=num_players, seed=seed, **kwargs)
     elif isinstance(rules, FarkleRules):
         from . import farkle_agents as fa
 
@@ -94,7 +95,7 @@ def load(
             "max_expected": fa.MaxExpectedAgent,
         }
         if key in fclasses:
-            return fclasses[key](rules, num_players=num_players, seed=seed, **kwargs)
+            return _build(spec, fclasses[key], rules, num_players=num_players, seed=seed, **kwargs)
         if key.startswith("threshold:"):
             value = key.split(":", 1)[1]
             try:
@@ -105,8 +106,28 @@ def load(
                 ) from None
             if threshold < 0:
                 raise ConfigError(f"threshold must be >= 0, got {threshold}")
-            return fa.ThresholdAgent(rules, threshold, num_players=num_players, seed=seed, **kwargs)
+            return _build(
+                spec, fa.ThresholdAgent, rules, threshold, num_players=num_players, seed=seed, **kwargs
+            )
     all_specs = {"optimal", "max-expected", "max_expected"}
     if key in all_specs or key.startswith("threshold:"):
         raise ConfigError(f"agent spec {spec!r} is not available for {rules.game}; known: {', '.join(known)}")
     raise ConfigError(f"unknown agent spec {spec!r} for {rules.game}; known: {', '.join(known)}")
+
+
+def _build(spec: str, cls: type, *args: Any, **kwargs: Any) -> Agent:
+    """``cls(*args, **kwargs)``, with options the agent does not take refused by name."""
+    params = inspect.signature(cls).parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        allowed = [n for n, p in params.items() if p.kind is p.KEYWORD_ONLY or p.default is not p.empty]
+        allowed = [n for n in allowed if n not in ("num_players", "seed")]
+        for key in kwargs:
+            if key not in params:
+                rule_hint = ""
+                if key not in ("device", "deterministic"):
+                    rule_hint = "; rule parameters go in game=make_rules(game, ...)"
+                raise ConfigError(
+                    f"agent {spec!r} takes no option {key!r}; its options: {', '.join(allowed) or 'none'}"
+                    f"{rule_hint}"
+                )
+    return cls(*args, **kwargs)

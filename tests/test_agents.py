@@ -200,3 +200,12 @@ def test_canonical_masks_are_legal() -> None:
         assert hold_to_reroll_mask(g.dice, hold) in legal
     with pytest.raises(ValueError, match="do not hold"):
         select_mask((1, 2, 3, 4, 5), [6])
+
+
+def test_load_refuses_options_an_agent_does_not_take() -> None:
+    with pytest.raises(ConfigError, match=r"takes no option 'upper_bonus_threshold'.*make_rules"):
+        agents.load("heuristic", game="spiffel", upper_bonus_threshold=60)
+    with pytest.raises(ConfigError, match="agent 'random' takes no option 'foo'"):
+        agents.load("random", game="farkle", foo=1)
+    tuned = agents.load("heuristic", game=make_rules("spiffel", upper_bonus_threshold=60))
+    assert tuned.rules.upper_bonus_threshold == 60  # rule parameters travel with the rules
