@@ -209,3 +209,28 @@ def test_load_refuses_options_an_agent_does_not_take() -> None:
         agents.load("random", game="farkle", foo=1)
     tuned = agents.load("heuristic", game=make_rules("spiffel", upper_bonus_threshold=60))
     assert tuned.rules.upper_bonus_threshold == 60  # rule parameters travel with the rules
+
+
+@pytest.mark.parametrize("spec", ["greedy", "heuristic", "max-expected", "threshold:600"])
+@pytest.mark.parametrize("players", [1, 2, 3])
+def test_vectorized_farkle_agents_choose_as_act(spec: str, players: int) -> None:
+    """The array-written act_batch of every Farkle agent makes act's choice in every row, over
+    states of real games (races, final rounds and hot dice included: small target)."""
+    rules = make_rules("farkle", target=2500, max_turns=30)
+    agent = agents.load(spec, game=rules, num_players=players, seed=0)
+    obs, masks = [], []
+    for seed in range(25):
+        g = new_game(rules, players, seed=seed)
+        rng = np.random.default_rng(seed)
+        while not g.done:
+            obs.append(encode(g, g.current_player))
+            masks.append(g.action_mask())
+            legal = g.legal_actions()
+            banks = [a for a in legal if a >= 64]
+            pool = banks if banks and rng.random() < 0.6 else legal  # bank often: races happen
+            g.apply(pool[int(rng.integers(len(pool)))])
+    assert len(obs) > 300
+    if players > 1:
+        assert any(o[47] == 1 for o in obs)  # final rounds were played
+    batch = agent.act_batch(np.array(obs), np.array(masks))
+    assert batch.tolist() == [agent.act(o, m) for o, m in zip(obs, masks, strict=True)]
