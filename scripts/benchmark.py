@@ -54,6 +54,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--subproc", action="store_true", help="also train on SubprocVecEnv")
     p.add_argument("--threads", type=int, default=None, help="BLAS/OMP/torch threads (1: one core)")
     p.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
+    p.add_argument(
+        "--opponents",
+        nargs="*",
+        default=[],
+        help="also time the native env at the largest size with each of these opponents (agent specs)",
+    )
     return p.parse_args(argv)
 
 
@@ -159,8 +165,11 @@ def bench_sync(game: str, num_envs: int, seconds: float) -> dict[str, float]:
     return _bench_vector(env, num_envs, seconds)
 
 
-def bench_native(game: str, num_envs: int, seconds: float) -> dict[str, float]:
-    return _bench_vector(NATIVE[game](num_envs=num_envs), num_envs, seconds)
+def bench_native(game: str, num_envs: int, seconds: float, opponent: str | None = None) -> dict[str, float]:
+    """The native env; with ``opponent``, a 2-player game where it plays inside ``step()``
+    (batched: one ``act_batch`` per decision round). Steps are the learner's."""
+    kwargs = {"opponents": [opponent], "autoreset_mode": "same_step"} if opponent else {}
+    return _bench_vector(NATIVE[game](num_envs=num_envs, **kwargs), num_envs, seconds)
 
 
 def bench_train(game: str, kind: str, num_envs: int, timesteps: int) -> dict[str, float]:
@@ -218,6 +227,12 @@ def main(args: argparse.Namespace) -> dict[str, Any]:
             r[f"sync_{args.sync_envs}"] = bench_sync(game, args.sync_envs, args.seconds)
         for n in args.sizes:
             r[f"native_{n}"] = bench_native(game, n, args.seconds)
+        big = max(args.sizes)
+        for spec in args.opponents:
+            try:
+                r[f"native_{big}_vs_{spec}"] = bench_native(game, big, args.seconds, spec)
+            except ValueError as exc:  # ConfigError: this spec does not play this game
+                print(f"  (skipped opponent {spec!r} for {game}: {exc})")
         if not args.no_train:
             kinds = ["native", "dummy"] + (["subproc"] if args.subproc else [])
             r["train"] = {k: bench_train(game, k, args.train_envs, args.train_steps) for k in kinds}
