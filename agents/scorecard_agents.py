@@ -18,12 +18,13 @@ none touches an environment.
 from __future__ import annotations
 
 from collections import Counter, OrderedDict
+from functools import cache
 
 import numpy as np
 
 from dice_envs.encoding import ScorecardView, decode
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS, UPPER_FACES, ScorecardRules
-from dice_envs.tables import scorecard_tables
+from dice_envs.tables import scorecard_batch_tables, scorecard_tables
 
 from .actions import hold_to_reroll_mask
 from .base import BaseAgent, check_mask
@@ -240,6 +241,48 @@ class GreedyAgent(_ScorecardAgent):
         if mask == 0 or not action_mask[mask]:
             return N_REROLL_ACTIONS + target
         return mask
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """:meth:`act` for a whole batch, from tables of its choices (:func:`_greedy_tables`)."""
+        obs = np.asarray(observations, dtype=np.float64)
+        legal = np.asarray(action_masks) > 0
+        if not legal.any(axis=1).all():
+            raise ValueError("an action mask of the batch has no legal action")
+        hot = obs[:, :30].reshape(-1, 5, 6)
+        if (hot.max(axis=2) < 0.5).any():
+            raise ValueError("an observation of the batch shows no dice: it is not this agent's turn")
+        roll = scorecard_batch_tables().code_roll[(hot.argmax(axis=2) * 6 ** np.arange(5)).sum(axis=1)]
+        k = len(self.categories)
+        joker = (obs[:, 36 + self.rules.num_throws + 2 * k + 5] > 0.5).astype(np.int64)  # type: ignore[attr-defined]
+        points, good, hold = _greedy_tables(self.rules)
+        boxes = legal[:, N_REROLL_ACTIONS:]
+        target = np.argmax(np.where(boxes, points[joker, roll], -np.inf), axis=1)
+        mask = hold[roll, target]
+        rows = np.arange(len(obs))
+        throw = legal[:, :N_REROLL_ACTIONS].any(axis=1) & ~good[joker, roll, target]
+        throw &= (mask != 0) & legal[rows, mask]
+        return np.where(throw, mask, N_REROLL_ACTIONS + target).astype(np.int64)
+
+
+@cache
+def _greedy_tables(rules: ScorecardRules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The greedy agent's choices per throw and box, from its own rules (:func:`_good`,
+    :func:`_hold_for`): points ``(2, 252, K)`` (normal / joker), good ``(2, 252, K)`` and the
+    re-throw mask that chases the box ``(252, K)``."""
+    c = _core_cache(rules)
+    points = np.stack([c.normal, c.joker_tab])
+    rolls = list(scorecard_tables().roll_index)
+    good = np.array(
+        [
+            [
+                [_good(b, int(points[j, r, i]), d) for i, b in enumerate(rules.categories)]
+                for r, d in enumerate(rolls)
+            ]
+            for j in range(2)
+        ]
+    )
+    hold = np.array([[hold_to_reroll_mask(d, _hold_for(b, d)) for b in rules.categories] for d in rolls])
+    return points, good, hold.astype(np.int64)
 
 
 _CORES: dict[ScorecardRules, _Core] = {}

@@ -234,3 +234,26 @@ def test_vectorized_farkle_agents_choose_as_act(spec: str, players: int) -> None
         assert any(o[47] == 1 for o in obs)  # final rounds were played
     batch = agent.act_batch(np.array(obs), np.array(masks))
     assert batch.tolist() == [agent.act(o, m) for o, m in zip(obs, masks, strict=True)]
+
+
+@pytest.mark.parametrize("game", ["spiffel", "dice_poker", "yahtzee"])
+def test_vectorized_greedy_chooses_as_act(game: str) -> None:
+    """The greedy agent's table-driven act_batch equals act in every row, jokers included
+    (five-of-a-kinds are injected often so bonus and joker states occur)."""
+    rules = make_rules(game)
+    agent = agents.load("greedy", game=rules, num_players=2, seed=0)
+    obs, masks = [], []
+    for seed in range(15):
+        g = new_game(rules, 2, seed=seed)
+        rng = np.random.default_rng(seed)
+        while not g.done:
+            obs.append(encode(g, g.current_player))
+            masks.append(g.action_mask())
+            if rng.random() < 0.25:
+                g.dice_source.inject(*[int(rng.integers(1, 7))] * 5)
+            legal = g.legal_actions()
+            g.apply(legal[int(rng.integers(len(legal)))])
+    joker_col = 36 + rules.num_throws + 2 * len(rules.categories) + 5
+    assert any(o[joker_col] == 1 for o in obs)  # joker states were met
+    batch = agent.act_batch(np.array(obs), np.array(masks))
+    assert batch.tolist() == [agent.act(o, m) for o, m in zip(obs, masks, strict=True)]
