@@ -30,6 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agents.training.artifacts import atomic_write_text  # noqa: E402
+
 PRETRAINED = Path(__file__).resolve().parents[1] / "agents" / "pretrained"
 
 
@@ -142,9 +144,9 @@ def main(argv: list[str] | None = None) -> int:
             card_path = path.with_suffix(".json")
             card = json.loads(card_path.read_text())
             card.setdefault("evaluation", {})["measured"] = res
-            card_path.write_text(json.dumps(card, indent=2) + "\n")
+            atomic_write_text(card_path, json.dumps(card, indent=2) + "\n")
     if out is not None:
-        out.write_text(json.dumps(figures, indent=2) + "\n")
+        atomic_write_text(out, json.dumps(figures, indent=2) + "\n")
         print(f"figures: {out}")
     return 0
 

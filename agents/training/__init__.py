@@ -1,14 +1,19 @@
-"""Training of learned agents: MaskablePPO with optional self-play and a behaviour-cloning warm start.
+"""Training of learned agents: PPO on the native vector env (default) or sb3-contrib MaskablePPO,
+with optional self-play and a behaviour-cloning warm start.
 
 * :mod:`.config` — :class:`TrainConfig`, every knob of a run in one dataclass (YAML, strict keys);
-* :mod:`.envs` — the training / evaluation vector envs (native, subproc or dummy);
-* :mod:`.selfplay` — the opponent pool of learner snapshots and built-in agents;
+* :mod:`.train` — :func:`train`, the one entry point: run folder, resume checks, device, trainer;
+* :mod:`.ppo` — the native trainer's algorithm: masked sampling, GAE, the clipped PPO loss;
+* :mod:`.ppo_train` — the native trainer's run loop (``trainer: ppo``);
+* :mod:`.sb3_train` — sb3-contrib ``MaskablePPO.learn`` (``trainer: sb3``);
+* :mod:`.envs` — the sb3 trainer's vector envs (native, subproc or dummy);
+* :mod:`.selfplay` — opponent pools of learner snapshots and built-in agents;
 * :mod:`.bc` — behaviour cloning of an expert (the exact solver) before PPO;
-* :mod:`.train` — the training loop, :func:`train`;
 * :mod:`.evaluate` — batched games of a model against built-in agents;
-* :mod:`.artifacts` — model card, learning curve, checkpoints.
+* :mod:`.artifacts` — model card, learning curve, checkpoints, atomic writes.
 
-The command line is ``scripts/train.py``. This package needs the ``train`` extra (torch, SB3).
+The command line is ``dice-envs train`` (``scripts/train.py``). This package needs the ``train``
+extra (torch, SB3).
 """
 
 from __future__ import annotations

@@ -9,10 +9,16 @@ The model card (``<stem>.json`` beside ``<stem>.zip``) follows the schema that
 
 from __future__ import annotations
 
+import csv
 import datetime as _dt
+import hashlib
+import io
 import json
+import os
 import re
 import sys
+import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -24,16 +30,142 @@ from dice_envs.rules import RuleConfig
 __all__ = [
     "CARD_FORMAT",
     "CARD_VERSION",
+    "CHECKPOINT_FORMAT",
+    "ProgressLog",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "checkpoints",
     "latest_checkpoint",
     "library_versions",
+    "load_checkpoint",
+    "machine_info",
     "make_card",
     "plot_learning_curve",
     "save_card",
+    "save_checkpoint",
 ]
 
 CARD_FORMAT = "dice-envs-model-card"
 CARD_VERSION = 1
 _CKPT = re.compile(r"^model_(\d+)_steps\.zip$")
+_PPO_CKPT = re.compile(r"^ckpt_(\d+)\.pt$")
+#: ``format`` of the native trainer's checkpoints (plain tensors and numbers, no pickled objects).
+CHECKPOINT_FORMAT = "dice-envs-ppo-checkpoint"
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename, so a
+    kill leaves either the old file or the new one, never a half-written one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    """:func:`atomic_write_bytes` of UTF-8 text."""
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def save_checkpoint(folder: str | Path, steps: int, state: dict[str, Any], keep: int = 3) -> Path:
+    """Write ``state`` (tensors, numbers, strings, lists and dicts only) as ``ckpt_<steps>.pt``.
+
+    The file is written atomically with a ``.sha256`` beside it; all but the ``keep`` newest
+    checkpoints are deleted.
+    """
+    import torch
+
+    folder = Path(folder)
+    buf = io.BytesIO()
+    torch.save({"format": CHECKPOINT_FORMAT, "version": 1, **state}, buf)
+    data = buf.getvalue()
+    path = folder / f"ckpt_{int(steps):012d}.pt"
+    atomic_write_bytes(path, data)
+    atomic_write_text(path.with_name(path.name + ".sha256"), hashlib.sha256(data).hexdigest() + "\n")
+    for old in _ppo_checkpoints(folder)[:-keep]:
+        old.unlink(missing_ok=True)
+        old.with_name(old.name + ".sha256").unlink(missing_ok=True)
+    return path
+
+
+def _ppo_checkpoints(folder: Path) -> list[Path]:
+    if not folder.is_dir():
+        return []
+    found = [(int(m.group(1)), p) for p in folder.iterdir() if (m := _PPO_CKPT.match(p.name))]
+    return [p for _, p in sorted(found)]
+
+
+def load_checkpoint(folder: str | Path) -> tuple[Path, dict[str, Any]] | None:
+    """The newest checkpoint of ``folder`` that verifies, with its state; ``None`` when none does.
+
+    A checkpoint verifies when its ``.sha256`` matches and ``torch.load(weights_only=True)``
+    reads it (nothing is unpickled beyond tensors and plain values). A newer file that fails
+    (truncated by a kill, altered) is skipped with a warning naming it, and the previous one
+    is used.
+    """
+    import torch
+
+    for path in reversed(_ppo_checkpoints(Path(folder))):
+        digest_file = path.with_name(path.name + ".sha256")
+        try:
+            data = path.read_bytes()
+            want = digest_file.read_text(encoding="utf-8").strip()
+            if hashlib.sha256(data).hexdigest() != want:
+                raise ValueError("its sha256 does not match the .sha256 file beside it")
+            state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+            if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
+                raise ValueError(f"not a {CHECKPOINT_FORMAT} file")
+        except (OSError, ValueError, RuntimeError, EOFError, UnicodeDecodeError) as exc:
+            warnings.warn(f"skipping checkpoint {path}: {exc}", stacklevel=2)
+            continue
+        return path, state
+    return None
+
+
+class ProgressLog:
+    """The run's ``progress.csv``: one row per update (steps, wall time, returns, losses, ...).
+
+    Rows past a resumed checkpoint are dropped (the file rewritten atomically), so the learning
+    curve of a resumed run continues where its checkpoint left off.
+    """
+
+    def __init__(self, path: str | Path, fields: list[str], resume_steps: int | None = None) -> None:
+        self.path = Path(path)
+        self.fields = fields
+        rows = self.read(self.path) if resume_steps is not None else []
+        rows = [r for r in rows if int(float(r["steps"])) <= (resume_steps or 0)]
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        atomic_write_text(self.path, out.getvalue())
+
+    def append(self, row: dict[str, Any]) -> None:
+        """Add one row (numbers formatted compactly; missing fields left empty)."""
+        cells = {k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in row.items()}
+        with self.path.open("a", encoding="utf-8", newline="") as fh:
+            csv.DictWriter(fh, fieldnames=self.fields, extrasaction="ignore", lineterminator="\n").writerow(
+                cells
+            )
+
+    @staticmethod
+    def read(path: str | Path) -> list[dict[str, str]]:
+        """The complete rows of a progress file (a torn last line is ignored)."""
+        path = Path(path)
+        if not path.is_file():
+            return []
+        with path.open(encoding="utf-8", newline="") as fh:
+            rows = list(csv.DictReader(fh))
+        return [r for r in rows if r.get("steps") and None not in r.values()]
 
 
 def library_versions() -> dict[str, str]:
@@ -65,8 +197,10 @@ def make_card(
     evaluation: dict[str, Any],
     command: str,
     seed: int,
+    algorithm: str = "MaskablePPO",
+    **extra: Any,
 ) -> dict[str, Any]:
-    """The model card of a trained model, with exactly the schema's keys."""
+    """The model card of a trained model: the schema's keys, then ``extra`` (e.g. ``machine``)."""
     return {
         "format": CARD_FORMAT,
         "format_version": CARD_VERSION,
@@ -75,7 +209,7 @@ def make_card(
         "num_players": int(num_players),
         "observation_encoding": encoding_id(rules),
         "n_actions": int(rules.n_actions),  # type: ignore[attr-defined]
-        "algorithm": "MaskablePPO",
+        "algorithm": algorithm,
         "config": config,
         "steps": int(steps),
         "wall_time_s": float(wall_time_s),
@@ -84,7 +218,30 @@ def make_card(
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "seed": int(seed),
         "library_versions": library_versions(),
+        **extra,
     }
+
+
+def machine_info(device: str, threads: int) -> dict[str, Any]:
+    """The machine a model was trained on (for its card)."""
+    import platform
+
+    import torch
+
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        cores = os.cpu_count() or 1
+    info: dict[str, Any] = {
+        "cpu": platform.processor() or platform.machine(),
+        "cores_usable": cores,
+        "torch_threads": int(threads),
+        "device": device,
+        "platform": platform.platform(terse=True),
+    }
+    if device.startswith("cuda") and torch.cuda.is_available():
+        info["gpu"] = torch.cuda.get_device_name(0)
+    return info
 
 
 def save_card(model_path: str | Path, card: dict[str, Any]) -> Path:
@@ -98,21 +255,33 @@ def save_card(model_path: str | Path, card: dict[str, Any]) -> Path:
         result = write_card(model_path, card)
         return Path(result) if result else model_path.with_suffix(".json")
     path = model_path.with_suffix(".json")
-    path.write_text(json.dumps(card, indent=2, sort_keys=False) + "\n")
-    return path
+    return atomic_write_text(path, json.dumps(card, indent=2, sort_keys=False) + "\n")
+
+
+def checkpoints(checkpoint_dir: str | Path) -> list[Path]:
+    """The sb3 trainer's checkpoints (``model_<steps>_steps.zip``) of a folder, oldest first."""
+    d = Path(checkpoint_dir)
+    if not d.is_dir():
+        return []
+    found = [(int(m.group(1)), p) for p in d.iterdir() if (m := _CKPT.match(p.name))]
+    return [p for _, p in sorted(found)]
 
 
 def latest_checkpoint(checkpoint_dir: str | Path) -> Path | None:
-    """The checkpoint with the most steps in a folder, or ``None``."""
-    d = Path(checkpoint_dir)
-    if not d.is_dir():
-        return None
-    found = [(int(m.group(1)), p) for p in d.iterdir() if (m := _CKPT.match(p.name))]
-    return max(found)[1] if found else None
+    """The sb3 checkpoint with the most steps in a folder, or ``None``."""
+    found = checkpoints(checkpoint_dir)
+    return found[-1] if found else None
 
 
-def plot_learning_curve(run_dir: str | Path, path: str | Path, title: str, ylabel: str) -> Path | None:
-    """Plot the periodic evaluations (``evaluations.npz``) and training episodes (monitor files)."""
+def plot_learning_curve(
+    run_dir: str | Path,
+    path: str | Path,
+    title: str,
+    ylabel: str,
+    references: dict[str, float] | None = None,
+) -> Path | None:
+    """Plot a run's learning curve: ``progress.csv`` (native trainer) or the periodic evaluations
+    (``evaluations.npz``) and monitor files (sb3 trainer), with ``references`` as labelled lines."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -120,7 +289,7 @@ def plot_learning_curve(run_dir: str | Path, path: str | Path, title: str, ylabe
 
     run_dir = Path(run_dir)
     fig, ax = plt.subplots(figsize=(7, 4))
-    drawn = False
+    drawn = _plot_progress(ax, ProgressLog.read(run_dir / "progress.csv"))
     for monitor in sorted(run_dir.glob("train_from_*.monitor.csv")):
         start = int(monitor.name.split("_")[2].split(".")[0])
         rows = np.genfromtxt(monitor, delimiter=",", skip_header=2)
@@ -152,12 +321,39 @@ def plot_learning_curve(run_dir: str | Path, path: str | Path, title: str, ylabe
     if not drawn:
         plt.close(fig)
         return None
+    styles = ["--", ":", "-."]
+    for i, (label, value) in enumerate((references or {}).items()):
+        ax.axhline(value, color="0.3", ls=styles[i % len(styles)], lw=1, label=f"{label} ({value:.4g})")
     ax.set_xlabel("environment steps")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=100, format="png")
     plt.close(fig)
-    return Path(path)
+    return atomic_write_bytes(path, buf.getvalue())
+
+
+def _plot_progress(ax: Any, rows: list[dict[str, str]]) -> bool:
+    """Training returns and evaluations of ``progress.csv`` rows; whether anything was drawn."""
+
+    def column(name: str) -> tuple[np.ndarray, np.ndarray]:
+        pts = [(float(r["steps"]), float(r[name])) for r in rows if r.get(name) not in (None, "", "nan")]
+        arr = np.asarray(pts, dtype=np.float64).reshape(-1, 2)
+        return arr[:, 0], arr[:, 1]
+
+    drawn = False
+    x, y = column("train_return")
+    if x.size:
+        ax.plot(x, y, color="tab:blue", alpha=0.6, label="training episodes (sampled actions)")
+        drawn = True
+    x, y = column("eval")
+    if x.size:
+        _, se = column("eval_se")
+        ax.plot(x, y, "o-", color="tab:orange", ms=3, label="evaluation (argmax, ± s.e.)")
+        if se.size == y.size:
+            ax.fill_between(x, y - se, y + se, color="tab:orange", alpha=0.25)
+        drawn = True
+    return drawn

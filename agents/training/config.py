@@ -11,7 +11,7 @@ go through the same check (values are parsed as YAML, so ``--set net_arch=[64,64
 Traceback (most recent call last):
 ...
 dice_envs.rules.config.ConfigError: unknown training config key 'learning_rte'; allowed: ...
->>> cfg.with_overrides(["n_envs=4", "net_arch=[32, 32]"]).net_arch
+>>> cfg.with_overrides(["n_envs=128", "net_arch=[32, 32]"]).net_arch
 [32, 32]
 """
 
@@ -19,7 +19,9 @@ dice_envs.rules.config.ConfigError: unknown training config key 'learning_rte'; 
 from __future__ import annotations
 
 import dataclasses
+import math
 import numbers
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +29,7 @@ from typing import Any
 
 from dice_envs.rules import GAMES, ConfigError, RuleConfig, make_rules
 
-__all__ = ["DEFAULT_EXPERT", "GYM_IDS", "TrainConfig", "load_config"]
+__all__ = ["DEFAULT_EXPERT", "GYM_IDS", "RESUMABLE_KEYS", "TrainConfig", "load_config"]
 
 #: Registered Gymnasium id of each game.
 GYM_IDS: dict[str, str] = {
@@ -50,7 +52,12 @@ _CHOICES: dict[str, tuple[Any, ...]] = {
     "device": ("auto", "cpu", "cuda"),
     "activation": ("tanh", "relu"),
     "warm_start": ("none", "bc"),
+    "trainer": ("ppo", "sb3"),
+    "lr_schedule": ("constant", "linear", "cosine"),
 }
+#: Keys that may differ when a run is resumed (everything else must equal the run's config.json).
+RESUMABLE_KEYS = ("total_timesteps", "progress_bar", "tensorboard", "verbose", "device", "torch_threads")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
 def _knob(default: Any, doc: str) -> Any:
@@ -74,32 +81,46 @@ class TrainConfig:
     seat: int | None = _knob(None, "learner's seat; null = random per episode")
 
     # --- environment -----------------------------------------------------------------------
-    n_envs: int = _knob(4, "parallel environments")
-    vec_env: str = _knob("auto", "auto (native if importable, else subproc) | native | subproc | dummy")
+    n_envs: int = _knob(1024, "games stepped at once (ppo: thousands, one forward pass per step; sb3: envs)")
+    vec_env: str = _knob(
+        "auto", "sb3 trainer only: auto (native if importable, else subproc) | native | subproc | dummy"
+    )
 
     # --- run ---------------------------------------------------------------------------------
+    trainer: str = _knob(
+        "ppo", "ppo: agents.training.ppo on the native vector env | sb3: sb3-contrib MaskablePPO"
+    )
     total_timesteps: int = _knob(100_000, "environment steps of the learner (over all envs)")
     seed: int = _knob(0, "seeds the model, the envs and the opponents")
-    device: str = _knob("auto", "auto | cpu | cuda")
-    torch_threads: int = _knob(1, "torch CPU threads (0 = torch default)")
-    progress_bar: bool = _knob(True, "show a progress bar (tqdm + rich)")
+    device: str = _knob("auto", "auto (cuda when available) | cpu | cuda")
+    torch_threads: int = _knob(
+        0, "torch CPU threads; 0 = chosen for the machine (the cores this process may use)"
+    )
+    progress_bar: bool = _knob(True, "show a progress bar (tqdm)")
     tensorboard: bool = _knob(True, "write TensorBoard logs to <out>/tb")
-    verbose: int = _knob(0, "SB3 verbosity (0, 1, 2)")
+    verbose: int = _knob(0, "0: quiet, 1: a line per evaluation (sb3: SB3 verbosity 0, 1, 2)")
 
-    # --- MaskablePPO -------------------------------------------------------------------------
-    learning_rate: float = _knob(3e-4, "Adam step size")
-    lr_schedule: str = _knob("constant", "constant | linear (decays to 0 at total_timesteps)")
-    n_steps: int = _knob(512, "rollout length per env per update")
-    batch_size: int = _knob(256, "minibatch size")
-    n_epochs: int = _knob(10, "passes over each rollout")
+    # --- PPO (both trainers) ------------------------------------------------------------------
+    learning_rate: float = _knob(3e-4, "Adam step size at the start")
+    lr_schedule: str = _knob("constant", "constant | linear | cosine (from learning_rate to lr_final)")
+    lr_final: float = _knob(0.0, "learning rate at the end of a linear / cosine schedule (ppo)")
+    adam_eps: float = _knob(1e-5, "Adam epsilon (ppo)")
+    n_steps: int = _knob(64, "rollout length per env per update (rollout = n_envs x n_steps samples)")
+    batch_size: int = _knob(4096, "minibatch size (samples per gradient step)")
+    n_epochs: int = _knob(4, "passes over each rollout")
     gamma: float = _knob(1.0, "discount factor")
     gae_lambda: float = _knob(0.95, "GAE lambda")
-    clip_range: float = _knob(0.2, "PPO clipping")
-    ent_coef: float = _knob(0.0, "entropy bonus")
+    clip_range: float = _knob(0.2, "PPO clipping of the probability ratio")
+    clip_range_vf: float | None = _knob(None, "clipping of the value change per update (null = unclipped)")
+    normalize_advantage: bool = _knob(True, "normalise advantages per minibatch (ppo)")
+    ent_coef: float = _knob(0.0, "entropy bonus at the start")
+    ent_coef_final: float | None = _knob(
+        None, "entropy bonus at the end, linear in progress (null = constant)"
+    )
     vf_coef: float = _knob(0.5, "value-loss weight")
     max_grad_norm: float = _knob(0.5, "gradient clipping")
     target_kl: float | None = _knob(None, "early stop of an update's epochs at this KL (null = off)")
-    net_arch: list = _knob([256, 256], "hidden layers of the policy and value networks")
+    net_arch: list = _knob([256, 256], "hidden layers of the policy and value networks (separate nets)")
     activation: str = _knob("tanh", "tanh | relu")
 
     # --- evaluation and checkpoints ----------------------------------------------------------
@@ -146,6 +167,9 @@ class TrainConfig:
         for key in merged:
             if key not in allowed:
                 raise ConfigError(f"unknown training config key {key!r}; allowed: {', '.join(allowed)}")
+        for key in ("rules",):
+            if key in merged and merged[key] is None:
+                merged[key] = {}
         cfg = cls(**merged)
         cfg.validate()
         return cfg
@@ -158,7 +182,16 @@ class TrainConfig:
         path = Path(path)
         if not path.is_file():
             raise ConfigError(f"training config file not found: {path}")
-        data = yaml.safe_load(path.read_text()) or {}
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{path}: not a UTF-8 text file ({exc.reason} at byte {exc.start})") from None
+        except yaml.YAMLError as exc:
+            where = getattr(exc, "problem_mark", None)
+            at = f" (line {where.line + 1}, column {where.column + 1})" if where is not None else ""
+            raise ConfigError(f"{path}: not valid YAML{at}: {getattr(exc, 'problem', exc)}") from None
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read the training config: {exc.strerror}") from None
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a mapping of config keys, got {type(data).__name__}")
         try:
@@ -175,7 +208,10 @@ class TrainConfig:
             if "=" not in text:
                 raise ConfigError(f"override {text!r} must look like key=value")
             key, raw = text.split("=", 1)
-            data[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
+            try:
+                data[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
+            except yaml.YAMLError:
+                raise ConfigError(f"override {text!r}: the value is not valid YAML") from None
         data.update({k: v for k, v in values.items() if v is not None})
         return type(self).from_dict(data)
 
@@ -185,60 +221,121 @@ class TrainConfig:
 
     # ------------------------------------------------------------------ validation
     def validate(self) -> None:
-        """Raise :class:`ConfigError` naming the first bad value."""
+        """Raise :class:`ConfigError` naming the first bad value and what is allowed."""
+        if not isinstance(self.name, str) or not _NAME.match(self.name) or ".." in self.name:
+            raise ConfigError(
+                f"config 'name' must be a plain run name (letters, digits, '.', '_', '-'; no path "
+                f"separators or '..'), got {self.name!r}"
+            )
         if self.game not in GAMES:
             raise ConfigError(f"config 'game' must be one of {', '.join(GAMES)}, got {self.game!r}")
         for key, allowed in _CHOICES.items():
             if getattr(self, key) not in allowed:
                 names = ", ".join(map(str, allowed))
                 raise ConfigError(f"config {key!r} must be one of {names}, got {getattr(self, key)!r}")
-        if self.lr_schedule not in ("constant", "linear"):
-            raise ConfigError(f"config 'lr_schedule' must be constant or linear, got {self.lr_schedule!r}")
         if not isinstance(self.rules, dict):
             raise ConfigError(f"config 'rules' must be a mapping of rule parameters, got {self.rules!r}")
         self.rule_config()  # validates the rule parameters themselves
-        positive = (
-            "num_players",
-            "n_envs",
-            "total_timesteps",
-            "n_steps",
-            "batch_size",
-            "n_epochs",
-            "eval_episodes",
-            "pool_size",
-            "bc_samples",
-            "bc_epochs",
-            "bc_batch_size",
-        )
-        for key in positive:
-            value = getattr(self, key)
-            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-                raise ConfigError(f"config {key!r} must be a positive integer, got {value!r}")
         for key in (
-            "eval_freq",
-            "checkpoint_freq",
-            "final_eval_games",
-            "snapshot_freq",
-            "seed",
-            "torch_threads",
-            "verbose",
-            "bc_dagger_rounds",
-            "bc_dagger_samples",
+            "progress_bar",
+            "tensorboard",
+            "self_play",
+            "snapshot_deterministic",
+            "normalize_advantage",
         ):
+            if not isinstance(getattr(self, key), bool):
+                raise ConfigError(f"config {key!r} must be true or false, got {getattr(self, key)!r}")
+        ranges: dict[str, tuple[int, int]] = {
+            "num_players": (1, 8),
+            "n_envs": (1, 1 << 20),
+            "total_timesteps": (1, 1 << 50),
+            "n_steps": (1, 1 << 20),
+            "batch_size": (1, 1 << 24),
+            "n_epochs": (1, 1000),
+            "eval_episodes": (1, 1 << 24),
+            "pool_size": (1, 10_000),
+            "bc_samples": (1, 1 << 30),
+            "bc_epochs": (1, 10_000),
+            "bc_batch_size": (1, 1 << 24),
+            "eval_freq": (0, 1 << 50),
+            "checkpoint_freq": (0, 1 << 50),
+            "final_eval_games": (0, 1 << 24),
+            "snapshot_freq": (0, 1 << 50),
+            "seed": (0, 2**63 - 1),
+            "torch_threads": (0, 4096),
+            "verbose": (0, 2),
+            "bc_dagger_rounds": (0, 1000),
+            "bc_dagger_samples": (0, 1 << 30),
+        }
+        for key, (lo, hi) in ranges.items():
             value = getattr(self, key)
-            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 0:
-                raise ConfigError(f"config {key!r} must be a non-negative integer, got {value!r}")
-        for key in ("pool_builtin_prob", "pool_latest_prob", "gamma", "gae_lambda"):
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or not lo <= value <= hi:
+                raise ConfigError(f"config {key!r} must be an integer in [{lo}, {hi}], got {value!r}")
+        # real-valued knobs: (low, high, low inclusive, may be null)
+        reals: dict[str, tuple[float, float, bool, bool]] = {
+            "learning_rate": (0.0, 1.0, False, False),
+            "lr_final": (0.0, 1.0, True, False),
+            "adam_eps": (0.0, 1.0, False, False),
+            "bc_learning_rate": (0.0, 1.0, False, False),
+            "reward_scale": (0.0, 1e6, False, False),
+            "gamma": (0.0, 1.0, True, False),
+            "gae_lambda": (0.0, 1.0, True, False),
+            "clip_range": (0.0, 10.0, False, False),
+            "clip_range_vf": (0.0, 1e6, False, True),
+            "ent_coef": (0.0, 10.0, True, False),
+            "ent_coef_final": (0.0, 10.0, True, True),
+            "vf_coef": (0.0, 1e3, True, False),
+            "bc_value_coef": (0.0, 1e3, True, False),
+            "max_grad_norm": (0.0, 1e6, False, False),
+            "target_kl": (0.0, 1e3, False, True),
+            "pool_builtin_prob": (0.0, 1.0, True, False),
+            "pool_latest_prob": (0.0, 1.0, True, False),
+        }
+        for key, (lo, hi, lo_in, nullable) in reals.items():
             value = getattr(self, key)
-            if not isinstance(value, numbers.Real) or not 0.0 <= float(value) <= 1.0:
-                raise ConfigError(f"config {key!r} must be a number in [0, 1], got {value!r}")
-        if not self.net_arch or not all(isinstance(h, int) and h > 0 for h in self.net_arch):
+            if value is None and nullable:
+                continue
+            ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+            ok = ok and (lo <= value if lo_in else lo < value) and value <= hi
+            if not ok:
+                bracket = "[" if lo_in else "("
+                null = " or null" if nullable else ""
+                raise ConfigError(
+                    f"config {key!r} must be a number in {bracket}{lo:g}, {hi:g}]{null}, got {value!r}"
+                )
+        if self.lr_schedule != "constant" and self.lr_final > self.learning_rate:
             raise ConfigError(
-                f"config 'net_arch' must be a list of positive layer sizes, got {self.net_arch!r}"
+                f"config 'lr_final' ({self.lr_final}) must not exceed 'learning_rate' ({self.learning_rate})"
             )
-        if self.seat is not None and not 0 <= self.seat < self.num_players:
+        if (
+            not isinstance(self.net_arch, list)
+            or not self.net_arch
+            or not all(
+                isinstance(h, int) and not isinstance(h, bool) and 0 < h <= 65536 for h in self.net_arch
+            )
+        ):
             raise ConfigError(
-                f"config 'seat' must be null or in [0, {self.num_players - 1}], got {self.seat!r}"
+                f"config 'net_arch' must be a non-empty list of layer sizes in [1, 65536], e.g. [256, 256], "
+                f"got {self.net_arch!r}"
+            )
+        for key in ("opponents", "pool_builtin", "final_eval_opponents"):
+            value = getattr(self, key)
+            if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+                raise ConfigError(f"config {key!r} must be a list of agent spec strings, got {value!r}")
+        if not isinstance(self.bc_expert, str):
+            raise ConfigError(f"config 'bc_expert' must be an agent spec string, got {self.bc_expert!r}")
+        if self.seat is not None and (
+            isinstance(self.seat, bool)
+            or not isinstance(self.seat, numbers.Integral)
+            or not 0 <= self.seat < self.num_players
+        ):
+            raise ConfigError(
+                f"config 'seat' must be null or an integer in [0, {self.num_players - 1}], got {self.seat!r}"
+            )
+        if self.trainer == "ppo" and self.batch_size > self.n_envs * self.n_steps:
+            raise ConfigError(
+                f"config 'batch_size' ({self.batch_size}) must not exceed the rollout size n_envs x n_steps "
+                f"({self.n_envs} x {self.n_steps} = {self.n_envs * self.n_steps})"
             )
         if self.num_players > 1 and not self.self_play and not self.opponents:
             raise ConfigError("config 'opponents' must name at least one agent spec when num_players > 1")

@@ -54,14 +54,30 @@ def list_snapshots(pool_dir: str | Path) -> list[Path]:
 def save_snapshot(policy: Any, pool_dir: str | Path, steps: int, keep: int) -> Path:
     """Write ``policy`` (an SB3 policy) as the snapshot of ``steps``; delete all but ``keep`` + 2 newest.
 
-    Two extra files are kept so an environment that listed the folder a moment ago still finds
-    the file it is about to load.
+    A snapshot holds the weights and the few numbers that rebuild the network (observation size,
+    actions, layers, activation) — tensors and plain values only, read back with
+    ``torch.load(weights_only=True)``. Two extra files are kept so an environment that listed the
+    folder a moment ago still finds the file it is about to load.
     """
+    import torch
+
     pool_dir = Path(pool_dir)
     pool_dir.mkdir(parents=True, exist_ok=True)
     path = pool_dir / f"snapshot_{int(steps):012d}.pt"
     tmp = pool_dir / f".{path.name}.tmp"
-    policy.save(str(tmp))
+    net_arch = policy.net_arch
+    if isinstance(net_arch, dict):
+        net_arch = list(net_arch.get("pi", []))
+    torch.save(
+        {
+            "state_dict": policy.state_dict(),
+            "obs_size": int(np.prod(policy.observation_space.shape)),
+            "n_actions": int(policy.action_space.n),
+            "net_arch": [int(h) for h in net_arch],
+            "activation": "relu" if policy.activation_fn is torch.nn.ReLU else "tanh",
+        },
+        tmp,
+    )
     os.replace(tmp, path)
     for old in list_snapshots(pool_dir)[: -(keep + 2)]:
         old.unlink(missing_ok=True)
@@ -83,10 +99,24 @@ class SnapshotAgent(BaseAgent):
     def from_file(
         cls, path: str | Path, deterministic: bool = False, seed: int | None = None
     ) -> SnapshotAgent:
-        """Load a snapshot written by :func:`save_snapshot` (on the CPU)."""
+        """Load a snapshot written by :func:`save_snapshot` (on the CPU; nothing is unpickled)."""
+        import gymnasium as gym
+        import torch
         from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-        policy = MaskableActorCriticPolicy.load(str(path), device="cpu")
+        data = torch.load(str(path), map_location="cpu", weights_only=True)
+        if not isinstance(data, dict) or "state_dict" not in data:
+            raise ValueError(f"{path} is not a self-play snapshot")
+        activation = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}[data["activation"]]
+        obs_space = gym.spaces.Box(-np.inf, np.inf, (int(data["obs_size"]),), np.float32)
+        policy = MaskableActorCriticPolicy(
+            obs_space,
+            gym.spaces.Discrete(int(data["n_actions"])),
+            lambda _: 0.0,
+            net_arch=list(data["net_arch"]),
+            activation_fn=activation,
+        )
+        policy.load_state_dict(data["state_dict"])
         policy.set_training_mode(False)
         return cls(policy, deterministic=deterministic, seed=seed, name=Path(path).stem)
 
@@ -161,7 +191,7 @@ class PoolOpponent(BaseAgent):
         if key not in self._snapshots:
             try:
                 self._snapshots[key] = SnapshotAgent.from_file(path, self.deterministic)
-            except (OSError, EOFError, RuntimeError, ValueError):  # pruned or half-seen file
+            except (OSError, EOFError, RuntimeError, ValueError, KeyError):  # pruned or half-seen file
                 return None
             # forget snapshots that left the pool, so memory stays bounded
             for old in [k for k in self._snapshots if not (self.pool_dir / k).exists()]:
@@ -256,3 +286,154 @@ class SnapshotCallback(BaseCallback):
         if self.freq > 0 and self.num_timesteps - self._last >= self.freq:
             self._save()
         return True
+
+
+# ---------------------------------------------------------------------------- native trainer's pool
+class SnapshotStore:
+    """Frozen in-memory copies of the learner (``agents.training.ppo_train``'s self-play pool).
+
+    Snapshots are keyed by the step count at which they were taken; the newest ``keep`` stay.
+    :meth:`state` / :meth:`load_state` turn the store into plain tensors for a checkpoint
+    (loaded with ``torch.load(weights_only=True)``: nothing is unpickled).
+    """
+
+    def __init__(self, policy_factory: Any, keep: int, device: str = "cpu") -> None:
+        self.policy_factory = policy_factory  # () -> a fresh policy module of the learner's shape
+        self.keep = int(keep)
+        self.device = device
+        self.snapshots: dict[int, Any] = {}
+
+    def add(self, policy: Any, steps: int) -> None:
+        """Freeze a copy of ``policy`` as the snapshot of ``steps``; forget all but the newest ``keep``."""
+        import copy
+
+        frozen = copy.deepcopy(policy).to(self.device)
+        frozen.set_training_mode(False)
+        for p in frozen.parameters():
+            p.requires_grad_(False)
+        self.snapshots[int(steps)] = frozen
+        for old in sorted(self.snapshots)[: -self.keep]:
+            del self.snapshots[old]
+
+    @property
+    def ids(self) -> list[int]:
+        """Step counts of the snapshots, oldest first."""
+        return sorted(self.snapshots)
+
+    def state(self) -> dict[str, Any]:
+        """``{"steps": [...], "weights": [state_dict, ...]}`` (tensors only)."""
+        ids = self.ids
+        return {"steps": ids, "weights": [self.snapshots[i].state_dict() for i in ids]}
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        """Restore the snapshots of :meth:`state`."""
+        self.snapshots.clear()
+        for steps, weights in zip(state["steps"], state["weights"], strict=True):
+            policy = self.policy_factory()
+            policy.load_state_dict(weights)
+            self.add(policy, int(steps))
+
+
+class PoolSeat(BaseAgent):
+    """One opponent seat of the native trainer: every game draws its member per episode.
+
+    A member is a built-in agent (with probability ``builtin_prob``), else the newest snapshot
+    (``latest_prob``), else a snapshot drawn uniformly from the store. The native vector env
+    calls :meth:`start_episodes` for the games whose episode begins and
+    :meth:`act_batch` with ``games=``; each member answers its games in one batched call.
+    """
+
+    def __init__(
+        self,
+        store: SnapshotStore,
+        builtins: Sequence[Any],
+        builtin_prob: float,
+        latest_prob: float,
+        deterministic: bool = False,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(seed)
+        self.store = store
+        self.builtins = list(builtins)
+        self.builtin_prob = float(builtin_prob)
+        self.latest_prob = float(latest_prob)
+        self.deterministic = deterministic
+        self.members = np.zeros(0, dtype=np.int64)  # per game: snapshot steps (>= 0) or -1 - builtin
+        self.spec = "pool"
+        import torch
+
+        self._generator = torch.Generator(device=store.device)
+        self._generator.manual_seed(int(self.rng.integers(2**62)))
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self._generator.manual_seed(int(self.rng.integers(2**62)))
+        for agent in self.builtins:
+            if callable(getattr(agent, "reset", None)):
+                agent.reset(int(self.rng.integers(2**31)))
+
+    def start_episodes(self, games: np.ndarray) -> None:
+        """Draw the member of each of ``games`` for its new episode."""
+        games = np.asarray(games, dtype=np.int64)
+        if not games.size:
+            return
+        if games.max() >= self.members.size:
+            grown = np.full(int(games.max()) + 1, -1, dtype=np.int64)
+            grown[: self.members.size] = self.members
+            self.members = grown
+        ids = self.store.ids
+        n = games.size
+        use_builtin = (self.rng.random(n) < self.builtin_prob) if ids else np.ones(n, dtype=bool)
+        if not self.builtins:
+            use_builtin[:] = False
+        picks = np.full(n, -1, dtype=np.int64)
+        if self.builtins:
+            picks[use_builtin] = -1 - self.rng.integers(len(self.builtins), size=int(use_builtin.sum()))
+        rest = ~use_builtin
+        if rest.any():
+            latest = self.rng.random(int(rest.sum())) < self.latest_prob
+            drawn = np.asarray(ids, dtype=np.int64)[self.rng.integers(len(ids), size=int(rest.sum()))]
+            picks[rest] = np.where(latest, ids[-1], drawn)
+        self.members[games] = picks
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
+
+    def act_batch(
+        self, observations: np.ndarray, action_masks: np.ndarray, games: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Actions of a batch, each game's rows answered by that game's member."""
+        obs = np.asarray(observations, dtype=np.float32)
+        masks = np.asarray(action_masks) > 0
+        if games is None:
+            members = np.full(len(obs), self.store.ids[-1] if self.store.ids else -1, dtype=np.int64)
+        else:
+            games = np.asarray(games, dtype=np.int64)
+            if games.size and games.max() >= self.members.size:
+                self.start_episodes(games[games >= self.members.size])
+            members = self.members[games]
+        out = np.empty(len(obs), dtype=np.int64)
+        for member in np.unique(members):
+            rows = np.flatnonzero(members == member)
+            out[rows] = self._member_act(int(member), obs[rows], masks[rows])
+        return out
+
+    def _member_act(self, member: int, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        if member < 0 or member not in self.store.snapshots:
+            if member >= 0 or not self.builtins:  # a snapshot that left the store: the newest
+                member = self.store.ids[-1] if self.store.ids else -1
+                if member >= 0:
+                    return self._member_act(member, obs, masks)
+            agent = self.builtins[(-1 - member) % len(self.builtins)]
+            return _batch(agent, obs, masks)
+        import torch
+
+        from .ppo import forward, masked_logits, sample_actions
+
+        policy = self.store.snapshots[member]
+        with torch.inference_mode():
+            o = torch.as_tensor(obs, device=self.store.device)
+            m = torch.as_tensor(masks, device=self.store.device)
+            logits = masked_logits(forward(policy, o)[0], m)
+            acts = logits.argmax(-1) if self.deterministic else sample_actions(logits, self._generator)
+        return acts.cpu().numpy().astype(np.int64)

@@ -1,11 +1,12 @@
-"""The training loop: MaskablePPO on a dice-envs game, read top to bottom.
+"""``train(cfg)``: one entry point for both trainers, and what they share.
 
-1. resolve the output folder, the device and the rules;
-2. build the training vector env (native / subproc / dummy) and the evaluation env;
-3. create the model, or load the newest checkpoint when resuming;
-4. optionally warm-start the policy by behaviour cloning of an expert;
-5. learn with callbacks: periodic masked evaluation, checkpoints, self-play snapshots;
-6. save the model, a final checkpoint, the evaluation table, the model card and the curve.
+1. the run folder: a fresh ``runs/<name>`` (never an earlier run's), or the run being resumed,
+   checked *before* anything is written (a different config is refused naming the keys);
+2. the device (``auto`` → ``cuda`` when available; ``cuda`` without CUDA is a one-line error);
+3. the trainer: ``ppo`` (:func:`agents.training.ppo_train.train_ppo`, the default) or ``sb3``
+   (:func:`agents.training.sb3_train.train_sb3`);
+4. what both end with: the evaluation table (:func:`final_evaluation`) and the reference lines
+   of the learning curve (:func:`reference_lines`).
 """
 
 from __future__ import annotations
@@ -13,20 +14,25 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from dice_envs.rules import ConfigError
 
-from .artifacts import latest_checkpoint, make_card, plot_learning_curve, save_card
-from .config import TrainConfig
-from .envs import backend_name, eval_opponents, make_eval_env, make_train_env
+from .artifacts import atomic_write_text
+from .config import RESUMABLE_KEYS, TrainConfig
+from .envs import eval_opponents
 
-__all__ = ["TrainResult", "final_evaluation", "resolve_device", "train"]
+__all__ = [
+    "TrainResult",
+    "check_resume",
+    "final_evaluation",
+    "output_folder",
+    "reference_lines",
+    "resolve_device",
+    "train",
+]
 
 
 @dataclass
@@ -53,15 +59,10 @@ def resolve_device(device: str) -> str:
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError("device 'cuda' was asked for but torch sees no CUDA device; use cpu or auto")
+        raise ConfigError(
+            "device 'cuda' was asked for but torch sees no CUDA device; use --device cpu or auto"
+        )
     return device
-
-
-def _lr(cfg: TrainConfig) -> Any:
-    if cfg.lr_schedule == "linear":
-        lr0 = cfg.learning_rate
-        return lambda progress_remaining: lr0 * progress_remaining
-    return cfg.learning_rate
 
 
 def _holds_run(folder: Path) -> bool:
@@ -88,169 +89,80 @@ def output_folder(cfg: TrainConfig, out: str | Path | None, resume: bool) -> Pat
     return base.with_name(f"{cfg.name}-{n}")
 
 
+def check_resume(cfg: TrainConfig, out: Path) -> None:
+    """Refuse to resume ``out`` under a config that differs from its ``config.json``.
+
+    Only :data:`~agents.training.config.RESUMABLE_KEYS` may change; the message names every
+    other key that differs, with both values. Nothing in ``out`` is touched.
+    """
+    saved_path = out / "config.json"
+    if not saved_path.is_file():
+        raise ConfigError(f"--resume: {out} holds no config.json, so it is not a run folder made by train.py")
+    try:
+        saved = json.loads(saved_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"--resume: cannot read {saved_path}: {exc}") from None
+    if not isinstance(saved, dict):
+        raise ConfigError(f"--resume: {saved_path} is not a mapping of config keys")
+    now = cfg.to_dict()
+    differ = [
+        k
+        for k in sorted(set(now) | set(saved))
+        if k not in RESUMABLE_KEYS and now.get(k) != saved.get(k, now.get(k))
+    ]
+    if differ:
+        detail = "; ".join(f"{k}: run {saved.get(k)!r}, now {now.get(k)!r}" for k in differ)
+        raise ConfigError(
+            f"--resume: the config differs from the run's {saved_path} in {', '.join(differ)} ({detail}); "
+            f"only {', '.join(RESUMABLE_KEYS)} may change on resume"
+        )
+
+
 def train(
     cfg: TrainConfig,
     out: str | Path | None = None,
     resume: bool = False,
     command: str | None = None,
 ) -> TrainResult:
-    """Run (or continue) the training described by ``cfg``; see the module doc for the steps."""
-    import torch
-    from sb3_contrib import MaskablePPO
-    from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
-    from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
-
-    # 1. where, on what, which game (an earlier run's results are never overwritten)
-    out = output_folder(cfg, out, resume)
-    out.mkdir(parents=True, exist_ok=True)
-    ckpt_dir, pool_dir = out / "checkpoints", out / "pool"
-    device = resolve_device(cfg.device)
-    if cfg.torch_threads:
-        torch.set_num_threads(cfg.torch_threads)
-    rules = cfg.rule_config()
+    """Run (or continue, ``resume``) the training described by ``cfg``; see the module doc."""
+    folder = output_folder(cfg, out, resume)
+    if resume:
+        if not folder.is_dir():
+            raise ConfigError(f"--resume: no run folder {folder}")
+        check_resume(cfg, folder)
+    device = resolve_device(cfg.device)  # before any file is written
     command = command or " ".join(shlex.quote(a) for a in sys.argv)
-    (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2) + "\n")
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(folder / "config.json", json.dumps(cfg.to_dict(), indent=2) + "\n")
+    if cfg.trainer == "sb3":
+        from .sb3_train import train_sb3
 
-    # 3a. the checkpoint to continue from (its step count names the monitor file)
-    resumed_from = latest_checkpoint(ckpt_dir) if resume else None
-    if resume and resumed_from is None:
-        print(f"--resume: no checkpoint in {ckpt_dir}; starting from scratch", file=sys.stderr)
-    start_steps = int(resumed_from.name.split("_")[1]) if resumed_from else 0
+        return train_sb3(cfg, folder, resume, command, device)
+    from .ppo_train import train_ppo
 
-    # 2. environments
-    train_env = make_train_env(cfg, pool_dir, monitor_file=str(out / f"train_from_{start_steps}"))
-    eval_env = make_eval_env(cfg)
+    return train_ppo(cfg, folder, resume, command, device)
 
-    # 3b. the model
-    t_start = time.perf_counter()
-    bc_stats = None
-    if resumed_from is not None:
-        model = MaskablePPO.load(resumed_from, env=train_env, device=device)
-        model.set_random_seed(cfg.seed + model.num_timesteps)
-        train_env.seed(cfg.seed + model.num_timesteps)
-        previous = (
-            json.loads((out / "warm_start.json").read_text()) if (out / "warm_start.json").is_file() else None
-        )
-        bc_stats = previous
-    else:
-        activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[cfg.activation]
-        model = MaskablePPO(
-            "MlpPolicy",
-            train_env,
-            learning_rate=_lr(cfg),
-            n_steps=cfg.n_steps,
-            batch_size=cfg.batch_size,
-            n_epochs=cfg.n_epochs,
-            gamma=cfg.gamma,
-            gae_lambda=cfg.gae_lambda,
-            clip_range=cfg.clip_range,
-            ent_coef=cfg.ent_coef,
-            vf_coef=cfg.vf_coef,
-            max_grad_norm=cfg.max_grad_norm,
-            target_kl=cfg.target_kl,
-            policy_kwargs={"net_arch": list(cfg.net_arch), "activation_fn": activation},
-            tensorboard_log=str(out / "tb") if cfg.tensorboard else None,
-            seed=cfg.seed,
-            device=device,
-            verbose=cfg.verbose,
-        )
-        # 4. warm start
-        if cfg.warm_start == "bc":
-            from .bc import behaviour_clone
 
-            bc = behaviour_clone(model, cfg)
-            bc_stats = bc.to_dict()
-            (out / "warm_start.json").write_text(json.dumps(bc_stats, indent=2) + "\n")
-            print(
-                f"warm start: {bc.samples} decisions of {bc.expert!r} "
-                f"(expert's mean return {bc.expert_mean_return:.2f}), "
-                f"accuracy {bc.accuracy:.3f}, {bc.collect_s + bc.fit_s:.0f}s"
-            )
+def reference_lines(cfg: TrainConfig, rows: list[Any]) -> dict[str, float]:
+    """Reference lines of the learning curve: the exact optimum and the ``heuristic`` agent's mean.
 
-    # 5. learn
-    per_env = max(1, cfg.n_envs)
-    callbacks: list[Any] = []
-    if cfg.checkpoint_freq:
-        callbacks.append(CheckpointCallback(max(1, cfg.checkpoint_freq // per_env), str(ckpt_dir), "model"))
-    if cfg.eval_freq:
-        eval_cb = MaskableEvalCallback(
-            eval_env,
-            n_eval_episodes=cfg.eval_episodes,
-            eval_freq=max(1, cfg.eval_freq // per_env),
-            log_path=str(out),
-            best_model_save_path=None,
-            deterministic=True,
-            verbose=0,
-        )
-        _restore_evaluations(eval_cb, out / "evaluations.npz", upto=start_steps)
-        callbacks.append(eval_cb)
-    if cfg.self_play:
-        from .selfplay import SnapshotCallback
+    Solitaire scorecard games: the solver's optimum (solved once and cached) and the heuristic's
+    mean of the final table when it has that row. Multi-player games plot a win rate, whose
+    reference is 50% against the evaluation opponents.
+    """
+    refs: dict[str, float] = {}
+    rules = cfg.rule_config()
+    if cfg.num_players == 1:
+        from dice_envs.rules import ScorecardRules
 
-        callbacks.append(SnapshotCallback(pool_dir, cfg.snapshot_freq, cfg.pool_size))
-    steps_before = model.num_timesteps
-    remaining = cfg.total_timesteps - steps_before
-    t0 = time.perf_counter()
-    if remaining > 0:
-        model.learn(
-            total_timesteps=remaining,
-            callback=CallbackList(callbacks),
-            reset_num_timesteps=resumed_from is None,
-            progress_bar=cfg.progress_bar,
-            tb_log_name="ppo",
-        )
-    else:
-        print(
-            f"already trained {steps_before} steps >= total_timesteps {cfg.total_timesteps}; nothing to learn"
-        )
-    learn_s = time.perf_counter() - t0
-    backend = backend_name(train_env)
-    train_env.close()
-    eval_env.close()
+        if isinstance(rules, ScorecardRules):
+            from ..solver import expected_score
 
-    # 6. products
-    steps_this_run = model.num_timesteps - steps_before
-    ckpt_dir.mkdir(parents=True, exist_ok=True)
-    model.save(ckpt_dir / f"model_{model.num_timesteps}_steps.zip")
-    model_path = out / f"{cfg.name}.zip"
-    model.save(model_path)
-    train_s = time.perf_counter() - t_start  # warm start + learning + saving
-    rows = final_evaluation(model, cfg) if cfg.final_eval_games else []
-    from .evaluate import format_table
-
-    table = format_table(rows) if rows else ""
-    previous_wall = _previous_wall_time(model_path.with_suffix(".json")) if resumed_from else 0.0
-    evaluation: dict[str, Any] = {"games_per_row": cfg.final_eval_games, "rows": [r.to_dict() for r in rows]}
-    if bc_stats:
-        evaluation["warm_start"] = bc_stats
-    card = make_card(
-        rules,
-        cfg.num_players,
-        cfg.to_dict(),
-        steps=model.num_timesteps,
-        wall_time_s=previous_wall + train_s,
-        evaluation=evaluation,
-        command=command,
-        seed=cfg.seed,
-    )
-    card_path = save_card(model_path, card)
-    ylabel = "final score" if cfg.reward == "score" or cfg.num_players == 1 else "win reward (+1/-1)"
-    curve = plot_learning_curve(
-        out, out / "learning_curve.png", f"{cfg.name}: MaskablePPO on {cfg.game}", ylabel
-    )
-    return TrainResult(
-        model_path=model_path,
-        card_path=card_path,
-        curve_path=curve,
-        steps=model.num_timesteps,
-        steps_this_run=steps_this_run,
-        wall_time_s=learn_s,
-        env_steps_per_s=steps_this_run / learn_s if learn_s > 0 else float("nan"),
-        backend=backend,
-        resumed_from=resumed_from,
-        evaluation=evaluation,
-        table=table,
-    )
+            refs["exact optimum"] = float(expected_score(rules))
+        for row in rows:
+            if getattr(row, "agent", "") == "heuristic":
+                refs["heuristic"] = float(row.mean_score)
+    return refs
 
 
 def final_evaluation(model: Any, cfg: TrainConfig) -> list[Any]:
@@ -288,18 +200,7 @@ def _try_load(load: Any, spec: str, rules: Any, num_players: int, seed: int) -> 
         return None
 
 
-def _restore_evaluations(callback: Any, npz: Path, upto: int) -> None:
-    """Keep the evaluations of the run being resumed (up to its checkpoint) in ``evaluations.npz``."""
-    if upto <= 0 or not npz.is_file():
-        return
-    data = np.load(npz)
-    keep = [i for i, t in enumerate(data["timesteps"]) if t <= upto]
-    callback.evaluations_timesteps = [int(data["timesteps"][i]) for i in keep]
-    callback.evaluations_results = [list(data["results"][i]) for i in keep]
-    callback.evaluations_length = [list(data["ep_lengths"][i]) for i in keep]
-
-
-def _previous_wall_time(card_path: Path) -> float:
+def previous_wall_time(card_path: Path) -> float:
     try:
         return float(json.loads(card_path.read_text()).get("wall_time_s", 0.0))
     except (OSError, ValueError):

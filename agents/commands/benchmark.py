@@ -1,0 +1,340 @@
+"""Throughput of the scalar env, ``SyncVectorEnv`` and the native vector envs, plus training.
+
+For every selected ruleset (solitaire, random legal actions drawn from the action mask):
+
+* ``scalar``      — the Gymnasium env (``gym.make(id).unwrapped``, so no checker wrappers);
+* ``sync×M``      — ``gymnasium.vector.SyncVectorEnv`` over ``M`` scalar envs;
+* ``native×N``    — the native vector env at each size ``N`` (actions sampled vectorised);
+* training loop   — env steps per second of the *whole* training loop (rollout + update) of the
+  native PPO trainer (:mod:`agents.training.ppo`) and of sb3-contrib ``MaskablePPO`` on the native
+  env (:class:`dice_envs.vector.sb3.SB3VecEnv`), in the same run, with the same network, rollout
+  size (``--loop-envs`` x ``--loop-steps``), minibatch and epochs; ``--subproc`` adds
+  ``MaskablePPO`` on ``SubprocVecEnv`` over scalar envs. ``--device cuda`` runs both on the GPU.
+
+A *step* is one learner decision in one game. Rates are per wall second and per CPU second of
+this process (``process_time``: the fairer figure on a shared machine; the ``SubprocVecEnv`` rate
+is wall only); ``env/cpu-s`` counts only the CPU time inside ``step``/``reset`` (without the
+random-action sampling, which costs the native env up to a third of its loop). Speed-ups are
+per CPU second. Pin to one core for the single-core figures:
+
+    taskset -c 0 python scripts/benchmark.py --threads 1 --no-train --out bench.json
+    python scripts/benchmark.py --games spiffel --sizes 1 1024 --seconds 1 --no-train   # quick
+    python scripts/benchmark.py --games spiffel --only-train          # the training loops, 2 cores
+
+Targets: native at 1024 games ≥ 50× the scalar env (every ruleset); Spiffel at 4096 games
+≥ 1,000,000 masked steps per second; the native trainer ≥ 20,000 steps/s for Spiffel with a
+256×256 MLP on 2 cores and ≥ 5× MaskablePPO in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+GAMES = {
+    "spiffel": "dice_envs/Spiffel-v0",
+    "dice_poker": "dice_envs/DicePoker-v0",
+    "yahtzee": "dice_envs/Yahtzee-v0",
+    "farkle": "dice_envs/Farkle-v0",
+}
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line (see the module doc)."""
+    p = argparse.ArgumentParser(prog="benchmark", description=__doc__.split("\n\n")[0])
+    p.add_argument("--games", nargs="+", default=list(GAMES), choices=list(GAMES), help="rulesets to time")
+    p.add_argument("--sizes", nargs="+", type=int, default=[1, 64, 1024, 4096], help="native env sizes")
+    p.add_argument("--sync-envs", type=int, default=16, help="sub-envs of the SyncVectorEnv (0: skip)")
+    p.add_argument("--seconds", type=float, default=2.0, help="time per env measurement")
+    p.add_argument("--no-train", action="store_true", help="skip the training-loop measurements")
+    p.add_argument("--only-train", action="store_true", help="only the training-loop measurements")
+    p.add_argument("--loop-envs", type=int, default=1024, help="games per rollout in the training loops")
+    p.add_argument("--loop-steps", type=int, default=32, help="rollout length per game in the training loops")
+    p.add_argument("--loop-batch", type=int, default=4096, help="minibatch size in the training loops")
+    p.add_argument("--loop-epochs", type=int, default=4, help="epochs per rollout in the training loops")
+    p.add_argument("--loop-updates", type=int, default=3, help="rollouts (updates) timed per trainer")
+    p.add_argument("--net-arch", nargs="+", type=int, default=[256, 256], help="hidden layers of both nets")
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="torch device of the trainers")
+    p.add_argument("--subproc", action="store_true", help="also time MaskablePPO on SubprocVecEnv")
+    p.add_argument("--threads", type=int, default=None, help="BLAS/OMP/torch threads (default: all cores)")
+    p.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
+    p.add_argument(
+        "--opponents",
+        nargs="*",
+        default=[],
+        help="also time the native env at the largest size with each of these opponents (agent specs)",
+    )
+    return p.parse_args(argv)
+
+
+import gymnasium as gym  # noqa: E402
+import numpy as np  # noqa: E402
+
+import dice_envs  # noqa: E402, F401 - registers the ids
+from dice_envs.vector import DicePokerVectorEnv, FarkleVectorEnv, SpiffelVectorEnv, YahtzeeVectorEnv  # noqa: E402
+
+NATIVE = {
+    "spiffel": SpiffelVectorEnv,
+    "dice_poker": DicePokerVectorEnv,
+    "yahtzee": YahtzeeVectorEnv,
+    "farkle": FarkleVectorEnv,
+}
+
+
+class MaskSampler:
+    """Uniform-ish random legal actions for a batch of masks, vectorised.
+
+    Each legal action gets a random byte in 1..255 (odd), illegal ones 0; the arg-max is taken.
+    Ties (two legal actions drawing the same byte) go to the lower index, a negligible bias
+    for a throughput benchmark. Rows without a legal action (finished games awaiting the
+    next-step reset) give action 0, which the env ignores.
+    """
+
+    def __init__(self, seed: int = 0) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def __call__(self, masks: np.ndarray) -> np.ndarray:
+        u = np.frombuffer(self.rng.bytes(masks.size), dtype=np.uint8).reshape(masks.shape) | 1
+        u *= masks.view(np.uint8)
+        return u.argmax(axis=1)
+
+
+def _rate(steps: int, wall: float, cpu: float, env_cpu: float | None = None) -> dict[str, float]:
+    out = {
+        "steps": steps,
+        "wall_s": wall,
+        "steps_per_s": steps / wall,
+        "steps_per_cpu_s": steps / max(cpu, 1e-9),
+    }
+    if env_cpu is not None:
+        out["env_steps_per_cpu_s"] = steps / max(env_cpu, 1e-9)
+    return out
+
+
+class _EnvClock:
+    """CPU time spent inside the env's ``step``/``reset`` only (not in action sampling)."""
+
+    def __init__(self) -> None:
+        self.cpu = 0.0
+
+    def __call__(self, fn: Any, *args: Any) -> Any:
+        t = time.process_time()
+        out = fn(*args)
+        self.cpu += time.process_time() - t
+        return out
+
+
+def bench_scalar(game: str, seconds: float) -> dict[str, float]:
+    env = gym.make(GAMES[game]).unwrapped
+    rng = np.random.default_rng(0)
+    _, info = env.reset(seed=0)
+    steps, clock = 0, _EnvClock()
+    wall, cpu = time.perf_counter(), time.process_time()
+    while time.perf_counter() - wall < seconds:
+        for _ in range(50):
+            action = int(rng.choice(np.flatnonzero(info["action_mask"])))
+            _, _, term, trunc, info = clock(env.step, action)
+            steps += 1
+            if term or trunc:
+                _, info = clock(env.reset)
+    return _rate(steps, time.perf_counter() - wall, time.process_time() - cpu, clock.cpu)
+
+
+def _bench_vector(env: Any, num_envs: int, seconds: float) -> dict[str, float]:
+    sample = MaskSampler(0)
+    _, info = env.reset(seed=0)
+    for _ in range(5):  # warm-up
+        _, _, _, _, info = env.step(sample(info["action_mask"]))
+    steps, clock = 0, _EnvClock()
+    wall, cpu = time.perf_counter(), time.process_time()
+    while time.perf_counter() - wall < seconds:
+        for _ in range(10):
+            _, _, _, _, info = clock(env.step, sample(info["action_mask"]))
+            steps += num_envs
+    out = _rate(steps, time.perf_counter() - wall, time.process_time() - cpu, clock.cpu)
+    env.close()
+    return out
+
+
+def bench_sync(game: str, num_envs: int, seconds: float) -> dict[str, float]:
+    env = gym.vector.SyncVectorEnv([lambda: gym.make(GAMES[game]).unwrapped for _ in range(num_envs)])
+    return _bench_vector(env, num_envs, seconds)
+
+
+def bench_native(game: str, num_envs: int, seconds: float, opponent: str | None = None) -> dict[str, float]:
+    """The native env; with ``opponent``, a 2-player game where it plays inside ``step()``
+    (batched: one ``act_batch`` per decision round). Steps are the learner's."""
+    kwargs = {"opponents": [opponent], "autoreset_mode": "same_step"} if opponent else {}
+    return _bench_vector(NATIVE[game](num_envs=num_envs, **kwargs), num_envs, seconds)
+
+
+def bench_loop(game: str, trainer: str, args: argparse.Namespace, threads: int) -> dict[str, float]:
+    """Env steps per second of a whole training loop (rollout + update), ``--loop-updates`` rollouts.
+
+    ``ppo``: the native trainer (its loop time, without start-up and saving); ``sb3-native`` /
+    ``sb3-subproc``: ``MaskablePPO.learn`` on the native env / on ``SubprocVecEnv`` — the same
+    network, rollout size, minibatch and epochs.
+    """
+    import tempfile
+
+    import torch
+
+    total = args.loop_updates * args.loop_envs * args.loop_steps
+    if trainer == "ppo":
+        from agents.training.config import TrainConfig
+        from agents.training.train import train
+
+        cfg = TrainConfig.from_dict(
+            {
+                "name": "bench",
+                "game": game,
+                "n_envs": args.loop_envs,
+                "n_steps": args.loop_steps,
+                "batch_size": args.loop_batch,
+                "n_epochs": args.loop_epochs,
+                "net_arch": list(args.net_arch),
+                "total_timesteps": total,
+                "eval_freq": 0,
+                "checkpoint_freq": 0,
+                "final_eval_games": 0,
+                "tensorboard": False,
+                "progress_bar": False,
+                "device": args.device,
+                "torch_threads": threads,
+            }
+        )
+        with tempfile.TemporaryDirectory() as tmp:
+            cpu = time.process_time()
+            result = train(cfg, out=Path(tmp) / "run", command="benchmark")
+            cpu = time.process_time() - cpu
+        return _rate(result.steps_this_run, result.wall_time_s, cpu)
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import SubprocVecEnv
+
+    from dice_envs.vector.sb3 import SB3VecEnv
+
+    if trainer == "sb3-native":
+        venv: Any = SB3VecEnv(game, num_envs=args.loop_envs)
+    else:
+        venv = SubprocVecEnv(
+            [lambda: gym.make(GAMES[game]) for _ in range(args.loop_envs)], start_method="fork"
+        )
+    torch.manual_seed(0)
+    torch.set_num_threads(threads)
+    model = MaskablePPO(
+        "MlpPolicy",
+        venv,
+        n_steps=args.loop_steps,
+        batch_size=args.loop_batch,
+        n_epochs=args.loop_epochs,
+        policy_kwargs={"net_arch": list(args.net_arch)},
+        seed=0,
+        device=args.device,
+        verbose=0,
+    )
+    wall, cpu = time.perf_counter(), time.process_time()
+    model.learn(total_timesteps=total)
+    out = _rate(model.num_timesteps, time.perf_counter() - wall, time.process_time() - cpu)
+    venv.close()
+    return out
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Every measurement the arguments ask for, printed as it is made; the results as a dict."""
+    threads = args.threads or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+    try:
+        import torch
+
+        torch.set_num_threads(threads)
+    except ImportError:  # pragma: no cover - torch is optional here
+        pass
+    results: dict[str, Any] = {
+        "machine": {
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "cpus": os.cpu_count(),
+            "affinity": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+            "load_average_start": os.getloadavg() if hasattr(os, "getloadavg") else None,
+            "threads": threads,
+        },
+        "games": {},
+    }
+    for game in args.games:
+        r: dict[str, Any] = {}
+        if not args.no_train:
+            kinds = ["ppo", "sb3-native"] + (["sb3-subproc"] if args.subproc else [])
+            r["train"] = {k: bench_loop(game, k, args, threads) for k in kinds}
+            r["train"]["ppo_speedup_vs_sb3_native"] = (
+                r["train"]["ppo"]["steps_per_s"] / r["train"]["sb3-native"]["steps_per_s"]
+            )
+        if args.only_train:
+            results["games"][game] = r
+            print_game(game, r)
+            continue
+        r["scalar"] = bench_scalar(game, args.seconds)
+        if args.sync_envs:
+            r[f"sync_{args.sync_envs}"] = bench_sync(game, args.sync_envs, args.seconds)
+        for n in args.sizes:
+            r[f"native_{n}"] = bench_native(game, n, args.seconds)
+        big = max(args.sizes)
+        for spec in args.opponents:
+            try:
+                r[f"native_{big}_vs_{spec}"] = bench_native(game, big, args.seconds, spec)
+            except ValueError as exc:  # ConfigError: this spec does not play this game
+                print(f"  (skipped opponent {spec!r} for {game}: {exc})")
+        base, env_base = r["scalar"]["steps_per_cpu_s"], r["scalar"]["env_steps_per_cpu_s"]
+        rates = {k: v for k, v in r.items() if isinstance(v, dict) and "env_steps_per_cpu_s" in v}
+        r["speedup_vs_scalar_cpu"] = {k: v["steps_per_cpu_s"] / base for k, v in rates.items()}
+        r["env_speedup_vs_scalar_cpu"] = {k: v["env_steps_per_cpu_s"] / env_base for k, v in rates.items()}
+        results["games"][game] = r
+        print_game(game, r)
+    results["machine"]["load_average_end"] = os.getloadavg() if hasattr(os, "getloadavg") else None
+    return results
+
+
+def print_game(game: str, r: dict[str, Any]) -> None:
+    """The rows of one ruleset."""
+    print(f"\n{game}")
+    if "scalar" in r:
+        base, env_base = r["scalar"]["steps_per_cpu_s"], r["scalar"]["env_steps_per_cpu_s"]
+        print(
+            f"  {'env':<14}{'steps/s':>12}{'steps/cpu-s':>13}{'env/cpu-s':>13}{'x scalar':>10}{'x (env)':>9}"
+        )
+        for k, v in r.items():
+            if isinstance(v, dict) and "env_steps_per_cpu_s" in v:
+                cpu, env_cpu = v["steps_per_cpu_s"], v["env_steps_per_cpu_s"]
+                print(
+                    f"  {k:<14}{v['steps_per_s']:>12,.0f}{cpu:>13,.0f}{env_cpu:>13,.0f}"
+                    f"{cpu / base:>10.1f}{env_cpu / env_base:>9.1f}"
+                )
+    train = r.get("train", {})
+    if train:
+        print(f"  {'training loop':<20}{'steps/s':>12}{'steps/cpu-s':>13}")
+        for k, v in train.items():
+            if isinstance(v, dict):
+                print(f"  {k:<20}{v['steps_per_s']:>12,.0f}{v['steps_per_cpu_s']:>13,.0f}")
+        print(f"  native PPO / MaskablePPO (native env): {train['ppo_speedup_vs_sb3_native']:.1f}x")
+    sys.stdout.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``dice-envs benchmark`` / ``scripts/benchmark.py``."""
+    args = parse_args(argv)
+    if args.out is not None and args.out.exists():
+        print(
+            f"error: {args.out} exists; choose another --out (results are never overwritten)", file=sys.stderr
+        )
+        return 2
+    res = run(args)
+    if args.out is not None:
+        from agents.training.artifacts import atomic_write_text
+
+        atomic_write_text(args.out, json.dumps(res, indent=2) + "\n")
+        print(f"\nwrote {args.out}")
+    return 0

@@ -1,0 +1,129 @@
+"""``dice-envs train`` / ``scripts/train.py``: train an agent on a dice-envs game.
+
+Examples::
+
+    dice-envs train --config configs/train/quickstart.yaml
+    dice-envs train --config configs/train/spiffel_scratch.yaml --device cuda
+    dice-envs train --config configs/train/farkle.yaml --set n_envs=2048 --rules target=5000
+    dice-envs train --config configs/train/quickstart.yaml --resume --out runs/quickstart \
+        --total-timesteps 6000000
+
+Products in ``--out`` (default ``runs/<name>``, never an earlier run's folder): ``<name>.zip``
+(an sb3-contrib ``MaskablePPO`` file: ``agents.load(path)``, ``opponents=[path]`` or
+``MaskablePPO.load``), its model card ``<name>.json``, ``learning_curve.png``,
+``progress.csv``, ``checkpoints/``, TensorBoard logs in ``tb/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from dice_envs.rules import ConfigError
+
+__all__ = ["main", "parser"]
+
+#: The recipe run when no ``--config`` is given.
+DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "train" / "quickstart.yaml"
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line of ``dice-envs train``."""
+    p = argparse.ArgumentParser(
+        prog="dice-envs train",
+        description="Train an agent (native PPO by default) on a dice-envs game; see configs/train/.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("Examples::", 1)[1].split("Products", 1)[0],
+    )
+    p.add_argument(
+        "--config", type=Path, help="YAML file of TrainConfig keys (default: configs/train/quickstart.yaml)"
+    )
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config key (value parsed as YAML, e.g. net_arch=[64,64]); repeatable",
+    )
+    p.add_argument(
+        "--rules", nargs="+", default=[], metavar="K=V", help="rule parameters, e.g. --rules target=5000"
+    )
+    p.add_argument("--seed", type=int, help="random seed (overrides the config)")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], help="torch device (overrides the config)")
+    p.add_argument(
+        "--trainer", choices=["ppo", "sb3"], help="native PPO (default) or sb3-contrib MaskablePPO"
+    )
+    p.add_argument(
+        "--total-timesteps", type=int, help="environment steps in total (resume: including earlier)"
+    )
+    p.add_argument(
+        "--out", type=Path, help="output folder (default runs/<name>; an existing run needs --resume)"
+    )
+    p.add_argument(
+        "--resume", action="store_true", help="continue the run in --out from its newest good checkpoint"
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; 0 on success, 2 on a bad configuration (one line on stderr)."""
+    args = parser().parse_args(argv)
+    given = list(argv if argv is not None else sys.argv[1:])
+    command = " ".join(shlex.quote(a) for a in ["dice-envs", "train", *given])
+    from agents.training.config import load_config
+
+    try:
+        rules = _parse_rules(args.rules)
+        config = args.config
+        if config is None:
+            config = DEFAULT_CONFIG
+            print(f"no --config given: running {config} (the quick start's recipe)", file=sys.stderr)
+        cfg = load_config(
+            config,
+            args.overrides,
+            seed=args.seed,
+            device=args.device,
+            trainer=args.trainer,
+            total_timesteps=args.total_timesteps,
+            progress_bar=False if args.no_progress else None,
+        )
+        if rules:
+            cfg = cfg.with_overrides(rules={**cfg.rules, **rules})
+        from agents.training.train import train
+
+        result = train(cfg, out=args.out, resume=args.resume, command=command)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if result.resumed_from:
+        print(f"resumed from {result.resumed_from}")
+    print(
+        f"trained {result.steps_this_run} steps ({result.steps} in total) in {result.wall_time_s:.0f}s: "
+        f"{result.env_steps_per_s:,.0f} env steps/s ({result.backend})"
+    )
+    print(f"model: {result.model_path}\ncard:  {result.card_path}")
+    if result.curve_path:
+        print(f"curve: {result.curve_path}")
+    if result.table:
+        print()
+        print(result.table)
+    return 0
+
+
+def _parse_rules(items: list[str]) -> dict[str, object]:
+    import yaml
+
+    out: dict[str, object] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--rules takes KEY=VALUE pairs, e.g. target=5000; got {item!r}")
+        try:
+            out[key.strip()] = yaml.safe_load(raw)
+        except yaml.YAMLError:
+            raise ConfigError(f"--rules {item!r}: the value is not valid YAML") from None
+    return out

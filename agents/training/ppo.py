@@ -1,0 +1,294 @@
+"""PPO written for the native vector env, read top to bottom (CleanRL style).
+
+One policy forward per batch step over ``n_envs`` games (thousands), no Python loop over games:
+
+1. **rollout** — ``n_steps`` steps of every game of a :class:`~dice_envs.vector.env.DiceVectorEnv`
+   (same-step autoreset); the masked policy samples each action (illegal logits are set to
+   :data:`MASKED_LOGIT` before sampling, so an illegal action is never drawn), and the values,
+   log-probabilities, rewards and episode ends are stored in preallocated tensors;
+2. **advantages** — generalised advantage estimation (:func:`gae`), truncated episodes
+   bootstrapped from the value of their last observation;
+3. **update** — ``n_epochs`` passes over the whole rollout in shuffled minibatches of
+   ``batch_size``: clipped policy loss, (optionally clipped) value loss, entropy bonus
+   (:func:`ppo_loss`), advantages normalised per minibatch, gradient norm clipped;
+4. **schedules** — learning rate and entropy coefficient follow the run's progress
+   (:func:`schedule_value`).
+
+The network is sb3-contrib's own ``MaskableActorCriticPolicy`` module, held by a
+``MaskablePPO`` object that never trains itself (:func:`make_model`): saving it writes a normal
+sb3-contrib zip, so ``MaskablePPO.load(path)`` + ``predict(obs, action_masks=...)`` and
+``agents.load(path)`` work on what this trainer produces, as on any other model.
+
+The run loop itself (checkpoints, evaluation, self-play pool, logging) is :func:`train_ppo`;
+every hyper-parameter is a documented field of :class:`~agents.training.config.TrainConfig`.
+
+>>> import torch
+>>> adv, ret = gae(torch.tensor([[0.0], [1.0]]), torch.tensor([[0.5], [0.5]]),
+...                torch.tensor([[0.0], [1.0]]), torch.tensor([0.9]), gamma=1.0, lam=1.0)
+>>> adv.flatten().tolist(), ret.flatten().tolist()
+([0.5, 0.5], [1.0, 1.0])
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+import torch
+from torch import nn
+
+__all__ = [
+    "MASKED_LOGIT",
+    "LossStats",
+    "RolloutBuffer",
+    "SpacesOnlyEnv",
+    "choose_threads",
+    "forward",
+    "gae",
+    "make_model",
+    "masked_logits",
+    "ppo_loss",
+    "sample_actions",
+    "schedule_value",
+]
+
+#: Logit given to illegal actions: exp() of it underflows to exactly 0 in float32.
+MASKED_LOGIT = -1e8
+
+
+# ---------------------------------------------------------------------------- the network
+class SpacesOnlyEnv(gym.Env):
+    """A game's observation and action spaces, for building a ``MaskablePPO`` without stepping."""
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
+
+    def __init__(self, observation_space: gym.Space, action_space: gym.spaces.Discrete) -> None:
+        self.observation_space = observation_space
+        self.action_space = action_space
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> Any:
+        raise RuntimeError("this env only carries spaces; the native trainer steps the vector env")
+
+    def step(self, action: Any) -> Any:
+        raise RuntimeError("this env only carries spaces; the native trainer steps the vector env")
+
+    def action_masks(self) -> np.ndarray:
+        return np.ones(int(self.action_space.n), dtype=bool)
+
+
+def make_model(cfg: Any, observation_space: Any, action_space: Any, device: str = "cpu") -> Any:
+    """A ``MaskablePPO`` holding a fresh ``MaskableActorCriticPolicy`` for ``cfg``'s network.
+
+    The model's own ``learn`` is never called: the policy module (``model.policy``) is trained by
+    this module's loop and the model object only gives it SB3's file format. Its
+    hyper-parameters are set from ``cfg`` so that a user who continues training with
+    ``MaskablePPO.load(path, env=...).learn(...)`` starts from the same settings.
+    """
+    from sb3_contrib import MaskablePPO
+
+    activation = {"tanh": nn.Tanh, "relu": nn.ReLU}[cfg.activation]
+    return MaskablePPO(
+        "MlpPolicy",
+        SpacesOnlyEnv(observation_space, action_space),
+        learning_rate=cfg.learning_rate,
+        n_steps=cfg.n_steps,
+        batch_size=min(cfg.batch_size, cfg.n_steps),
+        n_epochs=cfg.n_epochs,
+        gamma=cfg.gamma,
+        gae_lambda=cfg.gae_lambda,
+        clip_range=cfg.clip_range,
+        clip_range_vf=cfg.clip_range_vf,
+        ent_coef=cfg.ent_coef,
+        vf_coef=cfg.vf_coef,
+        max_grad_norm=cfg.max_grad_norm,
+        policy_kwargs={"net_arch": list(cfg.net_arch), "activation_fn": activation},
+        seed=cfg.seed,
+        device=device,
+        verbose=0,
+    )
+
+
+def forward(policy: Any, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Raw action logits ``(B, A)`` and values ``(B,)`` of an SB3 actor-critic policy."""
+    features = policy.extract_features(obs, policy.pi_features_extractor)
+    if policy.share_features_extractor:
+        latent_pi, latent_vf = policy.mlp_extractor(features)
+    else:  # pragma: no cover - not built by make_model
+        latent_pi = policy.mlp_extractor.forward_actor(features[0])
+        latent_vf = policy.mlp_extractor.forward_critic(features[1])
+    return policy.action_net(latent_pi), policy.value_net(latent_vf).squeeze(-1)
+
+
+def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``logits`` with every illegal action (``mask`` False) set to :data:`MASKED_LOGIT`.
+
+    >>> masked_logits(torch.zeros(1, 3), torch.tensor([[True, False, True]])).tolist()
+    [[0.0, -100000000.0, 0.0]]
+    """
+    return torch.where(mask, logits, torch.full_like(logits, MASKED_LOGIT))
+
+
+def sample_actions(logits: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """One action per row drawn from ``softmax(logits)`` (Gumbel-max: one argmax, no Python loop).
+
+    With masked logits an illegal action is never drawn: the Gumbel noise of float32 uniforms is
+    below 20, far above :data:`MASKED_LOGIT`.
+    """
+    u = torch.rand(logits.shape, generator=generator, device=logits.device, dtype=logits.dtype)
+    u = u.clamp_(min=1e-20)
+    return torch.argmax(logits - torch.log(-torch.log(u)), dim=-1)
+
+
+# ---------------------------------------------------------------------------- the algorithm
+def gae(
+    rewards: torch.Tensor,
+    values: torch.Tensor,
+    dones: torch.Tensor,
+    last_values: torch.Tensor,
+    gamma: float,
+    lam: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Generalised advantage estimates and returns of a rollout (all ``(T, N)``).
+
+    ``dones[t]`` is 1 where step ``t`` ended its game's episode (then no value is carried over
+    from step ``t + 1``, which belongs to the next episode); ``last_values`` ``(N,)`` are the
+    values of the observations after the last step.
+    """
+    steps = rewards.shape[0]
+    advantages = torch.zeros_like(rewards)
+    carry = torch.zeros_like(last_values)
+    next_values = last_values
+    for t in range(steps - 1, -1, -1):
+        live = 1.0 - dones[t]
+        delta = rewards[t] + gamma * next_values * live - values[t]
+        carry = delta + gamma * lam * live * carry
+        advantages[t] = carry
+        next_values = values[t]
+    return advantages, advantages + values
+
+
+@dataclass
+class LossStats:
+    """What one minibatch update measured (floats, for logging)."""
+
+    loss: float
+    policy_loss: float
+    value_loss: float
+    entropy: float
+    approx_kl: float
+    clip_fraction: float
+
+
+def ppo_loss(
+    logits: torch.Tensor,
+    values: torch.Tensor,
+    actions: torch.Tensor,
+    old_logprobs: torch.Tensor,
+    old_values: torch.Tensor,
+    advantages: torch.Tensor,
+    returns: torch.Tensor,
+    *,
+    clip_range: float,
+    clip_range_vf: float | None,
+    ent_coef: float,
+    vf_coef: float,
+    normalize_advantage: bool = True,
+) -> tuple[torch.Tensor, LossStats]:
+    """The PPO loss of a minibatch and its statistics.
+
+    ``logits`` must already be masked (:func:`masked_logits`). Policy loss: the clipped surrogate
+    ``-mean(min(r A, clip(r, 1-c, 1+c) A))`` with ``r = exp(logp - old_logp)`` and ``A`` normalised
+    to zero mean and unit standard deviation when ``normalize_advantage`` (and the batch holds
+    more than one sample). Value loss: ``0.5 mean((V - R)^2)``, or with ``clip_range_vf`` the
+    larger of that and the loss of ``old_V + clip(V - old_V, -c_vf, c_vf)``. Entropy: of the
+    masked distribution. Total: ``policy + vf_coef * value - ent_coef * entropy``.
+    """
+    logp_all = torch.log_softmax(logits, dim=-1)
+    logp = logp_all.gather(1, actions.unsqueeze(1)).squeeze(1)
+    probs = logp_all.exp()
+    entropy = -(probs * logp_all).sum(dim=-1).mean()
+    if normalize_advantage and advantages.numel() > 1:
+        advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+    log_ratio = logp - old_logprobs
+    ratio = log_ratio.exp()
+    surrogate = torch.min(ratio * advantages, ratio.clamp(1.0 - clip_range, 1.0 + clip_range) * advantages)
+    policy_loss = -surrogate.mean()
+    value_loss = (values - returns).pow(2)
+    if clip_range_vf is not None:
+        clipped = old_values + (values - old_values).clamp(-clip_range_vf, clip_range_vf)
+        value_loss = torch.max(value_loss, (clipped - returns).pow(2))
+    value_loss = 0.5 * value_loss.mean()
+    loss = policy_loss + vf_coef * value_loss - ent_coef * entropy
+    with torch.no_grad():
+        approx_kl = ((ratio - 1.0) - log_ratio).mean()  # the low-variance estimator (Schulman)
+        clip_fraction = ((ratio - 1.0).abs() > clip_range).float().mean()
+    stats = LossStats(
+        *(float(x.detach()) for x in (loss, policy_loss, value_loss, entropy, approx_kl, clip_fraction))
+    )
+    return loss, stats
+
+
+def schedule_value(start: float, end: float | None, kind: str, progress: float) -> float:
+    """A scheduled value at ``progress`` in [0, 1] of the run.
+
+    ``constant``: ``start``; ``linear``: from ``start`` to ``end`` (0 when ``end`` is None);
+    ``cosine``: the same ends on a half cosine.
+
+    >>> schedule_value(1.0, 0.0, "linear", 0.25), schedule_value(1.0, None, "constant", 0.9)
+    (0.75, 1.0)
+    """
+    p = min(max(float(progress), 0.0), 1.0)
+    if kind == "constant":
+        return float(start)
+    stop = 0.0 if end is None else float(end)
+    if kind == "linear":
+        return float(start + (stop - start) * p)
+    if kind == "cosine":
+        return float(stop + (start - stop) * 0.5 * (1.0 + math.cos(math.pi * p)))
+    raise ValueError(f"unknown schedule {kind!r}; allowed: constant, linear, cosine")
+
+
+def choose_threads(requested: int, device: str) -> int:
+    """torch intra-op threads: ``requested``, or (0) the cores this process may use.
+
+    The env steps in the main thread between forward passes, so every usable core goes to torch
+    on the CPU; with a GPU one thread feeds it.
+    """
+    if requested:
+        return int(requested)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        cores = os.cpu_count() or 1
+    return 1 if device.startswith("cuda") else max(1, cores)
+
+
+# ---------------------------------------------------------------------------- the rollout
+class RolloutBuffer:
+    """Preallocated ``(n_steps, n_envs, ...)`` tensors of one rollout, on the training device."""
+
+    def __init__(self, n_steps: int, n_envs: int, obs_size: int, n_actions: int, device: str) -> None:
+        shape = (n_steps, n_envs)
+        self.obs = torch.zeros((*shape, obs_size), dtype=torch.float32, device=device)
+        self.masks = torch.zeros((*shape, n_actions), dtype=torch.bool, device=device)
+        self.actions = torch.zeros(shape, dtype=torch.long, device=device)
+        self.logprobs = torch.zeros(shape, dtype=torch.float32, device=device)
+        self.values = torch.zeros(shape, dtype=torch.float32, device=device)
+        self.rewards = torch.zeros(shape, dtype=torch.float32, device=device)
+        self.dones = torch.zeros(shape, dtype=torch.float32, device=device)
+
+    def flat(self, advantages: torch.Tensor, returns: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The rollout as one batch of ``n_steps * n_envs`` samples."""
+        return {
+            "obs": self.obs.flatten(0, 1),
+            "masks": self.masks.flatten(0, 1),
+            "actions": self.actions.flatten(),
+            "logprobs": self.logprobs.flatten(),
+            "values": self.values.flatten(),
+            "advantages": advantages.flatten(),
+            "returns": returns.flatten(),
+        }
