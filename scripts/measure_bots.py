@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.training.artifacts import atomic_write_text  # noqa: E402
+from agents.training.artifacts import atomic_write_text
 
 PRETRAINED = Path(__file__).resolve().parents[1] / "agents" / "pretrained"
 

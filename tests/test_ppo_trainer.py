@@ -260,7 +260,7 @@ def test_pool_seats_draw_members_per_game_and_act_legally() -> None:
     for _ in range(200):  # illegal_action="raise": an illegal opponent move would raise here
         mask = info["action_mask"].astype(bool)
         acts = np.array([np.flatnonzero(m)[0] for m in mask])
-        obs, _, _, _, info = env.step(acts)
+        _, _, _, _, info = env.step(acts)
 
 
 def test_same_seed_same_model(tmp_path: Path) -> None:
