@@ -255,7 +255,7 @@ def test_pool_seats_draw_members_per_game_and_act_legally() -> None:
     store.add(model.policy, 10)
     seat = PoolSeat(store, [RandomAgent(seed=1)], builtin_prob=0.5, latest_prob=0.0, seed=3)
     env = make_vector_env(cfg.with_overrides(["n_envs=256"]), [seat])
-    env.reset(seed=0)
+    _, info = env.reset(seed=0)
     assert set(np.unique(seat.members[:256]).tolist()) == {-1, 0, 10}  # builtin and both snapshots
     for _ in range(200):  # illegal_action="raise": an illegal opponent move would raise here
         mask = info["action_mask"].astype(bool)
