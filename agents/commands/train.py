@@ -3,7 +3,7 @@
 Examples::
 
     dice-envs train --config configs/train/quickstart.yaml
-    dice-envs train --config configs/train/spiffel_scratch.yaml --device cuda
+    dice-envs train --config configs/train/spiffel-scratch.yaml --device cuda
     dice-envs train --config configs/train/farkle.yaml --set n_envs=2048 --rules target=5000
     dice-envs train --config configs/train/quickstart.yaml --resume --out runs/quickstart \
         --total-timesteps 6000000
