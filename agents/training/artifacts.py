@@ -345,9 +345,13 @@ def _plot_progress(ax: Any, rows: list[dict[str, str]]) -> bool:
         return arr[:, 0], arr[:, 1]
 
     drawn = False
-    x, y = column("train_return")
+    x, y = column("train_win_rate")  # multi-player: the same measure as the evaluation
+    label = "training games' win rate (sampled actions, vs the pool)"
+    if not x.size:
+        x, y = column("train_return")
+        label = "training episodes (sampled actions)"
     if x.size:
-        ax.plot(x, y, color="tab:blue", alpha=0.6, label="training episodes (sampled actions)")
+        ax.plot(x, y, color="tab:blue", alpha=0.6, label=label)
         drawn = True
     x, y = column("eval")
     if x.size:
