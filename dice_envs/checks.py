@@ -50,9 +50,9 @@ def _show(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _in_range(v: int, value: Any) -> int:
+def _in_range(v: int) -> int:
     if not -INT64_MAX - 1 <= v <= INT64_MAX:
-        raise ValueError(f"action {_show(value)} is outside the int64 range; actions are small integers")
+        raise ValueError(f"action {v} is outside the int64 range; actions are small integers")
     return v
 
 
@@ -61,13 +61,13 @@ def as_action(action: Any) -> int:
     if isinstance(action, (bool, np.bool_)):
         raise TypeError(f"an action must be {_WHAT}, got the bool {action!r}")
     if isinstance(action, (int, np.integer)):
-        return _in_range(int(action), action)
+        return _in_range(int(action))
     if isinstance(action, np.ndarray):
         if action.dtype.kind not in _KINDS:
             raise TypeError(f"an action must be {_WHAT}, got {_show(action)} of dtype {action.dtype}")
         if action.size != 1:
             raise ValueError(f"an action must be {_WHAT}, got an array of shape {action.shape}")
-        return _in_range(int(action.reshape(-1)[0]), action)
+        return _in_range(int(action.reshape(-1)[0]))
     raise TypeError(f"an action must be {_WHAT}, got {type(action).__name__} {_show(action)}")
 
 
