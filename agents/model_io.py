@@ -80,11 +80,15 @@ def check_model_path(path: str | Path) -> Path:
     p = Path(path).expanduser()
     if p.suffix.lower() != ".zip":
         raise ConfigError(f"a model file must be a .zip (with its .json card beside it), got {str(path)!r}")
-    if not p.exists():
+    try:
+        exists, is_file, has_card = p.exists(), p.is_file(), card_path(p).is_file()
+    except (OSError, ValueError) as exc:  # a name no file can have (too long, NUL byte, ...)
+        raise ConfigError(f"model path {str(path)[:200]!r} cannot be used: {exc}") from None
+    if not exists:
         raise ConfigError(f"model file not found: {p}")
-    if not p.is_file():
+    if not is_file:
         raise ConfigError(f"model path {p} is not a file")
-    if not card_path(p).is_file():
+    if not has_card:
         raise ConfigError(
             f"model card not found: {card_path(p)} (every model needs its card beside it, same stem, .json)"
         )
