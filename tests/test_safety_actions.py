@@ -215,3 +215,19 @@ def test_illegal_reward_must_be_a_number(value) -> None:
             make()
         assert text in str(err.value)
     assert gym.make("dice_envs/Spiffel-v0", illegal_reward=np.int64(-2)).unwrapped.illegal_reward == -2.0
+
+
+@pytest.mark.parametrize(("bad", "exc", "text"), BAD_ACTIONS[:6], ids=IDS[:6])
+def test_wrapped_pettingzoo_env_refuses_by_name(bad, exc, text) -> None:
+    env, twin = spiffel_v0.env(num_players=2), spiffel_v0.env(num_players=2)
+    env.reset(seed=5)
+    twin.reset(seed=5)
+    with pytest.raises(exc) as err:
+        env.step(bad)
+    assert text in str(err.value)
+    a = _legal(env.unwrapped.action_mask())
+    env.step(np.array([a]))
+    twin.step(a)
+    agent = env.agent_selection
+    assert agent == twin.agent_selection and env.rewards == twin.rewards
+    _same([env.observe(agent)], [twin.observe(agent)])

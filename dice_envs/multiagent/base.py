@@ -258,11 +258,20 @@ def make_env(raw_cls: type[DiceAECEnv], illegal_reward: float = -1.0, **kwargs: 
     """``raw_cls(**kwargs)`` with PettingZoo's classic wrappers.
 
     An illegal action ends the game with ``illegal_reward`` for the offender
-    (``TerminateIllegalWrapper``); out-of-range actions assert; order is enforced.
+    (``TerminateIllegalWrapper``); out-of-range actions assert; a non-integer action is refused
+    with ``TypeError`` / ``ValueError`` (:class:`IntegerActions`); order is enforced.
     """
     illegal_reward = check_illegal_reward(illegal_reward)
     env: AECEnv = raw_cls(**kwargs)
     env = wrappers.TerminateIllegalWrapper(env, illegal_reward=illegal_reward)
     env = wrappers.AssertOutOfBoundsWrapper(env)
+    env = IntegerActions(env)
     env = wrappers.OrderEnforcingWrapper(env)
     return env
+
+
+class IntegerActions(wrappers.BaseWrapper):
+    """Refuse a non-integer action by name (:func:`dice_envs.checks.as_action`) before any wrapper sees it."""
+
+    def step(self, action: Any) -> None:
+        super().step(None if action is None else as_action(action))
