@@ -35,6 +35,7 @@ True
 from __future__ import annotations
 
 import csv
+import io
 import itertools
 import json
 import math
@@ -49,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from dice_envs.encoding import encode
+from dice_envs.io import atomic_open, atomic_write_bytes, atomic_write_text, check_out_dir
 from dice_envs.rules import (
     GAMES,
     ConfigError,
@@ -681,7 +683,13 @@ RESULTS_SCHEMA: dict[str, Any] = {
 }
 
 
-def write_outputs(result: EvaluationResult, out_dir: str | Path, plots: bool = True) -> dict[str, Path]:
+#: The files :func:`write_outputs` may write into its folder.
+OUTPUT_FILES = ("results.json", "games.csv", "scores.png", "win_matrix.png")
+
+
+def write_outputs(
+    result: EvaluationResult, out_dir: str | Path, plots: bool = True, overwrite: bool = False
+) -> dict[str, Path]:
     """Write ``results.json``, ``games.csv`` and (``plots``) ``scores.png`` / ``win_matrix.png``.
 
     ``games.csv`` has one row per game: pairing, game (deal) index, rotation, seat order, the dice
@@ -689,17 +697,21 @@ def write_outputs(result: EvaluationResult, out_dir: str | Path, plots: bool = T
     enough to replay any game (:func:`replay`).
 
     Returns the paths written, by kind. The win-rate matrix is drawn for multi-player runs only.
+    Every file is written atomically (:mod:`dice_envs.io`); an existing one is a
+    :class:`FileExistsError` unless ``overwrite`` (checked for all files before any is written).
     """
     out = Path(out_dir)
+    if not overwrite:
+        check_out_dir(out, force=False, files=OUTPUT_FILES)
     out.mkdir(parents=True, exist_ok=True)
     paths: dict[str, Path] = {}
     summary = result.summary()
     paths["results"] = out / "results.json"
-    paths["results"].write_text(json.dumps(summary, indent=2) + "\n")
+    atomic_write_text(paths["results"], json.dumps(summary, indent=2) + "\n", overwrite=overwrite)
 
     paths["games"] = out / "games.csv"
     k = result.players
-    with paths["games"].open("w", newline="") as fh:
+    with atomic_open(paths["games"], "w", overwrite=overwrite, newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         head = ["pairing", "game", "rotation", "seat_order", "seed"]
         for s in range(k):
@@ -712,9 +724,9 @@ def write_outputs(result: EvaluationResult, out_dir: str | Path, plots: bool = T
             w.writerow([*row, "|".join(rec.seats[s] for s in rec.winners), int(rec.truncated)])
 
     if plots:
-        paths["scores"] = _plot_scores(result, out / "scores.png")
+        paths["scores"] = _plot_scores(result, out / "scores.png", overwrite)
         if not result.solitaire:
-            paths["win_matrix"] = _plot_win_matrix(result, out / "win_matrix.png")
+            paths["win_matrix"] = _plot_win_matrix(result, out / "win_matrix.png", overwrite)
     return paths
 
 
@@ -727,7 +739,13 @@ def _pyplot() -> Any:
     return plt
 
 
-def _plot_scores(result: EvaluationResult, path: Path) -> Path:
+def _save_figure(fig: Any, path: Path, overwrite: bool) -> Path:
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=100, format="png")
+    return atomic_write_bytes(path, buf.getvalue(), overwrite=overwrite)
+
+
+def _plot_scores(result: EvaluationResult, path: Path, overwrite: bool = False) -> Path:
     plt = _pyplot()
     per_agent = {a: [rec.scores[s] for rec in result.records for s, b in enumerate(rec.seats) if b == a]
                  for a in result.agents}  # fmt: skip
@@ -747,12 +765,12 @@ def _plot_scores(result: EvaluationResult, path: Path) -> Path:
     ax.set_ylabel("games")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    _save_figure(fig, path, overwrite)
     plt.close(fig)
     return path
 
 
-def _plot_win_matrix(result: EvaluationResult, path: Path) -> Path:
+def _plot_win_matrix(result: EvaluationResult, path: Path, overwrite: bool = False) -> Path:
     plt = _pyplot()
     m = result.win_matrix()
     n = len(result.agents)
@@ -769,6 +787,6 @@ def _plot_win_matrix(result: EvaluationResult, path: Path) -> Path:
     ax.set_title(f"{result.game} {result.players}-player win rate (row vs column)")
     fig.colorbar(im, ax=ax, fraction=0.046)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    _save_figure(fig, path, overwrite)
     plt.close(fig)
     return path

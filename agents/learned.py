@@ -149,13 +149,18 @@ def read_card(path: str | Path) -> dict[str, Any]:
     return _validate_format(card, str(p))
 
 
-def write_card(path: str | Path, card: dict[str, Any]) -> Path:
-    """Validate ``card`` and write it beside the model ``path``; return the card's path."""
+def write_card(path: str | Path, card: dict[str, Any], *, overwrite: bool = True) -> Path:
+    """Validate ``card`` and write it beside the model ``path`` (atomically); return the card's path.
+
+    With ``overwrite=False`` an existing card is a :class:`FileExistsError`.
+    """
+    from dice_envs.io import atomic_write_text
+
     p = card_path(path)
     _validate_format(card, str(p))
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(json.dumps(_plain(card), indent=2, sort_keys=False) + "\n")
-    return p
+    return atomic_write_text(
+        p, json.dumps(_plain(card), indent=2, sort_keys=False) + "\n", overwrite=overwrite
+    )
 
 
 def check_card(card: dict[str, Any], rules: RuleConfig, num_players: int) -> None:
@@ -198,22 +203,30 @@ def pretrained_names() -> list[str]:
 
 
 def resolve_model_path(spec: str) -> Path:
-    """The model file named by a ``pretrained:<name>`` spec or a path; ``ConfigError`` if missing."""
+    """The model file named by a ``pretrained:<name>`` spec or a path, checked; ``ConfigError`` if not.
+
+    ``<name>`` must be one of :func:`pretrained_names` (no paths: ``/``, ``\\``, ``..`` are
+    refused); a path must be an existing ``.zip`` file with its card beside it.
+    """
+    from .model_io import check_model_path
+
     if spec.startswith("pretrained:"):
         name = spec.split(":", 1)[1]
-        p = PRETRAINED_DIR / f"{name}.zip"
-        if not p.is_file():
-            known = ", ".join(pretrained_names()) or "none yet"
-            raise ConfigError(f"no pretrained model {name!r} in {PRETRAINED_DIR}; available: {known}")
-        return p
-    p = Path(spec).expanduser()
-    if not p.is_file():
-        raise ConfigError(f"model file not found: {p}")
-    return p
+        known = pretrained_names()
+        if name not in known:
+            raise ConfigError(
+                f"no pretrained model {name!r} in {PRETRAINED_DIR}; "
+                f"available: {', '.join(known) or 'none yet'}"
+                " (pretrained:<name> takes only these names; give other models as a path to their .zip)"
+            )
+        return PRETRAINED_DIR / f"{name}.zip"
+    return check_model_path(spec)
 
 
 class ModelAgent(BaseAgent):
-    """An in-memory SB3 ``MaskablePPO`` model as an agent: masked argmax (or sampling), batched.
+    """An in-memory SB3 ``MaskablePPO`` model (or a bare ``MaskableActorCriticPolicy``) as an agent.
+
+    Masked argmax (or sampling), batched: both offer ``predict(obs, action_masks=, deterministic=)``.
 
     The one place a policy network picks actions; :class:`LearnedAgent` (a model file checked
     against its card) and the training pipeline's evaluation both use it.
@@ -243,7 +256,11 @@ class ModelAgent(BaseAgent):
 
 
 class LearnedAgent(ModelAgent):
-    """A trained ``MaskablePPO`` policy acting deterministically (argmax of the masked policy)."""
+    """A trained policy acting deterministically (argmax of the masked policy).
+
+    Loaded by :func:`agents.model_io.load_policy`: only the weights, checked against the card's
+    checksum, with ``torch.load(weights_only=True)``; nothing in the file is unpickled.
+    """
 
     def __init__(
         self,
@@ -257,13 +274,9 @@ class LearnedAgent(ModelAgent):
         self.card = read_card(self.path)
         check_card(self.card, rules, num_players)
         self.rules, self.num_players = rules, num_players
-        try:
-            from sb3_contrib import MaskablePPO
-        except ImportError as exc:  # pragma: no cover - depends on the installation
-            raise ConfigError(
-                "loading a trained model needs the training extras: pip install 'dice-envs[train]'"
-            ) from exc
-        super().__init__(MaskablePPO.load(str(self.path), device=device), name=str(path), seed=seed)
+        from .model_io import load_policy  # weights only: nothing in the file is unpickled
+
+        super().__init__(load_policy(self.path, self.card, device=device), name=str(path), seed=seed)
         n_act = int(self.model.action_space.n)
         if n_act != self.card["n_actions"]:
             raise ConfigError(

@@ -75,7 +75,7 @@ def load(
         from .human import HumanAgent
 
         return _build(spec, HumanAgent, rules, num_players=num_players, seed=seed, **kwargs)
-    if key.startswith("pretrained:") or key.endswith(".zip") or (name and Path(name).is_file()):
+    if key.startswith("pretrained:") or key.endswith(".zip") or _is_file(name):
         from .learned import LearnedAgent
 
         return _build(spec, LearnedAgent, name, rules, num_players=num_players, seed=seed, **kwargs)
@@ -113,6 +113,14 @@ def load(
     if key in all_specs or key.startswith("threshold:"):
         raise ConfigError(f"agent spec {spec!r} is not available for {rules.game}; known: {', '.join(known)}")
     raise ConfigError(f"unknown agent spec {spec!r} for {rules.game}; known: {', '.join(known)}")
+
+
+def _is_file(name: str) -> bool:
+    """Whether ``name`` is an existing file (False for names no file can have, e.g. too long)."""
+    try:
+        return bool(name) and Path(name).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _build(spec: str, cls: type, *args: Any, **kwargs: Any) -> Agent:

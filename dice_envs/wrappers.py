@@ -21,7 +21,9 @@ seat (when not fixed), the AEC env's seed (dice) and one seed per opponent (pass
 Illegal actions: ``illegal_action="penalize"`` (default, so that random actions from the action
 space, as the env checkers of Gymnasium and SB3 send them, are safe) ends the episode with
 reward ``illegal_reward`` and ``info["illegal_action"]``; ``"raise"`` raises ``ValueError``
-naming the action and the legal ones. Neither touches the game state.
+naming the action and the legal ones. Neither touches the game state. An action that is not an
+integer at all (a float, a string, a bool, a wrong-shaped array) is refused with ``TypeError`` /
+``ValueError`` in either mode (:func:`dice_envs.checks.as_action`).
 
 >>> from dice_envs.multiagent import farkle_v0
 >>> from agents import RandomAgent
@@ -39,6 +41,8 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+
+from .checks import as_action, check_illegal_reward, check_seed
 
 __all__ = ["ILLEGAL_ACTION_MODES", "SingleAgentEnv"]
 
@@ -91,7 +95,7 @@ class SingleAgentEnv(gym.Env):
             )
         self.fixed_seat = None if seat is None else int(seat)
         self.illegal_action = illegal_action
-        self.illegal_reward = float(illegal_reward)
+        self.illegal_reward = check_illegal_reward(illegal_reward)
         space = aec_env.observation_space(self.possible_agents[0])
         self._dict_obs = isinstance(space, spaces.Dict) and "observation" in space.spaces
         self.observation_space = space["observation"] if self._dict_obs else space
@@ -156,7 +160,7 @@ class SingleAgentEnv(gym.Env):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         n = len(self.possible_agents)
         for _ in range(_MAX_REDEALS):
             seat = int(self.np_random.integers(n))
@@ -183,10 +187,8 @@ class SingleAgentEnv(gym.Env):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if self._over:
             raise RuntimeError("the episode is over; call reset() before step()")
-        a = int(action) if isinstance(action, (int, np.integer)) and not isinstance(action, bool) else None
-        if a is None and isinstance(action, np.ndarray) and action.size == 1:
-            a = int(action.reshape(-1)[0])
-        if a is None or not 0 <= a < len(self._mask) or not self._mask[a]:
+        a = as_action(action)  # TypeError / ValueError for a non-integer, whatever the mode
+        if not 0 <= a < len(self._mask) or not self._mask[a]:
             legal = np.flatnonzero(self._mask).tolist()
             if self.illegal_action == "raise":
                 raise ValueError(f"illegal action {action!r} for seat {self.seat}; legal actions: {legal}")

@@ -11,7 +11,9 @@ Examples::
     python scripts/evaluate.py --game farkle --agents random heuristic --rules target=5000 --out /tmp/e
 
 Writes ``OUT/results.json``, ``OUT/games.csv``, ``OUT/scores.png`` and (multi-player)
-``OUT/win_matrix.png``; prints a summary table. Exit status 2 on bad input.
+``OUT/win_matrix.png``, each atomically; prints a summary table. ``--out`` is checked before any
+game is played: files of an earlier run there are not overwritten without ``--force``. Exit
+status 2 on bad input.
 """
 
 from __future__ import annotations
@@ -24,8 +26,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.evaluation import evaluate, parse_rule_overrides, write_outputs
+from agents.evaluation import OUTPUT_FILES, evaluate, parse_rule_overrides, write_outputs
+from dice_envs.io import check_out_dir
 from dice_envs.rules import GAMES, ConfigError
+
+
+def _interactive() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (AttributeError, ValueError):  # closed or replaced stdin
+        return False
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", required=True, type=Path, help="output directory")
+    p.add_argument("--force", action="store_true", help="overwrite the files of an earlier run in --out")
     p.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
     p.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule parameter overrides")
     p.add_argument("--no-optimum", action="store_true", help="skip the exact-optimum lookup")
@@ -88,6 +99,14 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit status."""
     args = build_parser().parse_args(argv)
     t0 = time.perf_counter()
+    if any(a.strip().lower() == "human" for a in args.agents) and not _interactive():
+        print("error: --agents human needs a terminal (stdin is not a tty)", file=sys.stderr)
+        return 2
+    try:
+        check_out_dir(args.out, args.force, files=OUTPUT_FILES)
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     try:
         result = evaluate(
             args.game,
@@ -103,7 +122,15 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    paths = write_outputs(result, args.out, plots=not args.no_plots)
+    try:
+        paths = write_outputs(result, args.out, plots=not args.no_plots, overwrite=args.force)
+    except OSError as exc:  # e.g. the folder was filled or made read-only while the games ran
+        import tempfile
+
+        rescue = Path(tempfile.mkdtemp(prefix="dice-envs-eval-"))
+        write_outputs(result, rescue, plots=False)
+        print(f"error: {exc}; the results are saved in {rescue} instead", file=sys.stderr)
+        return 2
     if not args.quiet:
         print(format_table(result.summary()))
         print(f"wrote {', '.join(str(p) for p in paths.values())} in {time.perf_counter() - t0:.1f} s")

@@ -6,8 +6,11 @@ to the exact optimum; Farkle: rate of reaching the target and turns to it), and 
 round robin (win rates with 95% CIs per pairing, OpenSkill ratings). Each run's
 ``results.json``, ``games.csv`` and plots go to ``--runs DIR/<game>-<mode>/``.
 
-    python scripts/leaderboard.py --out leaderboard.md                 # default budget, ~minutes
+    python scripts/leaderboard.py --out leaderboard.md --force         # default budget, ~minutes
     python scripts/leaderboard.py --games 2000 --tournament-games 500  # tighter intervals
+
+Every output (``--out``, the ``--runs`` folders) is checked before any game is played and
+written atomically; files of an earlier run are not overwritten without ``--force``.
 
 Agents that a game does not support (``agents.load`` raises ``ConfigError``) are left out of
 that game's table, and ``pretrained:<game>`` is included when ``agents/pretrained/`` ships it.
@@ -18,13 +21,15 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.evaluation import evaluate, write_outputs
+from agents.evaluation import OUTPUT_FILES, evaluate, write_outputs
 from agents.registry import known_specs, load
+from dice_envs.io import atomic_write_text, check_out_dir
 from dice_envs.rules import GAMES, ConfigError, make_rules
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,6 +126,23 @@ def tournament_tables(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
+def run_folders(runs: Path, games: Sequence[str]) -> list[Path]:
+    """The per-run output folders of a leaderboard over ``games``."""
+    folders = [runs / f"{game}-solitaire" for game in games]
+    return folders + ([runs / "farkle-2p"] if "farkle" in games else [])
+
+
+def check_outputs(out: Path, runs: Path, games: Sequence[str], force: bool) -> None:
+    """Refuse (``OSError`` naming the path) outputs that exist, unless ``force``, or cannot be written."""
+    if out.is_dir():
+        raise IsADirectoryError(f"--out {out} is a folder; give the markdown file to write")
+    if out.exists() and not force:
+        raise FileExistsError(f"--out {out} already exists; pass --force to overwrite it")
+    check_out_dir(out.parent if str(out.parent) else Path("."), force=True)
+    for folder in run_folders(runs, games):
+        check_out_dir(folder, force, files=OUTPUT_FILES)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run every evaluation and write the markdown leaderboard."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -133,7 +155,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--only", nargs="*", choices=list(GAMES), default=list(GAMES), help="games to include")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--force", action="store_true", help="overwrite --out and the files of earlier runs")
     args = ap.parse_args(argv)
+    try:  # every output checked before any game is played
+        check_outputs(args.out, args.runs, args.only, args.force)
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
     t_start = time.perf_counter()
     md = [
@@ -159,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
             workers=args.workers,
             progress=not args.quiet,
         )
-        write_outputs(res, args.runs / f"{game}-solitaire")
+        write_outputs(res, args.runs / f"{game}-solitaire", overwrite=args.force)
         summary = res.summary()
         title = f"## {game} — solitaire, {solo_games} games per agent"
         if summary["optimum"] is not None:
@@ -181,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
                 workers=args.workers,
                 progress=not args.quiet,
             )
-            write_outputs(res2, args.runs / "farkle-2p")
+            write_outputs(res2, args.runs / "farkle-2p", overwrite=args.force)
             n = args.tournament_games
             md += [
                 f"## farkle — 2-player round robin, {n} deals per pairing, each in both seat orders",
@@ -193,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
                 "",
             ]
     md.append(f"Total time {time.perf_counter() - t_start:.0f} s.")
-    args.out.write_text("\n".join(md) + "\n")
+    atomic_write_text(args.out, "\n".join(md) + "\n", overwrite=args.force)
     if not args.quiet:
         print("\n".join(md))
     return 0

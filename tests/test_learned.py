@@ -104,8 +104,9 @@ def tiny_model(tmp_path_factory):
         seed=0,
         device="cpu",
     )
-    model.save(path)
-    write_card(path, make_card(rules, 1, steps=0, command="test"))
+    from agents.model_io import save_model
+
+    save_model(model, path, make_card(rules, 1, steps=0, command="test"))
     return path
 
 

@@ -34,6 +34,9 @@ CARD_KEYS = {
     "created",
     "seed",
     "library_versions",
+    "weights_sha256",  # issue 11: agents.model_io binds card and weights
+    "zip_sha256",
+    "policy",
 }
 
 

@@ -3,8 +3,12 @@
 Tables live in ``$DICE_ENVS_CACHE`` when that variable is set, else in the user cache directory
 (``platformdirs.user_cache_dir("dice-envs")``, falling back to ``~/.cache/dice-envs``). A file is
 keyed by the game, the rule parameters and :data:`SOLVER_VERSION`, so changing any of them
-recomputes it. Writes are atomic and a lock file makes parallel processes (e.g. pytest-xdist
-workers) wait for one solve instead of repeating it.
+recomputes it. Beside each table ``KEY.npy`` lies its record ``KEY.json`` (key, solver version,
+rules, shape, dtype, SHA-256): a table is used only when it matches its record, else it is
+rebuilt with a :class:`CacheWarning`. Writes are atomic and a lock file makes parallel processes
+(e.g. pytest-xdist workers) wait for one solve instead of repeating it; a lock no live solver
+can hold (content that is not a pid, a dead process, too old) is broken with a warning, and no
+solve waits longer than ``_MAX_WAIT_S``.
 """
 
 from __future__ import annotations
@@ -13,19 +17,25 @@ import contextlib
 import hashlib
 import json
 import os
+import socket
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["SOLVER_VERSION", "cache_dir", "cache_key", "cached_array", "single_thread_blas"]
+from dice_envs.io import atomic_write_text
+
+__all__ = ["SOLVER_VERSION", "CacheWarning", "cache_dir", "cache_key", "cached_array", "single_thread_blas"]
 
 #: Bump when the solver's tables change meaning; old files are then ignored.
 SOLVER_VERSION = 1
 _STALE_LOCK_S = 3600.0
+#: The longest a solve waits for another process's lock before it solves without it.
+_MAX_WAIT_S = 1800.0
 
 
 @contextlib.contextmanager
@@ -87,33 +97,98 @@ def cache_key(kind: str, game: str, params: dict[str, Any]) -> str:
     return f"{kind}-{game}-v{SOLVER_VERSION}-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 
 
+class CacheWarning(UserWarning):
+    """A cache file or lock that was not usable and was rebuilt or broken (the message says why)."""
+
+
+def _lock_holder(path: Path) -> tuple[int | None, str | None]:
+    """``(pid, host)`` written in a lock file; ``(None, None)`` when its content is not a lock's."""
+    try:
+        parts = path.read_text(encoding="ascii", errors="strict")[:200].split()
+    except (OSError, UnicodeDecodeError):
+        return None, None
+    if not parts or not parts[0].isdigit() or len(parts) > 2:
+        return None, None
+    return int(parts[0]), parts[1] if len(parts) > 1 else None
+
+
+def _started_after(pid: int, when: float) -> bool:
+    """True when process ``pid`` started after time ``when`` (Linux ``/proc``; else False)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        ticks = int(fields[19])
+        boot = next(
+            float(x.split()[1]) for x in Path("/proc/stat").read_text().splitlines() if x.startswith("btime")
+        )
+        return boot + ticks / os.sysconf("SC_CLK_TCK") > when + 1.0
+    except (OSError, ValueError, IndexError, StopIteration):
+        return False
+
+
+def _why_stale(path: Path, stale_s: float, grace_s: float) -> str | None:
+    """Why the lock at ``path`` cannot be held by a live solver, or ``None`` if it may be."""
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        return None  # gone already: the next try takes it
+    age = time.time() - mtime
+    pid, host = _lock_holder(path)
+    if pid is None:  # a holder writes its pid right after creating the file
+        return f"its content is not a solver's pid (age {age:.0f} s)" if age > grace_s else None
+    if age > stale_s:
+        return f"it is {age:.0f} s old (more than {stale_s:.0f} s)"
+    if host is not None and host != socket.gethostname():
+        return None  # another machine's process: only its age tells
+    if pid <= 0 or not _alive(pid):
+        return f"its process {pid} is not running"
+    if _started_after(pid, mtime):
+        return f"its process id {pid} now belongs to a process started after the lock was written"
+    return None
+
+
 @contextlib.contextmanager
-def _lock(path: Path, poll_s: float = 0.25) -> Iterator[None]:
-    """Hold ``path`` as an exclusive lock file (waiting while another live process holds it)."""
+def _lock(
+    path: Path, poll_s: float = 0.25, stale_s: float | None = None, max_wait_s: float | None = None
+) -> Iterator[bool]:
+    """Hold ``path`` as an exclusive lock file, waiting while a live process holds it.
+
+    A lock that cannot be held by a live solver (content that is not a pid, a dead process, older
+    than ``stale_s``) is broken with a :class:`CacheWarning`. The wait never lasts forever: after
+    ``max_wait_s`` the block runs without the lock (yielding ``False``; writes stay atomic).
+    """
+    stale_s = _STALE_LOCK_S if stale_s is None else stale_s
+    max_wait_s = _MAX_WAIT_S if max_wait_s is None else max_wait_s
+    start = time.monotonic()
+    held = False
     while True:
         try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         except FileExistsError:
-            try:
-                age = time.time() - path.stat().st_mtime
-                pid = int(path.read_text() or 0)
-            except (OSError, ValueError):
-                time.sleep(poll_s)
-                continue
-            if age > _STALE_LOCK_S or (pid and not _alive(pid)):
+            why = _why_stale(path, stale_s, grace_s=min(5.0, stale_s))
+            if why is not None:
+                warnings.warn(f"breaking solver cache lock {path}: {why}", CacheWarning, stacklevel=3)
                 with contextlib.suppress(OSError):
                     path.unlink()
-            else:
-                time.sleep(poll_s)
+                continue
+            if time.monotonic() - start > max_wait_s:
+                warnings.warn(
+                    f"solver cache lock {path} still held after {max_wait_s:.0f} s; solving without it",
+                    CacheWarning,
+                    stacklevel=3,
+                )
+                break
+            time.sleep(poll_s)
             continue
         with os.fdopen(fd, "w") as fh:
-            fh.write(str(os.getpid()))
+            fh.write(f"{os.getpid()} {socket.gethostname()}")
+        held = True
         break
     try:
-        yield
+        yield held
     finally:
-        with contextlib.suppress(OSError):
-            path.unlink()
+        if held:
+            with contextlib.suppress(OSError):
+                path.unlink()
 
 
 def _alive(pid: int) -> bool:
@@ -123,40 +198,122 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:  # pragma: no cover - someone else's live process
         return True
+    except (OverflowError, OSError):
+        return False
     return True
 
 
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _verified(
+    path: Path, key: str, meta: dict[str, Any] | None, shape: tuple[int, ...] | None, dtype: Any
+) -> tuple[np.ndarray | None, str | None]:
+    """The cached array if its file is sound, else ``(None, why)``; ``(None, None)``: no file."""
+    side = path.with_suffix(".json")
+    if not path.exists() and not side.exists():
+        return None, None
+    try:
+        info = json.loads(side.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None, f"its record {side.name} is missing"
+    except (OSError, ValueError) as exc:
+        return None, f"its record {side.name} is unreadable ({exc})"
+    if not isinstance(info, dict):
+        return None, f"its record {side.name} is not an object"
+    if "sha256" not in info:
+        return None, f"its record {side.name} has no checksum (written by an older version)"
+    if info.get("key") != key or info.get("solver_version") != SOLVER_VERSION:
+        return None, f"its record is for {info.get('key')!r} (solver version {info.get('solver_version')!r})"
+    if meta is not None and info.get("meta") != json.loads(json.dumps(meta)):
+        return None, f"its record holds other rules ({info.get('meta')!r}, expected {meta!r})"
+    try:
+        digest = _sha256(path)
+    except OSError as exc:
+        return None, f"it cannot be read ({exc})"
+    if digest != info.get("sha256"):
+        return (
+            None,
+            f"its sha256 {digest[:16]}... differs from the recorded {str(info.get('sha256'))[:16]}...",
+        )
+    try:
+        array = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        return None, f"it is not a numpy array file ({exc})"
+    want_shape = tuple(info.get("shape") or ()) if shape is None else tuple(shape)
+    want_dtype = np.dtype(info.get("dtype") if dtype is None else dtype)
+    if array.shape != want_shape or array.dtype != want_dtype or tuple(info.get("shape") or ()) != want_shape:
+        return None, f"it holds shape {array.shape} {array.dtype}, expected {want_shape} {want_dtype}"
+    return array, None
+
+
+def _store(directory: Path, path: Path, key: str, array: np.ndarray, meta: dict[str, Any] | None) -> None:
+    """Write the array and its record atomically (the record last: it vouches for the array)."""
+    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".npy.tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.save(fh, array, allow_pickle=False)
+        os.chmod(tmp, 0o644)
+        record = {
+            "key": key,
+            "solver_version": SOLVER_VERSION,
+            "shape": list(array.shape),
+            "dtype": array.dtype.str,
+            "sha256": _sha256(Path(tmp)),
+            "meta": meta,
+        }
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    atomic_write_text(path.with_suffix(".json"), json.dumps(record, indent=1, sort_keys=True), overwrite=True)
+
+
 def cached_array(
-    key: str, compute: Callable[[], np.ndarray], meta: dict[str, Any] | None = None
+    key: str,
+    compute: Callable[[], np.ndarray],
+    meta: dict[str, Any] | None = None,
+    *,
+    shape: tuple[int, ...] | None = None,
+    dtype: Any = None,
 ) -> tuple[np.ndarray, bool]:
     """Load the array cached under ``key``, or compute and store it; return ``(array, loaded)``.
 
+    A cached file is used only when it is sound: its record (``key.json``) names this key, the
+    solver version and ``meta`` (the rules), its SHA-256 matches, and it holds ``shape`` /
+    ``dtype`` (when given; else the recorded ones). Anything else (an empty, truncated,
+    wrong-shape or flipped-bit file) is rebuilt with a :class:`CacheWarning` naming the reason.
     An unwritable cache directory is not an error: the array is then computed and not stored.
     """
     directory = cache_dir()
     path = directory / f"{key}.npy"
-    if path.is_file():
-        with contextlib.suppress(OSError, ValueError):
-            return np.load(path), True
+    array, why = _verified(path, key, meta, shape, dtype)
+    if array is not None:
+        return array, True
     try:
         directory.mkdir(parents=True, exist_ok=True)
         lock = _lock(directory / f"{key}.lock")
         lock.__enter__()
     except OSError:
+        if why is not None:
+            warnings.warn(f"solver cache {path} not used: {why}; solving again", CacheWarning, stacklevel=2)
         return compute(), False
     try:
-        if path.is_file():  # another process finished while we waited
-            with contextlib.suppress(OSError, ValueError):
-                return np.load(path), True
+        array, why2 = _verified(path, key, meta, shape, dtype)  # another process may have finished
+        if array is not None:
+            return array, True
+        why = why2 or why
+        if why is not None:
+            warnings.warn(f"solver cache {path} not used: {why}; solving again", CacheWarning, stacklevel=2)
         array = compute()
         with contextlib.suppress(OSError):
-            fd, tmp = tempfile.mkstemp(dir=directory, suffix=".npy.tmp")
-            with os.fdopen(fd, "wb") as fh:
-                np.save(fh, array)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, path)
-            if meta is not None:
-                (directory / f"{key}.json").write_text(json.dumps(meta, indent=1, sort_keys=True))
+            _store(directory, path, key, array, meta)
         return array, False
     finally:
         lock.__exit__(None, None, None)

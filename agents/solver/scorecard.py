@@ -365,6 +365,16 @@ def _solve(rules: ScorecardRules) -> np.ndarray:
         return _Core(rules).solve()
 
 
+def _table_shape(rules: ScorecardRules) -> tuple[int, int, int]:
+    """Shape of the value table of ``rules`` (as :meth:`_Core.solve` builds it)."""
+    limit = rules.five_kind_bonus_limit
+    return (
+        1 << len(rules.categories),
+        int(rules.upper_bonus_threshold) + 1,
+        1 + (limit + 1 if limit is not None else 1),
+    )
+
+
 _SOLUTIONS: dict[ScorecardRules, ScorecardSolution] = {}
 
 
@@ -377,7 +387,9 @@ def solve_scorecard(rules: ScorecardRules, use_cache: bool = True) -> ScorecardS
     if use_cache:
         key = cache_key("scorecard-values", rules.game, rules.to_dict())
         meta = {"game": rules.game, "rules": rules.to_dict()}
-        values, loaded = cached_array(key, lambda: _solve(rules), meta)
+        values, loaded = cached_array(
+            key, lambda: _solve(rules), meta, shape=_table_shape(rules), dtype=np.float64
+        )
     else:
         values, loaded = _solve(rules), False
     sol = ScorecardSolution(rules, values, time.perf_counter() - start, loaded)

@@ -253,6 +253,10 @@ def save_card(model_path: str | Path, card: dict[str, Any]) -> Path:
         write_card = None
     if write_card is not None:
         result = write_card(model_path, card)
+        if model_path.is_file():  # issue 11: bind card and weights (the trainer just saved them)
+            from ..model_io import stamp_card
+
+            stamp_card(model_path)
         return Path(result) if result else model_path.with_suffix(".json")
     path = model_path.with_suffix(".json")
     return atomic_write_text(path, json.dumps(card, indent=2, sort_keys=False) + "\n")

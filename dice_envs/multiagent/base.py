@@ -37,6 +37,7 @@ from gymnasium import logger, spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from ..checks import as_action, check_illegal_reward, check_seed
 from ..encoding import ENCODING_VERSION, encode, encoding_id, family, observation_bounds, observation_size
 from ..render import render_text
 from ..rules import ConfigError, RuleConfig, make_rules, new_game
@@ -158,6 +159,7 @@ class DiceAECEnv(AECEnv):
         return {"encoding": self._encoding, "encoding_version": self._encoding_version}
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        seed = check_seed(seed)
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self.game = new_game(self.rules, self.num_players, rng=self._rng)
@@ -188,17 +190,18 @@ class DiceAECEnv(AECEnv):
         return self.observe(agent if agent is not None else self.agent_selection)["action_mask"]
 
     def step(self, action: Any) -> None:
+        if self.game is None:
+            raise RuntimeError(f"{self.metadata['name']}: call reset() before step()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
+        a = as_action(action)  # TypeError / ValueError for a non-integer; state unchanged
         g = self.game
         held = None
-        if isinstance(g, ScorecardGame) and isinstance(action, (int, np.integer)):
-            a = int(action)
-            if 0 < a < N_REROLL_ACTIONS:
-                held = tuple(f for i, f in enumerate(g.dice) if not a >> i & 1)
-        gained = g.apply(action)  # ValueError naming the legal actions; state unchanged
+        if isinstance(g, ScorecardGame) and 0 < a < N_REROLL_ACTIONS:
+            held = tuple(f for i, f in enumerate(g.dice) if not a >> i & 1)
+        gained = g.apply(a)  # ValueError naming the legal actions; state unchanged
         self.held = held
         self._cumulative_rewards[agent] = 0.0
         self._clear_rewards()
@@ -255,10 +258,20 @@ def make_env(raw_cls: type[DiceAECEnv], illegal_reward: float = -1.0, **kwargs: 
     """``raw_cls(**kwargs)`` with PettingZoo's classic wrappers.
 
     An illegal action ends the game with ``illegal_reward`` for the offender
-    (``TerminateIllegalWrapper``); out-of-range actions assert; order is enforced.
+    (``TerminateIllegalWrapper``); out-of-range actions assert; a non-integer action is refused
+    with ``TypeError`` / ``ValueError`` (:class:`IntegerActions`); order is enforced.
     """
+    illegal_reward = check_illegal_reward(illegal_reward)
     env: AECEnv = raw_cls(**kwargs)
     env = wrappers.TerminateIllegalWrapper(env, illegal_reward=illegal_reward)
     env = wrappers.AssertOutOfBoundsWrapper(env)
+    env = IntegerActions(env)
     env = wrappers.OrderEnforcingWrapper(env)
     return env
+
+
+class IntegerActions(wrappers.BaseWrapper):
+    """Refuse a non-integer action by name (:func:`dice_envs.checks.as_action`) before any wrapper sees it."""
+
+    def step(self, action: Any) -> None:
+        super().step(None if action is None else as_action(action))

@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+import numpy as np
+
 __all__ = ["ConfigError", "RuleConfig", "check_bool", "check_int", "check_optional_int"]
 
 T = TypeVar("T", bound="RuleConfig")
@@ -61,6 +63,12 @@ class RuleConfig:
     game: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):  # numpy scalars count as the plain values they hold
+            value = getattr(self, f.name)
+            if isinstance(value, np.bool_):
+                object.__setattr__(self, f.name, bool(value))
+            elif isinstance(value, np.integer):
+                object.__setattr__(self, f.name, int(value))
         self.validate()
 
     def validate(self) -> None:  # pragma: no cover - overridden by every game
@@ -74,6 +82,10 @@ class RuleConfig:
     @classmethod
     def from_dict(cls: type[T], values: Mapping[str, Any] | None = None, **overrides: Any) -> T:
         """Build a configuration from a mapping (plus keyword overrides), rejecting unknown keys."""
+        if values is not None and not isinstance(values, Mapping):
+            raise ConfigError(
+                f"rule parameters of {cls.game} must be a mapping of names to values, got {values!r:.80}"
+            )
         merged = dict(values or {})
         merged.update(overrides)
         allowed = cls.parameter_names()
@@ -91,12 +103,29 @@ class RuleConfig:
 
         path = Path(path)
         if not path.is_file():
-            raise ConfigError(f"rule config file not found: {path}")
+            what = "is a folder, not a file" if path.is_dir() else "not found"
+            raise ConfigError(f"rule config file {what}: {path}")
         try:
-            with path.open() as fh:
-                data = yaml.safe_load(fh) or {}
+            raw = path.read_bytes()
+        except OSError as err:
+            raise ConfigError(f"cannot read rule config file {path}: {err}") from err
+        if len(raw) > _MAX_YAML_BYTES:
+            raise ConfigError(
+                f"{path}: {len(raw)} bytes is too large for a rule config (at most {_MAX_YAML_BYTES})"
+            )
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise ConfigError(
+                f"{path}: not UTF-8 text (byte {raw[err.start]:#04x} at offset {err.start}); "
+                "rule configs are UTF-8 YAML"
+            ) from None
+        try:
+            data = yaml.load(text, Loader=_unique_key_loader()) or {}  # a SafeLoader
         except yaml.YAMLError as err:
-            raise ConfigError(f"{path}: not valid YAML: {err}") from err
+            raise ConfigError(f"{path}: not valid YAML: {err}") from None
+        except RecursionError:
+            raise ConfigError(f"{path}: not valid YAML: nested too deeply") from None
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: expected a mapping of rule parameters, got {type(data).__name__}")
         data.pop("game", None) if data.get("game") in (None, cls.game) else _wrong_game(path, data, cls)
@@ -109,6 +138,34 @@ class RuleConfig:
     def replace(self: T, **changes: Any) -> T:
         """A copy with some parameters changed (validated)."""
         return type(self).from_dict(self.to_dict(), **changes)
+
+
+_MAX_YAML_BYTES = 1 << 20
+
+
+def _unique_key_loader() -> type:
+    """A ``yaml.SafeLoader`` that refuses a key given twice (YAML would keep the last silently)."""
+    import yaml
+
+    class UniqueKeyLoader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    duplicate = key in seen
+                    seen.add(key)
+                except TypeError:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"unhashable key {key!r:.60}", key_node.start_mark
+                    ) from None
+                if duplicate:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"key {key!r} is given twice", key_node.start_mark
+                    )
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeyLoader
 
 
 def _wrong_game(path: Path, data: dict[str, Any], cls: type[RuleConfig]) -> None:

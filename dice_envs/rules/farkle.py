@@ -42,6 +42,12 @@ from .dice import DiceSource, is_canonical_selection, validate_dice
 __all__ = ["NUM_DICE", "N_ACTIONS", "FarkleEvent", "FarkleGame", "FarkleRules", "has_score", "score"]
 
 NUM_DICE = 6
+#: Without a turn cap (``max_turns=None``), the largest ``bank_minimum`` allowed: above it, a
+#: turn rarely reaches a bankable total and a game may never end.
+MAX_UNCAPPED_BANK_MINIMUM = 2000
+#: Without a turn cap and with bankruptcy, the largest ``target`` allowed: reaching 100,000 takes
+#: about 170 turns of 600 points, all free of a first-throw farkle (2.3% each): ~2% of tries.
+MAX_UNCAPPED_TARGET = 100_000
 N_ACTIONS = 2 * 2**NUM_DICE
 BANK_FLAG = 2**NUM_DICE
 
@@ -144,6 +150,19 @@ class FarkleRules(RuleConfig):
         check_int("bank_minimum", self.bank_minimum, 0, 100_000)
         check_bool("bankruptcy", self.bankruptcy)
         check_optional_int("max_turns", self.max_turns, 1, 100_000)
+        if self.max_turns is None:  # no cap: refuse rules under which games (practically) never end
+            if self.bank_minimum > MAX_UNCAPPED_BANK_MINIMUM:
+                raise ConfigError(
+                    f"bank_minimum={self.bank_minimum} with max_turns=None: a turn total above "
+                    f"{self.bank_minimum} is so rare that games would practically never end; set max_turns "
+                    f"(e.g. 100) or bank_minimum <= {MAX_UNCAPPED_BANK_MINIMUM}"
+                )
+            if self.bankruptcy and self.target > MAX_UNCAPPED_TARGET:
+                raise ConfigError(
+                    f"target={self.target} with bankruptcy=True and max_turns=None: a first-throw farkle "
+                    f"(2.3% of turns) wipes a banked total, so games this long would practically never "
+                    f"end; set max_turns (e.g. 100), bankruptcy=False or target <= {MAX_UNCAPPED_TARGET}"
+                )
 
 
 @dataclass(frozen=True)

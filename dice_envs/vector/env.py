@@ -52,6 +52,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from ..checks import as_actions, check_illegal_reward, check_seed
 from ..encoding import ENCODING_VERSION, encoding_id, family, observation_bounds, observation_size
 from ..envs.base import ENV_OPTIONS as SCALAR_ENV_OPTIONS
 from ..multiagent.base import check_reward
@@ -171,7 +172,7 @@ class DiceVectorEnv(VectorEnv):
         self.fixed_seat = 0 if p == 1 else None if seat is None else int(seat)
         self.reward_mode = reward
         self.illegal_action = illegal_action
-        self.illegal_reward = float(illegal_reward)
+        self.illegal_reward = check_illegal_reward(illegal_reward)
         self.render_mode = render_mode
         self.encoding = encoding_id(self.rules)
         self.encoding_version = ENCODING_VERSION[family(self.rules)]
@@ -246,7 +247,7 @@ class DiceVectorEnv(VectorEnv):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Reset every game; ``seed`` seeds the dice, the seats and the opponents."""
-        super().reset(seed=seed)
+        super().reset(seed=check_seed(seed))
         if seed is not None or not self._started:
             seeds = self.np_random.integers(0, 2**63 - 1, size=2 + len(self._opponent_specs))
             self.engine.dice = RandomDice(np.random.default_rng(int(seeds[0])))
@@ -288,12 +289,7 @@ class DiceVectorEnv(VectorEnv):
         if not self._started:
             raise RuntimeError("call reset() before step()")
         eng = self.engine
-        a = np.asarray(actions).reshape(-1)
-        if a.shape != (self.num_envs,):
-            raise ValueError(f"expected {self.num_envs} actions, got an array of shape {np.shape(actions)}")
-        if not np.issubdtype(a.dtype, np.integer):
-            raise ValueError(f"actions must be integers in [0, {self.n_actions - 1}], got dtype {a.dtype}")
-        a = a.astype(np.int64, copy=False)
+        a = as_actions(actions, self.num_envs)  # TypeError / ValueError by name; nothing moves
         n = self.num_envs
         rewards = np.zeros(n)
         resetting = self._over.copy() if self.autoreset_mode == AutoresetMode.NEXT_STEP else None

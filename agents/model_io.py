@@ -1,0 +1,388 @@
+"""Model files that are safe to load from strangers: weights only, bound to their card by checksums.
+
+A trained model is written as an ordinary SB3 zip (``MaskablePPO.save``; sb3 users can still
+``MaskablePPO.load`` it, which *unpickles* the zip's ``data`` member and so runs whatever code a
+crafted file holds: do that only with files you trust). This project never does that:
+:func:`load_policy` opens the zip with :mod:`zipfile`, reads only the member ``policy.pth`` (the
+network's weights), checks its SHA-256 against the model card, loads it with
+``torch.load(weights_only=True)`` (plain tensors only: a pickled object is refused), and rebuilds
+the network, a sb3-contrib ``MaskableActorCriticPolicy``, from the card alone.
+
+Card keys written by :func:`save_model` and :func:`stamp_card`:
+
+``weights_sha256``  SHA-256 (hex) of the zip member ``policy.pth``
+``zip_sha256``      SHA-256 (hex) of the whole zip file
+``policy``          the network: ``{"class": "MaskableActorCriticPolicy", "observation_size": n,
+                    "n_actions": k, "net_arch": [..] or {"pi": [..], "vf": [..]},
+                    "activation": "tanh" | "relu", "share_features_extractor": true}``
+
+A card without ``weights_sha256`` is refused; stamp one you trust with
+``python -m agents.model_io stamp path/to/model.zip`` (or :func:`stamp_card`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+import io
+import os
+import re
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from dice_envs.encoding import observation_bounds, observation_size
+from dice_envs.io import atomic_write_bytes
+from dice_envs.rules import ConfigError, make_rules
+
+__all__ = [
+    "ACTIVATIONS",
+    "MAX_WEIGHTS_BYTES",
+    "WEIGHTS_MEMBER",
+    "check_model_path",
+    "file_sha256",
+    "load_policy",
+    "policy_spec",
+    "save_model",
+    "stamp_card",
+]
+
+#: The zip member holding the policy's weights (SB3's name).
+WEIGHTS_MEMBER = "policy.pth"
+#: Activation names a card may give, and the torch modules they stand for.
+ACTIVATIONS = ("tanh", "relu")
+#: Largest ``policy.pth`` accepted (a guard against zip bombs).
+MAX_WEIGHTS_BYTES = 256 * 2**20
+_SB3_DEFAULT_ARCH: dict[str, list[int]] = {"pi": [64, 64], "vf": [64, 64]}
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def file_sha256(path: str | Path) -> str:
+    """SHA-256 (hex) of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def check_model_path(path: str | Path) -> Path:
+    """A user-given model path, checked: it exists, is a file, ends in ``.zip``, has its card beside it."""
+    from .learned import card_path
+
+    p = Path(path).expanduser()
+    if p.suffix.lower() != ".zip":
+        raise ConfigError(f"a model file must be a .zip (with its .json card beside it), got {str(path)!r}")
+    try:
+        exists, is_file, has_card = p.exists(), p.is_file(), card_path(p).is_file()
+    except (OSError, ValueError) as exc:  # a name no file can have (too long, NUL byte, ...)
+        raise ConfigError(f"model path {str(path)[:200]!r} cannot be used: {exc}") from None
+    if not exists:
+        raise ConfigError(f"model file not found: {p}")
+    if not is_file:
+        raise ConfigError(f"model path {p} is not a file")
+    if not has_card:
+        raise ConfigError(
+            f"model card not found: {card_path(p)} (every model needs its card beside it, same stem, .json)"
+        )
+    return p
+
+
+# ---------------------------------------------------------------------------------------------- spec
+def _activation_name(fn: Any) -> str:
+    import torch.nn as nn
+
+    names = {nn.Tanh: "tanh", nn.ReLU: "relu"}
+    if fn not in names:
+        raise ConfigError(
+            f"activation {fn!r} cannot be stored in a model card; allowed: {', '.join(ACTIVATIONS)}"
+        )
+    return names[fn]
+
+
+def _plain_arch(arch: Any) -> list[int] | dict[str, list[int]]:
+    if arch is None:
+        return copy.deepcopy(_SB3_DEFAULT_ARCH)
+    if isinstance(arch, dict):
+        return {k: [int(x) for x in v] for k, v in arch.items()}
+    return [int(x) for x in arch]
+
+
+def policy_spec(model: Any) -> dict[str, Any]:
+    """The ``policy`` card entry describing ``model``'s network (a MaskablePPO or its policy)."""
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+    from stable_baselines3.common.torch_layers import FlattenExtractor
+
+    policy = getattr(model, "policy", model)
+    if type(policy) is not MaskableActorCriticPolicy:
+        raise ConfigError(
+            f"save_model stores MaskableActorCriticPolicy networks (MlpPolicy), got {type(policy).__name__}"
+        )
+    if not isinstance(policy.features_extractor, FlattenExtractor):
+        raise ConfigError(
+            f"save_model needs the flat features extractor, got {type(policy.features_extractor).__name__}"
+        )
+    return {
+        "class": "MaskableActorCriticPolicy",
+        "observation_size": int(policy.observation_space.shape[0]),
+        "n_actions": int(policy.action_space.n),
+        "net_arch": _plain_arch(policy.net_arch),
+        "activation": _activation_name(policy.activation_fn),
+        "share_features_extractor": bool(policy.share_features_extractor),
+    }
+
+
+def _card_spec(card: dict[str, Any], where: str) -> dict[str, Any]:
+    """The network spec from a card: its ``policy`` entry, else ``config.net_arch`` / ``activation``."""
+    spec = card.get("policy")
+    if spec is None:
+        config = card.get("config") if isinstance(card.get("config"), dict) else {}
+        spec = {
+            "net_arch": config.get("net_arch"),
+            "activation": config.get("activation", "tanh"),
+            "share_features_extractor": True,
+        }
+    if not isinstance(spec, dict):
+        raise ConfigError(f"{where}: the card's policy entry must be an object, got {spec!r}")
+    arch = spec.get("net_arch")
+    if arch is None:
+        arch = copy.deepcopy(_SB3_DEFAULT_ARCH)
+
+    def layers(v: Any) -> bool:
+        return isinstance(v, list) and all(
+            isinstance(x, int) and not isinstance(x, bool) and 0 < x <= 65536 for x in v
+        )
+
+    ok = layers(arch) or (
+        isinstance(arch, dict) and set(arch) <= {"pi", "vf"} and all(layers(v) for v in arch.values())
+    )
+    if not ok:
+        raise ConfigError(
+            f"{where}: net_arch must be a list of layer sizes (1..65536) or {{'pi': [...], 'vf': [...]}}, "
+            f"got {arch!r}"
+        )
+    act = spec.get("activation", "tanh")
+    if act not in ACTIVATIONS:
+        raise ConfigError(f"{where}: activation must be one of {', '.join(ACTIVATIONS)}, got {act!r}")
+    share = spec.get("share_features_extractor", True)
+    if not isinstance(share, bool):
+        raise ConfigError(f"{where}: share_features_extractor must be true or false, got {share!r}")
+    return {"net_arch": arch, "activation": act, "share_features_extractor": share}
+
+
+def _card_spaces(card: dict[str, Any], where: str) -> tuple[Any, Any]:
+    from gymnasium import spaces
+
+    try:
+        rules = make_rules(str(card["game"]), **dict(card["rules"]))
+        num_players = card["num_players"]
+        n_obs = observation_size(rules, num_players)
+        low, high = observation_bounds(rules, num_players)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(
+            f"{where}: the card's game/rules/num_players do not describe a game: {exc}"
+        ) from exc
+    n_act = card.get("n_actions")
+    if n_act != int(rules.n_actions):  # type: ignore[attr-defined]
+        raise ConfigError(
+            f"{where}: n_actions {n_act!r} does not fit {rules.game} ({rules.n_actions} actions)"
+        )  # type: ignore[attr-defined]
+    spec = card.get("policy")
+    if isinstance(spec, dict):
+        for key, want in (("observation_size", n_obs), ("n_actions", n_act)):
+            if key in spec and spec[key] != want:
+                raise ConfigError(
+                    f"{where}: policy {key} {spec[key]!r} does not fit the card's game ({want})"
+                )
+    import numpy as np
+
+    return spaces.Box(low, high, (n_obs,), np.float32), spaces.Discrete(int(n_act))
+
+
+# ---------------------------------------------------------------------------------------------- save
+def save_model(model: Any, path: str | Path, card: dict[str, Any], *, overwrite: bool = False) -> Path:
+    """Write ``model`` (a sb3-contrib ``MaskablePPO``) as an SB3 zip plus its stamped card; return the zip.
+
+    Both files are written atomically (temporary file, then ``os.replace``); the card is ``card``
+    plus ``weights_sha256``, ``zip_sha256`` and ``policy`` (see the module docstring). An existing
+    zip or card is a :class:`FileExistsError` unless ``overwrite``. ``card`` is not modified.
+    """
+    from .learned import _validate_format, card_path, write_card
+
+    p = Path(path)
+    if p.suffix.lower() != ".zip":
+        raise ConfigError(f"a model file must end in .zip, got {str(path)!r}")
+    cp = card_path(p)
+    if not overwrite:
+        for q in (p, cp):
+            if q.exists():
+                raise FileExistsError(f"{q} already exists; pass overwrite=True to replace it")
+    _validate_format(card, str(cp))
+    spec = policy_spec(model)
+    _card_spaces(dict(card, policy=spec), str(cp))  # the model fits the card's game
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.stem}.", suffix=".zip")
+    os.close(fd)
+    try:
+        model.save(tmp)
+        data = Path(tmp).read_bytes()
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        weights = zf.read(WEIGHTS_MEMBER)
+    stamped = copy.deepcopy(card)
+    stamped.update(weights_sha256=_sha(weights), zip_sha256=_sha(data), policy=spec)
+    atomic_write_bytes(p, data, overwrite=overwrite)
+    write_card(p, stamped, overwrite=overwrite)
+    return p
+
+
+def stamp_card(path: str | Path) -> Path:
+    """Add ``weights_sha256`` / ``zip_sha256`` / ``policy`` to the card of a model *you trust*.
+
+    The weights are loaded (``weights_only=True``) and the network rebuilt from the card first,
+    so a card that does not describe its weights is refused; the zip is not touched. Returns the
+    card's path.
+    """
+    from .learned import card_path, read_card, write_card
+
+    p = check_model_path(path)
+    card = read_card(p)
+    weights = _read_weights(p)
+    card.update(weights_sha256=_sha(weights), zip_sha256=file_sha256(p))
+    policy = load_policy(p, card)
+    card["policy"] = policy_spec(policy)
+    write_card(p, card, overwrite=True)
+    return card_path(p)
+
+
+# ---------------------------------------------------------------------------------------------- load
+def _read_weights(path: Path) -> bytes:
+    try:
+        with zipfile.ZipFile(path) as zf:
+            try:
+                info = zf.getinfo(WEIGHTS_MEMBER)
+            except KeyError:
+                raise ConfigError(
+                    f"{path}: the zip holds no {WEIGHTS_MEMBER} (not an SB3 model file)"
+                ) from None
+            if info.file_size > MAX_WEIGHTS_BYTES:
+                raise ConfigError(
+                    f"{path}: {WEIGHTS_MEMBER} is {info.file_size} bytes, "
+                    f"more than the {MAX_WEIGHTS_BYTES} allowed"
+                )
+            return zf.read(info)
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        OSError,
+        EOFError,
+        ValueError,
+        NotImplementedError,
+    ) as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        raise ConfigError(f"{path}: not a readable zip file ({exc})") from exc
+
+
+def load_policy(path: str | Path, card: dict[str, Any], device: str = "cpu") -> Any:
+    """The ``MaskableActorCriticPolicy`` of model zip ``path``, rebuilt from ``card``, in eval mode.
+
+    Reads only the zip member ``policy.pth``; never unpickles anything (``weights_only=True``).
+    Raises :class:`~dice_envs.rules.ConfigError` naming what is wrong: a missing or mismatched
+    checksum, a corrupt zip, weights that are not plain tensors, or weights that do not fit the
+    network the card describes.
+    """
+    p = check_model_path(path)
+    where = str(p)
+    if not isinstance(card, dict):
+        raise ConfigError(f"{where}: the model card must be an object, got {type(card).__name__}")
+    want = card.get("weights_sha256")
+    if not isinstance(want, str) or not _HEX64.match(want):
+        raise ConfigError(
+            f"{where}: its card has no valid weights_sha256 checksum (got {want!r}), so the weights "
+            "cannot be checked; if you trust this file, stamp its card with: "
+            f"python -m agents.model_io stamp {p}"
+        )
+    zip_want = card.get("zip_sha256")
+    if zip_want is not None and zip_want != file_sha256(p):
+        raise ConfigError(
+            f"{where}: the zip's sha256 {file_sha256(p)} differs from its card's zip_sha256 {zip_want!r} "
+            "(the file was changed or damaged after it was saved)"
+        )
+    weights = _read_weights(p)
+    got = _sha(weights)
+    if got != want:
+        raise ConfigError(
+            f"{where}: {WEIGHTS_MEMBER} has sha256 {got}, its card says {want} "
+            "(the weights were changed or damaged after the card was written)"
+        )
+    spec = _card_spec(card, where)
+    obs_space, act_space = _card_spaces(card, where)
+    try:
+        import torch
+        import torch.nn as nn
+        from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise ConfigError(
+            "loading a trained model needs the training extras: pip install 'dice-envs[train]'"
+        ) from exc
+    try:
+        state = torch.load(io.BytesIO(weights), map_location=device, weights_only=True)
+    except Exception as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(
+            f"{where}: {WEIGHTS_MEMBER} is not a plain tensor file and was refused "
+            f"(torch.load weights_only=True: {first[:300]})"
+        ) from None
+    if not isinstance(state, dict) or not all(
+        isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()
+    ):
+        raise ConfigError(f"{where}: {WEIGHTS_MEMBER} must hold a mapping of names to tensors")
+    activation = {"tanh": nn.Tanh, "relu": nn.ReLU}[spec["activation"]]
+    policy = MaskableActorCriticPolicy(
+        obs_space,
+        act_space,
+        lambda _: 0.0,
+        net_arch=copy.deepcopy(spec["net_arch"]),
+        activation_fn=activation,
+        share_features_extractor=spec["share_features_extractor"],
+    )
+    try:
+        policy.load_state_dict(state, strict=True)
+    except RuntimeError as exc:
+        raise ConfigError(
+            f"{where}: the weights do not fit the network its card describes "
+            f"(net_arch {spec['net_arch']!r}, activation {spec['activation']!r}): {str(exc)[:500]}"
+        ) from None
+    policy.to(device)
+    policy.set_training_mode(False)
+    return policy
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m agents.model_io stamp MODEL.zip ...``: stamp the cards of models you trust."""
+    ap = argparse.ArgumentParser(prog="python -m agents.model_io", description=main.__doc__)
+    sub = ap.add_subparsers(dest="command", required=True)
+    st = sub.add_parser("stamp", help="add checksums to the cards of model files you trust")
+    st.add_argument("models", nargs="+", type=Path)
+    args = ap.parse_args(argv)
+    status = 0
+    for m in args.models:
+        try:
+            print(f"stamped {stamp_card(m)}")
+        except (ConfigError, OSError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            status = 2
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

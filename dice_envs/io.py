@@ -1,0 +1,118 @@
+"""Writing results so that none are ever lost: atomic writes and output-folder checks.
+
+Every file the project writes for a user (results, leaderboards, CSV tables, plots, model cards)
+goes through :func:`atomic_write_bytes` / :func:`atomic_write_text`: the bytes go to a temporary
+file in the same folder, are flushed to disk, and only then renamed over the target
+(``os.replace``), so a killed process leaves either the old file or the new one, never a torn
+one. Existing files are not overwritten unless ``overwrite=True``.
+
+:func:`check_out_dir` is called by the scripts *before* any work starts: it refuses an output
+path that is a file, a folder that cannot be written, or (without ``force``) a folder that
+already holds files the run would replace.
+
+>>> import tempfile, pathlib
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> atomic_write_text(d / "a.txt", "hello\\n").read_text()
+'hello\\n'
+>>> atomic_write_text(d / "a.txt", "again")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+FileExistsError: ... already exists; pass overwrite=True (scripts: --force) to replace it
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO
+
+__all__ = ["atomic_open", "atomic_write_bytes", "atomic_write_text", "check_out_dir"]
+
+
+@contextlib.contextmanager
+def atomic_open(
+    path: str | Path, mode: str = "w", *, overwrite: bool = False, **kwargs: object
+) -> Iterator[IO]:
+    """Open a temporary file beside ``path``; on a clean exit it replaces ``path`` atomically.
+
+    ``mode`` is ``"w"`` (text; ``kwargs`` go to :func:`open`, e.g. ``newline=""``) or ``"wb"``.
+    On an exception the temporary file is removed and ``path`` is left as it was. With
+    ``overwrite=False`` an existing ``path`` raises :class:`FileExistsError` before anything is
+    written.
+    """
+    if mode not in ("w", "wb"):
+        raise ValueError(f"atomic_open mode must be 'w' or 'wb', got {mode!r}")
+    target = Path(path)
+    if not overwrite and target.exists():
+        raise FileExistsError(
+            f"{target} already exists; pass overwrite=True (scripts: --force) to replace it"
+        )
+    if target.is_dir():
+        raise IsADirectoryError(f"{target} is a folder, not a file")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, mode, **kwargs) as fh:  # type: ignore[call-overload]
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        if not overwrite and target.exists():  # appeared while we wrote
+            raise FileExistsError(
+                f"{target} already exists; pass overwrite=True (scripts: --force) to replace it"
+            )
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_bytes(path: str | Path, data: bytes, *, overwrite: bool = False) -> Path:
+    """Write ``data`` to ``path`` atomically (temporary file, fsync, ``os.replace``); return the path."""
+    with atomic_open(path, "wb", overwrite=overwrite) as fh:
+        fh.write(data)
+    return Path(path)
+
+
+def atomic_write_text(
+    path: str | Path, text: str, *, overwrite: bool = False, encoding: str = "utf-8"
+) -> Path:
+    """Write ``text`` to ``path`` atomically (see :func:`atomic_write_bytes`); return the path."""
+    return atomic_write_bytes(path, text.encode(encoding), overwrite=overwrite)
+
+
+def check_out_dir(path: str | Path, force: bool = False, files: Iterable[str] | None = None) -> Path:
+    """Check an output folder before any work starts; return it as a :class:`~pathlib.Path`.
+
+    Raises :class:`FileExistsError` naming the path when it is an existing file, or when the
+    folder already holds files the run would write (``files``: their names; ``None``: any file
+    at all) and ``force`` is false; :class:`PermissionError` when it cannot be created or
+    written. Creates nothing: a folder that does not exist yet only needs a writable ancestor.
+    """
+    out = Path(path).expanduser()
+    if out.exists() and not out.is_dir():
+        raise FileExistsError(f"output folder {out} is an existing file, not a folder")
+    if out.is_dir():
+        names = sorted(p.name for p in out.iterdir())
+        clash = names if files is None else sorted(set(files) & set(names))
+        if clash and not force:
+            shown = ", ".join(clash[:5]) + (", ..." if len(clash) > 5 else "")
+            raise FileExistsError(
+                f"output folder {out} already holds {shown}; "
+                "pass --force to overwrite, or choose another --out"
+            )
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise PermissionError(f"output folder {out} is not writable")
+        return out
+    parent = out.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise FileExistsError(f"cannot create output folder {out}: {parent} is a file")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise PermissionError(f"cannot create output folder {out}: {parent} is not writable")
+    return out
