@@ -13,17 +13,16 @@ import csv
 import datetime as _dt
 import hashlib
 import io
-import json
 import os
 import re
 import sys
-import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from dice_envs import io as _io
 from dice_envs.encoding import encoding_id
 from dice_envs.rules import RuleConfig
 
@@ -54,26 +53,13 @@ CHECKPOINT_FORMAT = "dice-envs-ppo-checkpoint"
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename, so a
-    kill leaves either the old file or the new one, never a half-written one."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    """A run's own file, replaced atomically (:func:`dice_envs.io.atomic_write_bytes`, overwriting)."""
+    return _io.atomic_write_bytes(path, data, overwrite=True)
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:
     """:func:`atomic_write_bytes` of UTF-8 text."""
-    return atomic_write_bytes(path, text.encode("utf-8"))
+    return _io.atomic_write_text(path, text, overwrite=True)
 
 
 def save_checkpoint(folder: str | Path, steps: int, state: dict[str, Any], keep: int = 3) -> Path:
@@ -245,21 +231,14 @@ def machine_info(device: str, threads: int) -> dict[str, Any]:
 
 
 def save_card(model_path: str | Path, card: dict[str, Any]) -> Path:
-    """Write ``card`` beside ``model_path`` (same stem, ``.json``); via agents.learned when present."""
-    model_path = Path(model_path)
-    try:
-        from ..learned import write_card  # type: ignore[attr-defined]
-    except ImportError:
-        write_card = None
-    if write_card is not None:
-        result = write_card(model_path, card)
-        if model_path.is_file():  # issue 11: bind card and weights (the trainer just saved them)
-            from ..model_io import stamp_card
+    """Write ``card`` beside the saved model ``model_path`` (same stem, ``.json``), bound to its
+    weights by checksums (:func:`agents.model_io.stamp_card`); return the card's path."""
+    from ..learned import write_card
+    from ..model_io import stamp_card
 
-            stamp_card(model_path)
-        return Path(result) if result else model_path.with_suffix(".json")
-    path = model_path.with_suffix(".json")
-    return atomic_write_text(path, json.dumps(card, indent=2, sort_keys=False) + "\n")
+    path = write_card(model_path, card)
+    stamp_card(model_path)
+    return Path(path)
 
 
 def checkpoints(checkpoint_dir: str | Path) -> list[Path]:

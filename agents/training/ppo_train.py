@@ -34,7 +34,6 @@ from .artifacts import (
     machine_info,
     make_card,
     plot_learning_curve,
-    save_card,
     save_checkpoint,
 )
 from .config import TrainConfig
@@ -354,7 +353,6 @@ def train_ppo(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
     _checkpoint(ckpt_dir, policy, optimizer, store, generator, steps, updates, episodes, wall, bc_stats)
     model.num_timesteps = steps
     model_path = out / f"{cfg.name}.zip"
-    _save_model(model, model_path)
     rows = final_evaluation(model, cfg) if cfg.final_eval_games else []
     from .evaluate import format_table
 
@@ -374,7 +372,11 @@ def train_ppo(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
         trainer="dice-envs native PPO (agents.training.ppo)",
         machine=machine_info(device, threads),
     )
-    card_path = save_card(model_path, card)
+    from ..learned import card_path as card_of
+    from ..model_io import save_model
+
+    save_model(model, model_path, card, overwrite=True)  # zip and card, atomically, with checksums
+    card_path = card_of(model_path)
     ylabel = "final score" if solitaire else f"win rate vs {', '.join(map(str, eval_opponents(cfg)))}"
     references = reference_lines(cfg, rows)
     if not solitaire:
@@ -396,15 +398,6 @@ def train_ppo(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
         evaluation=evaluation,
         table=format_table(rows) if rows else "",
     )
-
-
-def _save_model(model: Any, path: Path) -> None:
-    """Write the sb3-contrib zip atomically (temporary name, then rename)."""
-    import os
-
-    tmp = path.with_name(f".{path.stem}.partial.zip")
-    model.save(str(tmp))
-    os.replace(tmp, path)
 
 
 def _checkpoint(
