@@ -39,7 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="dice-envs serve",
         description="The dice-envs game pad: play in the browser against people and bots.",
     )
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
+    )
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p.add_argument(
         "--model",
@@ -51,8 +53,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-rooms", type=int, default=50, help="rooms held at once (default 50)")
     p.add_argument("--max-connections", type=int, default=16, help="live connections per room (default 16)")
     p.add_argument("--bot-delay", type=float, default=0.8, help="seconds between a bot's moves (default 0.8)")
-    p.add_argument("--idle-ttl", type=float, default=3600.0, help="seconds after which an idle room is dropped")
-    p.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
+    p.add_argument(
+        "--idle-ttl", type=float, default=3600.0, help="seconds after which an idle room is dropped"
+    )
+    p.add_argument(
+        "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]
+    )
     return p
 
 

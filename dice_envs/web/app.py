@@ -95,7 +95,9 @@ def create_app(
     bot_tasks: dict[str, asyncio.Task[None]] = {}
 
     def error(exc: PadError) -> JSONResponse:
-        return JSONResponse({"error": exc.message}, status_code=exc.status, headers={"Cache-Control": "no-store"})
+        return JSONResponse(
+            {"error": exc.message}, status_code=exc.status, headers={"Cache-Control": "no-store"}
+        )
 
     def ok(data: Any) -> JSONResponse:
         return JSONResponse(data, headers={"Cache-Control": "no-store"})
@@ -187,7 +189,9 @@ def create_app(
         body = await read_json(request)
         seat, token = room.join(body.get("name"))
         changed(room)
-        return ok({"code": room.code, "token": token, "seat": seat.index, "opener": False, "room": room.view()})
+        return ok(
+            {"code": room.code, "token": token, "seat": seat.index, "opener": False, "room": room.view()}
+        )
 
     @endpoint
     async def start(request: Request) -> Response:
@@ -212,7 +216,9 @@ def create_app(
         seat = room.seat_of(token_of(request))
         g = room.game
         if g is None or g.done:
-            raise PadError(409, "there is no move to hint: the game " + ("has not started" if g is None else "is over"))
+            raise PadError(
+                409, "there is no move to hint: the game " + ("has not started" if g is None else "is over")
+            )
         if g.current_player != seat.index:
             raise PadError(409, "a hint is for your own turn")
         version = room.version

@@ -68,17 +68,36 @@ def _scorecard_hint(g: ScorecardGame) -> dict[str, Any]:
             pts = g.box_points(b)
             label = f"{'XXX in' if pts == 0 else f'{pts} in'} {BOX_LABELS.get(name, name)}"
             value = float(plan.box_values[b, r])
-            options.append({"action": a, "type": "score", "box": name, "label": label, "value": total + value,
-                            "order": 0})
+            options.append(
+                {
+                    "action": a,
+                    "type": "score",
+                    "box": name,
+                    "label": label,
+                    "value": total + value,
+                    "order": 0,
+                }
+            )
         elif g.throw - 1 < len(plan.keep_values):
             held = [f for i, f in enumerate(g.dice) if not a >> i & 1]
             hold_pos = [i for i in range(5) if not a >> i & 1]
             value = float(plan.keep_values[g.throw - 1][t.reroll_keep[r, a]])
             label = f"hold {' '.join(map(str, held))}, roll again" if held else "roll all five again"
-            options.append({"action": a, "type": "roll", "hold": hold_pos, "label": label, "value": total + value,
-                            "order": 1})
-    return _finish(options, "expected Grand Total",
-                   "exact solitaire optimum: the expected final Grand Total of your card after each move")
+            options.append(
+                {
+                    "action": a,
+                    "type": "roll",
+                    "hold": hold_pos,
+                    "label": label,
+                    "value": total + value,
+                    "order": 1,
+                }
+            )
+    return _finish(
+        options,
+        "expected Grand Total",
+        "exact solitaire optimum: the expected final Grand Total of your card after each move",
+    )
 
 
 def _farkle_hint(g: FarkleGame) -> dict[str, Any]:
@@ -93,9 +112,23 @@ def _farkle_hint(g: FarkleGame) -> dict[str, Any]:
         take = [i for i in range(len(g.dice)) if mask >> i & 1]
         faces = " ".join(str(g.dice[i]) for i in take)
         value = agent.solution.option_value(g.turn_total + pts, left, bank)
-        label = (f"set aside {faces} and bank {g.turn_total + pts}" if bank
-                 else f"set aside {faces} ({pts}), roll {left} dice")
-        options.append({"action": a, "type": "bank" if bank else "roll", "take": take, "label": label,
-                        "value": float(value), "order": 0 if bank else 1})
-    return _finish(options, "expected points banked this turn",
-                   "max-expected: the points you expect to bank this turn after each move")
+        label = (
+            f"set aside {faces} and bank {g.turn_total + pts}"
+            if bank
+            else f"set aside {faces} ({pts}), roll {left} dice"
+        )
+        options.append(
+            {
+                "action": a,
+                "type": "bank" if bank else "roll",
+                "take": take,
+                "label": label,
+                "value": float(value),
+                "order": 0 if bank else 1,
+            }
+        )
+    return _finish(
+        options,
+        "expected points banked this turn",
+        "max-expected: the points you expect to bank this turn after each move",
+    )

@@ -120,4 +120,6 @@ def make_agent(
     except ConfigError:
         raise
     except (ValueError, TypeError, OSError, ImportError) as exc:
-        raise ConfigError(f"agent {spec!r} cannot play {rules.game} with {num_players} players: {exc}") from exc
+        raise ConfigError(
+            f"agent {spec!r} cannot play {rules.game} with {num_players} players: {exc}"
+        ) from exc

@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from ..encoding import encode
-from ..rules import ConfigError, FarkleGame, FarkleRules, RuleConfig, ScorecardGame, make_rules, new_game
+from ..rules import ConfigError, FarkleGame, RuleConfig, ScorecardGame, make_rules, new_game
 from ..rules.farkle import BANK_FLAG, FarkleEvent
-from ..rules.scorecard import N_REROLL_ACTIONS, UPPER_FACES, ScorecardRules
+from ..rules.scorecard import N_REROLL_ACTIONS, UPPER_FACES
 from .players import available_specs, check_spec, make_agent
 
 __all__ = ["BOX_LABELS", "PadError", "Room", "RoomManager", "Seat"]
@@ -95,7 +95,13 @@ class Seat:
         return self.kind == "agent" or self.token is not None
 
     def public(self) -> dict[str, Any]:
-        return {"index": self.index, "kind": self.kind, "name": self.name, "spec": self.spec, "taken": self.taken}
+        return {
+            "index": self.index,
+            "kind": self.kind,
+            "name": self.name,
+            "spec": self.spec,
+            "taken": self.taken,
+        }
 
 
 def _clean_name(value: Any, default: str) -> str:
@@ -207,14 +213,18 @@ class Room:
             if kind == "roll":
                 hold = _positions(body.get("hold", []), len(g.dice), "'hold'")
                 if len(hold) == len(g.dice):
-                    raise PadError(400, "every die is held: unmark a die to roll it, or enter the throw in a box")
+                    raise PadError(
+                        400, "every die is held: unmark a die to roll it, or enter the throw in a box"
+                    )
                 return hold_to_reroll_mask(g.dice, [g.dice[i] for i in hold])
             if kind == "score":
                 box = body.get("box")
                 if box not in g.categories:
                     raise PadError(400, f"unknown box {box!r}; boxes: {', '.join(g.categories)}")
                 return g.box_action(box)
-            raise PadError(400, f"unknown move type {kind!r}; a scorecard move is 'roll' (with 'hold') or 'score'")
+            raise PadError(
+                400, f"unknown move type {kind!r}; a scorecard move is 'roll' (with 'hold') or 'score'"
+            )
         if kind in ("roll", "bank"):
             take = _positions(body.get("take"), len(g.dice), "'take'")
             if not take:
@@ -250,8 +260,10 @@ class Room:
             raise PadError(400, f"illegal move: {exc}") from None
         if held is not None:
             self.held_faces = held
-            self._note(f"{mover.name} holds {' '.join(map(str, held)) or 'nothing'}, re-throws "
-                       f"{5 - len(held)} dice", "roll")
+            self._note(
+                f"{mover.name} holds {' '.join(map(str, held)) or 'nothing'}, re-throws {5 - len(held)} dice",
+                "roll",
+            )
         else:
             self.held_faces = []
         self._record()
@@ -287,7 +299,9 @@ class Room:
         if isinstance(g, ScorecardGame):
             for ev in new:
                 label = BOX_LABELS.get(ev.box, ev.box)
-                text = f"{names[ev.player]}: " + (f"{ev.points} in {label}" if ev.points else f"XXX in {label}")
+                text = f"{names[ev.player]}: " + (
+                    f"{ev.points} in {label}" if ev.points else f"XXX in {label}"
+                )
                 if ev.upper_bonus:
                     text += f", upper bonus +{ev.upper_bonus}"
                 if ev.five_kind_bonus:
@@ -299,13 +313,19 @@ class Room:
             if g.final_round_by is not None and not self._final_announced:
                 self._final_announced = True
                 who = names[g.final_round_by]
-                self._note(f"FINAL ROUND: {who} reached {g.banked[g.final_round_by]}; the round is played out",
-                           "final")
+                self._note(
+                    f"FINAL ROUND: {who} reached {g.banked[g.final_round_by]}; the round is played out",
+                    "final",
+                )
         if g.done:
             wins = ", ".join(names[w] for w in g.winners())
             extra = " (turn limit reached)" if getattr(g, "truncated", False) else ""
-            self._note(f"Game over{extra}. Grand Total: " + ", ".join(
-                f"{n} {t}" for n, t in zip(names, g.totals(), strict=True)) + f". Winner: {wins}", "over")
+            self._note(
+                f"Game over{extra}. Grand Total: "
+                + ", ".join(f"{n} {t}" for n, t in zip(names, g.totals(), strict=True))
+                + f". Winner: {wins}",
+                "over",
+            )
 
     def _farkle_note(self, ev: FarkleEvent, names: list[str]) -> None:
         who = names[ev.player]
@@ -318,8 +338,9 @@ class Room:
             lost = f", loses the turn total {-ev.points}" if ev.points else ""
             self._note(f"FARKLE! {who} throws {dice}: nothing scores{lost}", "farkle")
         elif ev.kind == "bankrupt":
-            self._note(f"BANKRUPT! {who}'s first throw scores nothing: {-ev.points} banked points lost",
-                       "bankrupt")
+            self._note(
+                f"BANKRUPT! {who}'s first throw scores nothing: {-ev.points} banked points lost", "bankrupt"
+            )
 
     # ------------------------------------------------------------------ view
     def view(self) -> dict[str, Any]:
@@ -368,8 +389,10 @@ class Room:
         if not g.done:
             bonus_due, joker = g.joker_status()
             now = {
-                "points": [g.box_points(b) if g.cards[g.current_player].boxes[b] is None else None
-                           for b in range(len(g.categories))],
+                "points": [
+                    g.box_points(b) if g.cards[g.current_player].boxes[b] is None else None
+                    for b in range(len(g.categories))
+                ],
                 "legal": [N_REROLL_ACTIONS + b in legal for b in range(len(g.categories))],
                 "bonus_due": bonus_due,
                 "joker": joker,
@@ -442,7 +465,9 @@ class RoomManager:
         models: Mapping[str, Path] | None = None,
     ) -> None:
         if max_rooms < 1 or max_connections < 1:
-            raise ConfigError(f"max_rooms and max_connections must be >= 1, got {max_rooms}, {max_connections}")
+            raise ConfigError(
+                f"max_rooms and max_connections must be >= 1, got {max_rooms}, {max_connections}"
+            )
         self.max_rooms = max_rooms
         self.max_connections = max_connections
         self.idle_ttl = idle_ttl
@@ -461,7 +486,9 @@ class RoomManager:
     def expire(self) -> None:
         """Drop rooms idle for longer than ``idle_ttl`` seconds and without connections."""
         now = time.monotonic()
-        for code in [c for c, r in self.rooms.items() if now - r.last_active > self.idle_ttl and not r.connections]:
+        for code in [
+            c for c, r in self.rooms.items() if now - r.last_active > self.idle_ttl and not r.connections
+        ]:
             del self.rooms[code]
 
     def options(self) -> dict[str, Any]:
@@ -494,7 +521,9 @@ class RoomManager:
         with self._lock:
             self.expire()
             if len(self.rooms) >= self.max_rooms:
-                raise PadError(503, f"the server holds its maximum of {self.max_rooms} rooms; try again later")
+                raise PadError(
+                    503, f"the server holds its maximum of {self.max_rooms} rooms; try again later"
+                )
         params = body.get("rules") or {}
         if not isinstance(params, dict):
             raise PadError(400, f"'rules' must be an object of rule parameters, got {params!r}")
@@ -507,12 +536,16 @@ class RoomManager:
         if not isinstance(seats_in, list) or not 1 <= len(seats_in) <= 8:
             raise PadError(400, f"'seats' must be a list of 1 to 8 seats, got {seats_in!r}")
         seed = body.get("seed")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63):
+        if seed is not None and (
+            isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63
+        ):
             raise PadError(400, f"'seed' must be a non-negative integer below 2**63, got {seed!r}")
         seats: list[Seat] = []
         for i, s in enumerate(seats_in):
             if not isinstance(s, dict) or s.get("kind") not in ("person", "agent"):
-                raise PadError(400, f"seat {i + 1} must be {{'kind': 'person'}} or {{'kind': 'agent', 'spec': ...}}")
+                raise PadError(
+                    400, f"seat {i + 1} must be {{'kind': 'person'}} or {{'kind': 'agent', 'spec': ...}}"
+                )
             if s["kind"] == "person":
                 seats.append(Seat(i, "person", _clean_name(s.get("name"), f"Player {i + 1}")))
             else:
@@ -531,11 +564,13 @@ class RoomManager:
                     raise PadError(400, f"seat {s.index + 1}: {exc}") from None
         token = room.opener_token
         if any(s.kind == "person" for s in seats):
-            seat, seat_token = room.join(body.get("name"))
+            _seat, seat_token = room.join(body.get("name"))
             room.opener_token = token = seat_token
         with self._lock:
             if len(self.rooms) >= self.max_rooms:
-                raise PadError(503, f"the server holds its maximum of {self.max_rooms} rooms; try again later")
+                raise PadError(
+                    503, f"the server holds its maximum of {self.max_rooms} rooms; try again later"
+                )
             self.rooms[code] = room
         room._changed(f"room {code} opened for {rules.game}")
         return room, token
@@ -545,4 +580,3 @@ class RoomManager:
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
             if code not in self.rooms:
                 return code
-
