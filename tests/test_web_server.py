@@ -17,17 +17,17 @@ import pytest
 pytest.importorskip("starlette", reason="the web extra (starlette) is not installed")
 pytest.importorskip("httpx", reason="the dev extra (httpx, for starlette's TestClient) is not installed")
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-from starlette.testclient import TestClient  # noqa: E402
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from starlette.testclient import TestClient
 
-from agents import load  # noqa: E402
-from dice_envs.encoding import encode  # noqa: E402
-from dice_envs.web import main  # noqa: E402
-from dice_envs.web.app import MAX_BODY, create_app  # noqa: E402
-from dice_envs.web.hints import hint  # noqa: E402
-from dice_envs.web.players import parse_models  # noqa: E402
-from dice_envs.web.rooms import PadError, RoomManager  # noqa: E402
+from agents import load
+from dice_envs.encoding import encode
+from dice_envs.web import main
+from dice_envs.web.app import MAX_BODY, create_app
+from dice_envs.web.hints import hint
+from dice_envs.web.players import parse_models
+from dice_envs.web.rooms import PadError, RoomManager
 
 PRETRAINED = Path(__file__).resolve().parents[1] / "agents" / "pretrained"
 TWO_PEOPLE = {"game": "spiffel", "seats": [{"kind": "person"}, {"kind": "person"}], "seed": 5, "name": "Ann"}
@@ -85,7 +85,15 @@ def test_forged_token_is_refused(client: TestClient) -> None:
 def test_another_seats_move_and_another_rooms_token_are_refused(client: TestClient) -> None:
     code, t0, t1 = _started_pair(client)
     assert _state(client, code)["current"] == 0
-    _refused(client, code, "move", 409, "it is Ann's turn (seat 1), not yours", t1, json={"type": "score", "box": "ones"})
+    _refused(
+        client,
+        code,
+        "move",
+        409,
+        "it is Ann's turn (seat 1), not yours",
+        t1,
+        json={"type": "score", "box": "ones"},
+    )
     _refused(client, code, "hint", 409, "your own turn", t1)
     other, other_token = _open(client, {"game": "spiffel", "seats": [{"kind": "person"}]})
     _refused(client, code, "move", 403, "holds no seat", other_token, json={"type": "score", "box": "ones"})
@@ -101,8 +109,17 @@ def test_move_after_the_game_ended_is_refused(client: TestClient) -> None:
     assert client.post(f"/api/rooms/{code}/start", headers={"X-Seat-Token": token}).status_code == 200
     for _ in range(13):
         view = _state(client, code)
-        box = next(c["name"] for c, ok in zip(view["scorecard"]["categories"], view["scorecard"]["now"]["legal"]) if ok)
-        assert client.post(f"/api/rooms/{code}/move", headers={"X-Seat-Token": token}, json={"type": "score", "box": box}).status_code == 200
+        box = next(
+            c["name"]
+            for c, ok in zip(view["scorecard"]["categories"], view["scorecard"]["now"]["legal"], strict=True)
+            if ok
+        )
+        assert (
+            client.post(
+                f"/api/rooms/{code}/move", headers={"X-Seat-Token": token}, json={"type": "score", "box": box}
+            ).status_code
+            == 200
+        )
     view = _state(client, code)
     assert view["status"] == "over" and view["winners"] == [0]
     assert view["totals"] == [view["scorecard"]["cards"][0]["total"]]
@@ -131,14 +148,27 @@ def test_malformed_json_and_bad_bodies_are_refused(client: TestClient) -> None:
 def test_illegal_moves_get_the_engines_message_and_change_nothing(client: TestClient) -> None:
     code, t0, t1 = _started_pair(client)
     h = {"X-Seat-Token": t0}
-    assert client.post(f"/api/rooms/{code}/move", headers=h, json={"type": "score", "box": "chance"}).status_code == 200
+    assert (
+        client.post(f"/api/rooms/{code}/move", headers=h, json={"type": "score", "box": "chance"}).status_code
+        == 200
+    )
     hb = {"X-Seat-Token": t1}
-    assert client.post(f"/api/rooms/{code}/move", headers=hb, json={"type": "score", "box": "chance"}).status_code == 200
+    assert (
+        client.post(
+            f"/api/rooms/{code}/move", headers=hb, json={"type": "score", "box": "chance"}
+        ).status_code
+        == 200
+    )
     # Ann's chance box is filled: the engine refuses, names the legal actions, nothing changes
     _refused(client, code, "move", 400, "legal actions", t0, json={"type": "score", "box": "chance"})
     for _ in range(2):
-        assert client.post(f"/api/rooms/{code}/move", headers=h, json={"type": "roll", "hold": []}).status_code == 200
-    _refused(client, code, "move", 400, "illegal move", t0, json={"type": "roll", "hold": [0]})  # no throws left
+        assert (
+            client.post(f"/api/rooms/{code}/move", headers=h, json={"type": "roll", "hold": []}).status_code
+            == 200
+        )
+    _refused(
+        client, code, "move", 400, "illegal move", t0, json={"type": "roll", "hold": [0]}
+    )  # no throws left
 
 
 def test_farkle_moves_are_checked_by_the_engine(client: TestClient) -> None:
@@ -160,7 +190,9 @@ def test_farkle_moves_are_checked_by_the_engine(client: TestClient) -> None:
     assert not small["bank"]  # nothing banks from a zero turn total below 350 with one 1 or 5
     take = [dice.index(small["faces"][0])]
     _refused(client, code, "move", 400, "illegal move", token, json={"type": "bank", "take": take})
-    r = client.post(f"/api/rooms/{code}/move", headers={"X-Seat-Token": token}, json={"type": "roll", "take": take})
+    r = client.post(
+        f"/api/rooms/{code}/move", headers={"X-Seat-Token": token}, json={"type": "roll", "take": take}
+    )
     assert r.status_code == 200
     assert any("sets aside" in e["text"] for e in r.json()["log"])
 
@@ -186,7 +218,10 @@ def test_too_many_rooms_are_refused(client: TestClient) -> None:
 
 def test_too_many_connections_are_refused(client: TestClient) -> None:
     code, _ = _open(client, TWO_PEOPLE)
-    with client.websocket_connect(f"/api/rooms/{code}/ws") as a, client.websocket_connect(f"/api/rooms/{code}/ws") as b:
+    with (
+        client.websocket_connect(f"/api/rooms/{code}/ws") as a,
+        client.websocket_connect(f"/api/rooms/{code}/ws") as b,
+    ):
         assert a.receive_json()["code"] == code and b.receive_json()["code"] == code
         with client.websocket_connect(f"/api/rooms/{code}/ws") as c:
             assert "maximum of 2 connections" in c.receive_json()["error"]
@@ -196,11 +231,17 @@ def test_bad_room_requests_are_refused(client: TestClient) -> None:
     cases = [
         ({"game": "chess", "seats": [{"kind": "person"}]}, "unknown game 'chess'"),
         ({"game": "spiffel", "rules": {"upper_bonus": -1}, "seats": [{"kind": "person"}]}, "'upper_bonus'"),
-        ({"game": "spiffel", "rules": {"bogus": 1}, "seats": [{"kind": "person"}]}, "unknown rule parameter 'bogus'"),
+        (
+            {"game": "spiffel", "rules": {"bogus": 1}, "seats": [{"kind": "person"}]},
+            "unknown rule parameter 'bogus'",
+        ),
         ({"game": "spiffel", "seats": []}, "list of 1 to 8 seats"),
         ({"game": "spiffel", "seats": [{"kind": "person"}] * 9}, "list of 1 to 8 seats"),
         ({"game": "spiffel", "seats": [{"kind": "robot"}]}, "seat 1 must be"),
-        ({"game": "spiffel", "seats": [{"kind": "agent", "spec": "max-expected"}]}, "not available for spiffel"),
+        (
+            {"game": "spiffel", "seats": [{"kind": "agent", "spec": "max-expected"}]},
+            "not available for spiffel",
+        ),
         ({"game": "spiffel", "seats": [{"kind": "person"}], "admin": True}, "unknown fields ['admin']"),
         ({"game": "spiffel", "seats": [{"kind": "person"}], "seed": -1}, "'seed' must be"),
     ]
@@ -212,11 +253,26 @@ def test_bad_room_requests_are_refused(client: TestClient) -> None:
 
 def test_no_disk_path_is_reachable(client: TestClient, tmp_path: Path) -> None:
     model = str(PRETRAINED / "farkle.zip")
-    for spec in [model, "agents/pretrained/farkle.zip", "pretrained:../pretrained/farkle", "../x", "human", "C:\\x"]:
-        r = client.post("/api/rooms", json={"game": "farkle", "seats": [{"kind": "person"}, {"kind": "agent", "spec": spec}]})
+    for spec in [
+        model,
+        "agents/pretrained/farkle.zip",
+        "pretrained:../pretrained/farkle",
+        "../x",
+        "human",
+        "C:\\x",
+    ]:
+        r = client.post(
+            "/api/rooms",
+            json={"game": "farkle", "seats": [{"kind": "person"}, {"kind": "agent", "spec": spec}]},
+        )
         assert r.status_code == 400 and "not allowed" in r.json()["error"], (spec, r.text)
     assert not client.app.state.manager.rooms
-    for path in ["/static/../pyproject.toml", "/static/%2e%2e%2fpyproject.toml", "/static/index.html", "/static/x"]:
+    for path in [
+        "/static/../pyproject.toml",
+        "/static/%2e%2e%2fpyproject.toml",
+        "/static/index.html",
+        "/static/x",
+    ]:
         assert client.get(path).status_code == 404, path
     assert client.get("/static/app.js").headers["content-type"].startswith("text/javascript")
     page = client.get("/")
@@ -232,7 +288,10 @@ def test_models_only_from_paths_given_at_startup(tmp_path: Path) -> None:
     models = parse_models([f"mybot={PRETRAINED / 'farkle.zip'}"])
     with TestClient(create_app(bot_delay=0.0, models=models)) as c:
         assert "mybot" in c.get("/api/options").json()["games"]["farkle"]["agents"]
-        r = c.post("/api/rooms", json={"game": "farkle", "seats": [{"kind": "person"}, {"kind": "agent", "spec": "mybot"}]})
+        r = c.post(
+            "/api/rooms",
+            json={"game": "farkle", "seats": [{"kind": "person"}, {"kind": "agent", "spec": "mybot"}]},
+        )
         assert r.status_code == 200, r.text
         assert r.json()["room"]["seats"][1]["spec"] == "mybot"
 
@@ -241,7 +300,10 @@ def test_models_only_from_paths_given_at_startup(tmp_path: Path) -> None:
 def test_join_start_and_live_updates_reach_every_connection(client: TestClient) -> None:
     code, t0 = _open(client, TWO_PEOPLE)
     _refused(client, code, "start", 409, "still free", t0)
-    with client.websocket_connect(f"/api/rooms/{code}/ws") as a, client.websocket_connect(f"/api/rooms/{code}/ws") as b:
+    with (
+        client.websocket_connect(f"/api/rooms/{code}/ws") as a,
+        client.websocket_connect(f"/api/rooms/{code}/ws") as b,
+    ):
         assert a.receive_json()["status"] == "waiting" and b.receive_json()["status"] == "waiting"
         t1 = client.post(f"/api/rooms/{code}/join", json={"name": "  Bob\n <b>x</b> "}).json()["token"]
         for ws in (a, b):
@@ -251,7 +313,9 @@ def test_join_start_and_live_updates_reach_every_connection(client: TestClient) 
         _refused(client, code, "join", 409, "no free seat")
         client.post(f"/api/rooms/{code}/start", headers={"X-Seat-Token": t0})
         assert a.receive_json()["status"] == "playing" and b.receive_json()["status"] == "playing"
-        client.post(f"/api/rooms/{code}/move", headers={"X-Seat-Token": t0}, json={"type": "score", "box": "chance"})
+        client.post(
+            f"/api/rooms/{code}/move", headers={"X-Seat-Token": t0}, json={"type": "score", "box": "chance"}
+        )
         for ws in (a, b):
             view = ws.receive_json()
             assert view["current"] == 1 and view["scorecard"]["cards"][0]["boxes"][-1] is not None
@@ -261,8 +325,8 @@ def test_join_start_and_live_updates_reach_every_connection(client: TestClient) 
 
 
 def test_bots_move_by_themselves_to_the_end(client: TestClient) -> None:
-    body = {"game": "farkle", "rules": {"target": 1000}, "seed": 3,
-            "seats": [{"kind": "agent", "spec": "max-expected"}, {"kind": "agent", "spec": "threshold:400"}]}  # fmt: skip
+    bots = [{"kind": "agent", "spec": "max-expected"}, {"kind": "agent", "spec": "threshold:400"}]
+    body = {"game": "farkle", "rules": {"target": 1000}, "seed": 3, "seats": bots}
     code, watcher = _open(client, body)
     assert _state(client, code)["seats"][0]["kind"] == "agent"
     _refused(client, code, "move", 403, "holds no seat", watcher, json={"type": "roll", "take": [0]})
@@ -291,12 +355,18 @@ def test_scorecard_hint_is_the_optimal_agents_choice(client: TestClient) -> None
         assert advice["best"]["action"] == agent.act(encode(g, 0), g.action_mask())
         costs = [o["cost"] for o in advice["options"]]
         assert costs[0] == 0 and all(c >= 0 for c in costs) and costs == sorted(costs)
-        client.post(f"/api/rooms/{code}/move", headers={"X-Seat-Token": token}, json={"action": advice["best"]["action"]})
+        client.post(
+            f"/api/rooms/{code}/move",
+            headers={"X-Seat-Token": token},
+            json={"action": advice["best"]["action"]},
+        )
 
 
 def test_farkle_hint_is_the_max_expected_choice() -> None:
     rooms = RoomManager()
-    room, token = rooms.create({"game": "farkle", "seats": [{"kind": "person"}, {"kind": "person"}], "seed": 4})
+    room, token = rooms.create(
+        {"game": "farkle", "seats": [{"kind": "person"}, {"kind": "person"}], "seed": 4}
+    )
     room.join("B")
     room.start(token)
     agent = load("max-expected", game="farkle", num_players=2)
@@ -309,17 +379,26 @@ def test_farkle_hint_is_the_max_expected_choice() -> None:
 
 
 # ---------------------------------------------------------------------- any request: legal or unchanged
+_boxes = st.sampled_from(["ones", "chance", "spiffel", "full_house", "pair", "", "ONES"])
 _moves = st.one_of(
-    st.fixed_dictionaries({"type": st.sampled_from(["roll", "score", "bank", "x"]),
-                           "hold": st.lists(st.integers(-1, 6), max_size=6),
-                           "take": st.lists(st.integers(-1, 6), max_size=7),
-                           "box": st.sampled_from(["ones", "chance", "spiffel", "full_house", "pair", "", "ONES"])}),
+    st.fixed_dictionaries(
+        {
+            "type": st.sampled_from(["roll", "score", "bank", "x"]),
+            "hold": st.lists(st.integers(-1, 6), max_size=6),
+            "take": st.lists(st.integers(-1, 6), max_size=7),
+            "box": _boxes,
+        }
+    ),
     st.fixed_dictionaries({"action": st.one_of(st.integers(-2, 130), st.booleans(), st.text(max_size=2))}),
-)  # fmt: skip
+)
 
 
 @settings(max_examples=60)
-@given(game=st.sampled_from(["spiffel", "farkle"]), seed=st.integers(0, 2**16), moves=st.lists(_moves, max_size=25))
+@given(
+    game=st.sampled_from(["spiffel", "farkle"]),
+    seed=st.integers(0, 2**16),
+    moves=st.lists(_moves, max_size=25),
+)
 def test_any_move_is_legal_in_the_engine_or_changes_nothing(game: str, seed: int, moves: list[dict]) -> None:
     rooms = RoomManager()
     room, token = rooms.create({"game": game, "seats": [{"kind": "person"}], "seed": seed})
@@ -349,7 +428,9 @@ def test_main_refuses_bad_options_by_name(capsys: pytest.CaptureFixture[str]) ->
 def test_agent_seeds_make_bot_games_reproducible() -> None:
     def play(seed: int) -> list[int]:
         rooms = RoomManager()
-        room, token = rooms.create({"game": "spiffel", "seed": seed, "seats": [{"kind": "agent", "spec": "random"}]})
+        room, token = rooms.create(
+            {"game": "spiffel", "seed": seed, "seats": [{"kind": "agent", "spec": "random"}]}
+        )
         room.start(token)
         while not room.game.done:
             room.apply(room.bot_action())

@@ -26,7 +26,7 @@ from .rooms import BOX_LABELS, COMPUTE_LOCK
 __all__ = ["hint"]
 
 #: Alternatives listed besides the best one.
-MAX_OPTIONS = 12
+MAX_OPTIONS = 8
 
 
 def hint(game: ScorecardGame | FarkleGame) -> dict[str, Any]:

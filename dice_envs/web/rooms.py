@@ -562,6 +562,7 @@ class RoomManager:
                     s.agent = make_agent(s.spec, rules, len(seats), room.seed + 1 + s.index, self.models)
                 except ConfigError as exc:
                     raise PadError(400, f"seat {s.index + 1}: {exc}") from None
+        room._note(f"room {code} opened for {rules.game}")
         token = room.opener_token
         if any(s.kind == "person" for s in seats):
             _seat, seat_token = room.join(body.get("name"))
@@ -572,7 +573,7 @@ class RoomManager:
                     503, f"the server holds its maximum of {self.max_rooms} rooms; try again later"
                 )
             self.rooms[code] = room
-        room._changed(f"room {code} opened for {rules.game}")
+        room._changed()
         return room, token
 
     def _new_code(self) -> str:

@@ -100,6 +100,8 @@ async function createRoom() {
   try {
     const body = { game: $("game-select").value, rules: readRules(), seats: readSeats() };
     if ($("create-name").value.trim()) body.name = $("create-name").value.trim();
+    const seed = new URLSearchParams(location.search).get("seed"); // ?seed=N replays the same dice
+    if (seed !== null && /^[0-9]{1,15}$/.test(seed)) body.seed = Number(seed);
     enterRoom(await api("/api/rooms", body));
   } catch (e) { showMessage(e.message); }
   btn.disabled = false;
@@ -317,9 +319,9 @@ function scorecardTable(room) {
       const pts = s.now.points[b], legal = s.now.legal[b] && p === pad.me.seat;
       const name = s.categories[b].name;
       return el("td", {}, el("button", {
-        type: "button", class: "box" + (s.now.legal[b] ? " legal" : ""), text: pts === 0 ? "XXX" : String(pts),
+        type: "button", class: "box" + (s.now.legal[b] ? " legal" : ""), text: String(pts),
         dataset: { box: name }, disabled: !legal || pad.busy,
-        title: pts === 0 ? "strike out this box" : `enter ${pts} points`,
+        title: pts === 0 ? "strike out this box (XXX)" : `enter ${pts} points`,
         onclick: () => send("move", { type: "score", box: name }) }));
     }
     return el("td", { class: "cell-open", text: "" });
