@@ -34,7 +34,7 @@ pytest.importorskip("uvicorn", reason="uvicorn (the web extra) is not installed"
 
 import uvicorn  # noqa: E402
 from selenium import webdriver  # noqa: E402
-from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
@@ -118,9 +118,15 @@ def state(driver: Any) -> dict[str, Any]:
 
 
 def wait(driver: Any, cond: Callable[[Any], Any], what: str) -> Any:
-    return WebDriverWait(driver, WAIT, poll_frequency=0.02).until(
-        cond, message=f"timed out waiting for {what}"
-    )
+    """Wait for ``cond``; on a timeout save a screenshot and say what the page held."""
+    try:
+        return WebDriverWait(driver, WAIT, poll_frequency=0.02).until(cond)
+    except TimeoutException:
+        shot(driver, "timeout")
+        held = driver.execute_script(
+            "return JSON.stringify(window.padState.room && window.padState.room.log);"
+        )
+        raise AssertionError(f"timed out waiting for {what}; the page's log: {held}") from None
 
 
 def open_page(driver: Any, url: str) -> None:
@@ -151,7 +157,13 @@ def click_and_wait(driver: Any, css: str, index: int = 0) -> None:
     """Click, then wait until the page shows a newer state of the room."""
     version = state(driver)["room"]["version"]
     click(driver, css, index)
-    wait(driver, lambda d: state(d)["room"]["version"] > version, "the move to show")
+    wait(
+        driver,
+        lambda d: (
+            state(d)["room"]["version"] > version and not d.execute_script("return window.padState.busy;")
+        ),
+        "the move to show",
+    )
 
 
 def my_turn_or_over(driver: Any) -> bool:
@@ -161,8 +173,11 @@ def my_turn_or_over(driver: Any) -> bool:
     return room["status"] == "over" or (room["current"] == s["me"]["seat"] and not busy)
 
 
-def dice_buttons(driver: Any) -> list[Any]:
-    return driver.find_elements(By.CSS_SELECTOR, "#dice-row .die")
+def read(driver: Any, css: str, prop: str) -> list[Any]:
+    """A property of every element matching ``css``, read at one instant (the page redraws often)."""
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll(arguments[0])).map((e) => e[arguments[1]]);", css, prop
+    )
 
 
 # ---------------------------------------------------------------------- Spiffel against optimal
@@ -177,7 +192,7 @@ def play_scorecard_turn(driver: Any) -> None:
         for i in range(len(dice)):  # mark the dice of that face, unmark the others
             if (dice[i] == face) != (i in held):
                 click(driver, "#dice-row .die", i)
-        marked = [i for i, b in enumerate(dice_buttons(driver)) if "held" in b.get_attribute("class")]
+        marked = [i for i, c in enumerate(read(driver, "#dice-row .die", "className")) if "held" in c]
         assert marked == [i for i, f in enumerate(dice) if f == face]
         if all(d == face for d in dice):
             break
@@ -185,7 +200,7 @@ def play_scorecard_turn(driver: Any) -> None:
         assert roll.is_enabled() and "left)" in roll.text
         click_and_wait(driver, "#roll")
     css = "button.box.legal:not([disabled])"
-    boxes = [b.text for b in driver.find_elements(By.CSS_SELECTOR, css)]
+    boxes = read(driver, css, "textContent")
     assert boxes, "an open box must be offered"
     best = max(range(len(boxes)), key=lambda i: int(boxes[i]))
     click_and_wait(driver, css, best)
@@ -204,9 +219,8 @@ def test_a_person_plays_spiffel_against_optimal_by_clicking(server: str, browser
     wait(d, lambda d: state(d)["room"]["status"] == "playing", "the game to start")
     assert d.find_element(By.ID, "roll").text == "roll! (2 left)"
     # open boxes show what the current dice would score, darker (class legal) where open
-    legal = d.find_elements(By.CSS_SELECTOR, "button.box.legal")
     sc = state(d)["room"]["scorecard"]
-    assert [b.text for b in legal] == [str(p) for p in sc["now"]["points"]]
+    assert read(d, "button.box.legal", "textContent") == [str(p) for p in sc["now"]["points"]]
     # the hint button: the solver's best move and the cost of the others
     d.find_element(By.ID, "hint").click()
     wait(d, lambda d: d.find_element(By.ID, "hint-box").text.startswith("best:"), "the hint")
@@ -227,13 +241,13 @@ def test_a_person_plays_spiffel_against_optimal_by_clicking(server: str, browser
     assert all(v is not None for c in cards for v in c["boxes"])
     banner = d.find_element(By.ID, "banner")
     assert banner.is_displayed() and "Game over" in banner.text
-    totals = [int(td.text) for td in d.find_elements(By.CSS_SELECTOR, "#grand-total td[data-seat]")]
+    totals = [int(t) for t in read(d, "#grand-total td[data-seat]", "textContent")]
     assert totals == room["totals"] == [c["total"] for c in cards]
     winners = [i for i, t in enumerate(totals) if t == max(totals)]
     assert banner.get_attribute("data-winners") == ",".join(map(str, winners))
-    struck = d.find_elements(By.CSS_SELECTOR, "td.struck")
+    struck = read(d, "td.struck", "textContent")
     assert len(struck) == sum(v == 0 for c in cards for v in c["boxes"])
-    assert all(td.text == "XXX" for td in struck)
+    assert all(t == "XXX" for t in struck)
     shot(d, "spiffel-final")
 
 
@@ -273,7 +287,7 @@ def test_a_person_plays_farkle_against_max_expected_by_clicking(
             if want[face] > 0:
                 want[face] -= 1
                 click(d, "#dice-row .die", i)
-        assert f"+{best['points']}" in d.find_element(By.ID, "turn-total").text
+        assert f"+{best['points']}" in read(d, "#turn-total", "textContent")[0]
         assert roll.is_enabled()
         assert bank.is_enabled() == best["bank"]
         if best["bank"] and (
@@ -293,11 +307,11 @@ def test_a_person_plays_farkle_against_max_expected_by_clicking(
     log = d.find_element(By.ID, "log").text
     assert "FINAL ROUND" in log and "Game over" in log
     farkles = [e for e in room["log"] if e["kind"] in ("farkle", "bankrupt")]
-    shown = d.find_elements(By.CSS_SELECTOR, "#log li.farkle, #log li.bankrupt")
+    shown = read(d, "#log li.farkle, #log li.bankrupt", "textContent")
     assert len(shown) == len(farkles)  # every farkle / bankruptcy still in the log is shown, highlighted
     banner = d.find_element(By.ID, "banner")
     assert "Game over" in banner.text
-    banked = [int(td.text) for td in d.find_elements(By.CSS_SELECTOR, "#grand-total td[data-seat]")]
+    banked = [int(t) for t in read(d, "#grand-total td[data-seat]", "textContent")]
     assert banked == room["totals"]
     shot(d, "farkle-final")
 
@@ -328,8 +342,8 @@ def test_two_browser_sessions_share_one_room(server: str, browser: Callable[[], 
     start.click()
     wait(b, lambda d: state(d)["room"]["status"] == "playing", "the start on B's page (live)")
     # Ann's turn: Bob's pad shows her dice but lets him click nothing
-    assert not any(x.is_enabled() for x in b.find_elements(By.CSS_SELECTOR, "button.box, .die, #roll"))
-    points = int(a.find_element(By.CSS_SELECTOR, "button.box.legal[data-box=chance]").text)
+    assert read(b, "button.box, .die, #roll", "disabled") == [True] * (15 + 5 + 1)
+    points = int(read(a, "button.box.legal[data-box=chance]", "textContent")[0])
     click_and_wait(a, "button.box.legal[data-box=chance]")
     wait(b, lambda d: state(d)["room"]["current"] == 1, "Ann's move on B's page")
     card_b = state(b)["room"]["scorecard"]["cards"]
