@@ -194,9 +194,11 @@ async function askHint() {
   const box = $("hint-box");
   box.hidden = false;
   box.textContent = "thinking… (a first solve of new rules takes a few seconds)";
+  const version = pad.room.version;
   try {
-    pad.hint = await api(`/api/rooms/${pad.me.code}/hint`, {}, pad.me.token);
-    pad.hint.version = pad.room.version;
+    const advice = await api(`/api/rooms/${pad.me.code}/hint`, {}, pad.me.token);
+    if (pad.room.version !== version) { box.textContent = ""; box.hidden = true; return; } // moved on meanwhile
+    pad.hint = { ...advice, version };
   } catch (e) { pad.hint = null; box.textContent = e.message; return; }
   render(pad.room);
 }
@@ -231,6 +233,8 @@ function resetTurnState(room) {
 }
 
 function render(room) {
+  // the POST answer and the WebSocket race: never draw an older state over a newer one
+  if (pad.room && room.code === pad.room.code && room.version < pad.room.version) room = pad.room;
   pad.room = room;
   $("room-status").textContent = room.status === "waiting" ? "waiting for players" :
     room.status === "playing" ? `playing ${room.game}` : "game over";
@@ -384,7 +388,10 @@ function drawFarkle(room) {
 
 function drawHint(room) {
   const box = $("hint-box");
-  if (!pad.hint) { if (!box.textContent.startsWith("thinking")) box.hidden = true; return; }
+  if (!pad.hint) {
+    if (!box.textContent.startsWith("thinking")) { box.hidden = true; box.textContent = ""; }
+    return;
+  }
   const h = pad.hint;
   box.hidden = false;
   box.replaceChildren(
