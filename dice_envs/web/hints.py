@@ -46,7 +46,10 @@ def _finish(options: list[dict[str, Any]], unit: str, note: str) -> dict[str, An
         o["cost"] = round(best - o["value"], 2)
         o["value"] = round(o["value"], 2)
         del o["order"]
-    return {"best": options[0], "options": options[: MAX_OPTIONS + 1], "unit": unit, "note": note}
+    shown = options[: MAX_OPTIONS + 1]
+    for kind in sorted({o["type"] for o in options} - {o["type"] for o in shown}):  # best of each kind too
+        shown.append(next(o for o in options if o["type"] == kind))
+    return {"best": options[0], "options": shown, "unit": unit, "note": note}
 
 
 def _scorecard_hint(g: ScorecardGame) -> dict[str, Any]:
@@ -96,7 +99,7 @@ def _scorecard_hint(g: ScorecardGame) -> dict[str, Any]:
     return _finish(
         options,
         "expected Grand Total",
-        "exact solitaire optimum: the expected final Grand Total of your card after each move",
+        "exact solitaire optimum",
     )
 
 
@@ -130,5 +133,5 @@ def _farkle_hint(g: FarkleGame) -> dict[str, Any]:
     return _finish(
         options,
         "expected points banked this turn",
-        "max-expected: the points you expect to bank this turn after each move",
+        "max-expected turn solver",
     )
