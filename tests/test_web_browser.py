@@ -276,7 +276,7 @@ def test_a_person_plays_farkle_against_max_expected_by_clicking(
     d.find_element(By.ID, "start-game").click()
     wait(d, lambda d: state(d)["room"]["status"] == "playing", "the game to start")
     assert state(d)["room"]["farkle"]["target"] == 2000
-    seen_disabled = seen_bank = False
+    seen_disabled = seen_bank = seen_farkle = False
     moves = 0
     while True:
         wait(d, my_turn_or_over, "my turn")
@@ -284,6 +284,12 @@ def test_a_person_plays_farkle_against_max_expected_by_clicking(
         if room["status"] == "over":
             break
         f = room["farkle"]
+        if any(e["kind"] in ("farkle", "bankrupt") for e in room["log"][-3:]):
+            seen_farkle = True
+            assert (
+                "FARKLE!" in d.find_element(By.ID, "event").text
+                or "BANKRUPT!" in d.find_element(By.ID, "event").text
+            )
         roll, bank = d.find_element(By.ID, "roll"), d.find_element(By.ID, "bank")
         assert bank.text == "Next player"
         if not f["set_aside"]:
@@ -311,7 +317,7 @@ def test_a_person_plays_farkle_against_max_expected_by_clicking(
             shot(d, "farkle-midgame")
         assert moves < 400
     room = state(d)["room"]
-    assert seen_disabled and seen_bank
+    assert seen_disabled and seen_bank and seen_farkle
     assert max(room["totals"]) >= 2000
     log = d.find_element(By.ID, "log").text
     assert "FINAL ROUND" in log and "Game over" in log

@@ -287,6 +287,10 @@ function drawTurnLine(room) {
     }
   }
   $("turn-line").textContent = line;
+  // a farkle or a bankruptcy is announced as it happens (it stays up until two more things happened)
+  const recent = room.log.slice(-3).filter((e) => e.kind === "farkle" || e.kind === "bankrupt");
+  $("event").hidden = !recent.length || room.status !== "playing";
+  $("event").textContent = recent.map((e) => e.text).join(" — ");
 }
 
 function drawDice(dice, chosen, mine) {
