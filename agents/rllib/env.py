@@ -79,7 +79,8 @@ class DiceMultiAgentEnv(MultiAgentEnv):
         self.illegal_action = params.pop("illegal_action", "penalize")
         if self.illegal_action not in ILLEGAL_ACTION_MODES:
             raise ConfigError(
-                f"illegal_action must be one of {', '.join(ILLEGAL_ACTION_MODES)}; got {self.illegal_action!r}"
+                f"illegal_action must be one of {', '.join(ILLEGAL_ACTION_MODES)}; "
+                f"got {self.illegal_action!r}"
             )
         self.illegal_reward = float(params.pop("illegal_reward", -1.0))
         #: Illegal actions this env has seen (penalize mode) since it was made.

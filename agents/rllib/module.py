@@ -75,7 +75,8 @@ class MaskedPPOModule(TorchRLModule, ValueFunctionAPI):
             n_in = int(np.prod(space["observations"].shape))
         except (KeyError, TypeError):
             raise ConfigError(
-                f"MaskedPPOModule needs a Dict observation space with 'observations' and 'action_mask', got {space}"
+                "MaskedPPOModule needs a Dict observation space with 'observations' and "
+                f"'action_mask', got {space}"
             ) from None
         cfg = dict(self.model_config or {})
         arch = [int(w) for w in cfg.get("net_arch", [64, 64])]
