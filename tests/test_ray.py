@@ -247,3 +247,41 @@ def test_evaluate_on_ray_equals_local_pool(
     assert on_ray.summary() == local.summary()
     with pytest.raises(ConfigError, match="backend"):
         evaluate(game, specs, backend="spark", **kw)
+
+
+# ---------------------------------------------------------------------------- sweeps
+def test_two_trial_sweep_writes_both_run_folders(ray_session: None, tmp_path: Any) -> None:
+    import csv
+    import json
+    from pathlib import Path
+
+    from agents.sweep import load_sweep, run_sweep
+
+    base = Path(__file__).resolve().parents[1] / "configs" / "train" / "tiny_ppo.yaml"
+    spec = tmp_path / "sweep.yaml"
+    spec.write_text(
+        f"base: {base}\n"
+        "set: {total_timesteps: 1024, eval_freq: 1024, checkpoint_freq: 0, tensorboard: false,"
+        " final_eval_games: 4, eval_episodes: 4}\n"
+        "space:\n  learning_rate: {loguniform: [1.0e-4, 1.0e-2]}\n  n_epochs: {choice: [1, 2]}\n"
+        "num_samples: 2\nmetric: eval\n"
+    )
+    rows = run_sweep(load_sweep(spec), tmp_path / "out")
+    assert len(rows) == 2 and all("error" not in r for r in rows)
+    folders = sorted((tmp_path / "out" / "trials").iterdir())
+    assert len(folders) == 2 and {str(f) for f in folders} == {r["run_folder"] for r in rows}
+    for folder, row in zip(folders, sorted(rows, key=lambda r: r["run_folder"]), strict=True):
+        card = json.loads((folder / "tiny_ppo.json").read_text())
+        assert (folder / "tiny_ppo.zip").is_file() and card["steps"] == 1024
+        assert card["config"]["learning_rate"] == pytest.approx(row["learning_rate"])
+        assert card["config"]["n_epochs"] == row["n_epochs"]
+        assert 0 <= row["metric"] < 400  # a Spiffel score
+    table = list(csv.DictReader((tmp_path / "out" / "summary.csv").open()))
+    assert len(table) == 2 and (tmp_path / "out" / "trials.png").stat().st_size > 0
+    assert "| trial |" in (tmp_path / "out" / "summary.md").read_text()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(f"base: {base}\nspace: {{learning_rte: {{choice: [1]}}}}\n")
+    with pytest.raises(ConfigError, match="learning_rte"):
+        load_sweep(bad)
+    with pytest.raises(ConfigError, match="not empty"):
+        run_sweep(load_sweep(spec), tmp_path / "out")
