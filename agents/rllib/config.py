@@ -1,8 +1,12 @@
 """An RLlib ``PPOConfig`` for one dice game: masked module, self-play seats, snapshots.
 
->>> cfg = ppo_config("farkle", num_players=2, opponents=["heuristic"], snapshots=1,
-...                  env_config={"target": 1000})  # doctest: +SKIP
->>> algo = cfg.build_algo(); algo.train()  # doctest: +SKIP
+Example (needs a running or startable Ray)::
+
+    cfg = ppo_config("farkle", num_players=2, opponents=["heuristic"], snapshots=1,
+                     env_config={"target": 1000}, num_env_runners=2)
+    algo = cfg.build_algo()
+    result = algo.train()
+    export_policy(algo, "runs/farkle_rllib.zip", "farkle", 2)  # agents.rllib.export
 """
 
 from __future__ import annotations
