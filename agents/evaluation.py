@@ -520,6 +520,8 @@ def evaluate(
     optimum: bool = True,
     on_progress: Callable[[int], None] | None = None,
     loader: Loader = load,
+    backend: str = "local",
+    address: str | None = None,
 ) -> EvaluationResult:
     """Play a solitaire series (``players=1``) or a seat-balanced tournament and return it.
 
@@ -529,9 +531,13 @@ def evaluate(
     ``optimum``: look up the exact solitaire optimum (scorecard games) for the gap column.
     ``loader``: builds agents from specs (default :func:`agents.load`; a module-level function,
     so worker processes can use it). ``on_progress(n)`` is called as ``n`` more games finish.
+    ``backend``: ``"local"`` (this machine's process pool) or ``"ray"`` (the same tasks on Ray,
+    :mod:`agents.ray_eval`; ``address`` names an existing cluster): equal results either way.
     Raises :class:`~dice_envs.rules.ConfigError` naming the bad game, agent spec, seat count or
     rule parameter.
     """
+    if backend not in ("local", "ray"):
+        raise ConfigError(f"backend must be 'local' or 'ray', got {backend!r}")
     base = make_rules(game) if isinstance(game, RuleConfig) else rules_class(game)()
     rule_cfg = base.replace(**dict(rules)) if rules else base
     name = rule_cfg.game
@@ -577,7 +583,13 @@ def evaluate(
 
     results: dict[int, list[GameRecord]] = {}
     try:
-        if n_workers == 1 or len(tasks) == 1:
+        if backend == "ray":
+            from .ray_eval import run_tasks
+
+            for i, recs in run_tasks(tasks, address=address, workers=workers):
+                results[i] = recs
+                done(len(recs))
+        elif n_workers == 1 or len(tasks) == 1:
             for i, task in enumerate(tasks):
                 results[i] = _run_task(task)
                 done(len(results[i]))

@@ -57,6 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, type=Path, help="output directory")
     p.add_argument("--force", action="store_true", help="overwrite the files of an earlier run in --out")
     p.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    p.add_argument(
+        "--backend", choices=("local", "ray"), default="local", help="local pool or Ray (same results)"
+    )
+    p.add_argument("--address", default=None, help="ray backend: an existing cluster (e.g. auto, host:6379)")
     p.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule parameter overrides")
     p.add_argument("--no-optimum", action="store_true", help="skip the exact-optimum lookup")
     p.add_argument("--no-plots", action="store_true")
@@ -118,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
             workers=args.workers,
             progress=not args.quiet,
             optimum=not args.no_optimum,
+            backend=args.backend,
+            address=args.address,
         )
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)

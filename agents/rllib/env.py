@@ -1,0 +1,183 @@
+"""Every game's PettingZoo AEC env as an RLlib ``MultiAgentEnv`` (new API stack).
+
+:class:`DiceMultiAgentEnv` drives the game logic of ``dice_envs.multiagent.<game>_v0.raw_env``
+(the one game flow of the project) and shows it to RLlib turn by turn:
+
+* only the agent to move gets an observation, so RLlib asks exactly that agent for an action;
+  an agent keeps the turn for all its decisions, as in the AEC env;
+* observations are ``{"observations": float32 features, "action_mask": float32 0/1}`` (the
+  layout RLlib's action-masking modules read; :class:`~agents.rllib.module.MaskedPPOModule`
+  sets the logits of illegal actions to :data:`agents.training.ppo.MASKED_LOGIT`);
+* rewards go to every seat they concern on the step they happen (RLlib keeps a seat's reward
+  until that seat's next observation, so nothing is lost between turns); at the end of the game
+  every seat gets its final observation, reward and ``terminated`` (or ``truncated``: Farkle's
+  ``max_turns``), with ``final_scores`` / ``winners`` in its info;
+* an illegal action: ``illegal_action="penalize"`` (default, as the project's other envs and
+  what RLlib's env checker needs, since it steps a random action) ends the game with
+  ``illegal_reward`` (-1) for the offender and 0 for the others, ``info["illegal_action"]`` set;
+  ``"raise"`` raises the raw env's ``ValueError`` naming the legal actions, so a policy that
+  ever samples an illegal action stops the run (what the masking tests use).
+
+``env_config`` (RLlib passes it to the constructor): ``game`` (required), ``num_players``
+(default 2; 1 = solitaire), ``reward`` (``"score"`` / ``"win"``, default as the AEC env),
+``illegal_action``, ``illegal_reward`` and any rule parameter, e.g. ``{"game": "farkle", "target": 1000}``.
+
+>>> env = DiceMultiAgentEnv({"game": "farkle", "num_players": 2, "target": 1000})
+>>> obs, infos = env.reset(seed=0)
+>>> list(obs), sorted(obs["player_0"])
+(['player_0'], ['action_mask', 'observations'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from ray.rllib.env.multi_agent_env import MultiAgentEnv
+
+from dice_envs.multiagent import dice_poker_v0, farkle_v0, spiffel_v0, yahtzee_v0
+from dice_envs.multiagent.base import DiceAECEnv
+from dice_envs.rules import GAMES, ConfigError
+
+__all__ = ["ILLEGAL_ACTION_MODES", "RAW_ENVS", "DiceMultiAgentEnv", "masked_observation_space"]
+
+#: The PettingZoo game-logic class of each game.
+RAW_ENVS: dict[str, type[DiceAECEnv]] = {
+    "spiffel": spiffel_v0.raw_env,
+    "dice_poker": dice_poker_v0.raw_env,
+    "yahtzee": yahtzee_v0.raw_env,
+    "farkle": farkle_v0.raw_env,
+}
+
+#: What an illegal action does (see the module docstring).
+ILLEGAL_ACTION_MODES = ("penalize", "raise")
+
+
+def masked_observation_space(aec_space: gym.spaces.Dict) -> gym.spaces.Dict:
+    """The RLlib observation space of one agent from its AEC space (mask as float32 0/1)."""
+    n_act = int(aec_space["action_mask"].shape[0])
+    return gym.spaces.Dict(
+        {
+            "observations": aec_space["observation"],
+            "action_mask": gym.spaces.Box(0.0, 1.0, (n_act,), np.float32),
+        }
+    )
+
+
+class DiceMultiAgentEnv(MultiAgentEnv):
+    """One dice game as an RLlib multi-agent env (see the module docstring)."""
+
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        super().__init__()
+        params = dict(config or {})
+        game = params.pop("game", None)
+        if game not in RAW_ENVS:
+            raise ConfigError(f"env_config needs 'game', one of {', '.join(GAMES)}; got {game!r}")
+        num_players = params.pop("num_players", 2)
+        self.illegal_action = params.pop("illegal_action", "penalize")
+        if self.illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ConfigError(
+                f"illegal_action must be one of {', '.join(ILLEGAL_ACTION_MODES)}; "
+                f"got {self.illegal_action!r}"
+            )
+        self.illegal_reward = float(params.pop("illegal_reward", -1.0))
+        #: Illegal actions this env has seen (penalize mode) since it was made.
+        self.illegal_actions = 0
+        self._over = True
+        self.game_name = str(game)
+        self.aec: DiceAECEnv = RAW_ENVS[self.game_name](num_players=num_players, **params)
+        self.possible_agents = list(self.aec.possible_agents)
+        self.agents = list(self.possible_agents)
+        self.observation_spaces = {
+            a: masked_observation_space(self.aec.observation_space(a)) for a in self.possible_agents
+        }
+        self.action_spaces = {a: self.aec.action_space(a) for a in self.possible_agents}
+        # Kept for RLlib's env checker and for older code that reads the joint spaces.
+        self.observation_space = gym.spaces.Dict(self.observation_spaces)
+        self.action_space = gym.spaces.Dict(self.action_spaces)
+
+    @property
+    def rules(self) -> Any:
+        """The rule configuration of the game."""
+        return self.aec.rules
+
+    @property
+    def num_players(self) -> int:
+        return self.aec.num_players
+
+    def _obs(self, agent: str) -> dict[str, np.ndarray]:
+        o = self.aec.observe(agent)
+        return {
+            "observations": np.asarray(o["observation"], dtype=np.float32),
+            "action_mask": np.asarray(o["action_mask"], dtype=np.float32),
+        }
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        self.aec.reset(seed=seed, options=options)
+        self.agents = list(self.possible_agents)
+        self._over = False
+        if self.aec.game.done:  # degenerate rules only: the game ended before any decision
+            return {a: self._obs(a) for a in self.possible_agents}, {
+                a: dict(self.aec.infos[a]) for a in self.possible_agents
+            }
+        agent = self.aec.agent_selection
+        return {agent: self._obs(agent)}, {agent: dict(self.aec.infos[agent])}
+
+    def step(
+        self, action_dict: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, float], dict[str, bool], dict[str, bool], dict[str, Any]]:
+        agent = self.aec.agent_selection
+        if self._over or self.aec.game is None or self.aec.game.done:
+            raise RuntimeError("step() after the game ended; call reset()")
+        if agent not in action_dict:
+            raise ValueError(f"it is {agent}'s turn; got actions for {sorted(action_dict)}")
+        extra = sorted(set(action_dict) - {agent})
+        if extra:
+            raise ValueError(f"only {agent} may act now; got actions also for {extra}")
+        action = int(np.asarray(action_dict[agent]).item())
+        if self.illegal_action == "penalize" and not (
+            0 <= action < self.aec.action_space(agent).n and self.aec.action_mask(agent)[action]
+        ):
+            return self._penalize(agent, action)
+        self.aec.step(action)  # the raw env's check: ValueError naming the legal actions
+        rewards = {a: float(r) for a, r in self.aec.rewards.items() if r != 0.0}
+        if self.aec.game.done:
+            truncated = bool(getattr(self.aec.game, "truncated", False))
+            everyone = self.possible_agents
+            obs = {a: self._obs(a) for a in everyone}
+            rewards = {a: float(self.aec.rewards[a]) for a in everyone}
+            terms = {a: not truncated for a in everyone}
+            truncs = {a: truncated for a in everyone}
+            terms["__all__"], truncs["__all__"] = not truncated, truncated
+            infos = {a: dict(self.aec.infos[a]) for a in everyone}
+            self._over = True
+            return obs, rewards, terms, truncs, infos
+        nxt = self.aec.agent_selection
+        rewards.setdefault(nxt, 0.0)
+        return (
+            {nxt: self._obs(nxt)},
+            rewards,
+            {"__all__": False},
+            {"__all__": False},
+            {nxt: dict(self.aec.infos[nxt])},
+        )
+
+    def _penalize(self, offender: str, action: int) -> tuple[Any, ...]:
+        self.illegal_actions += 1
+        self._over = True
+        everyone = self.possible_agents
+        obs = {a: self._obs(a) for a in everyone}
+        rewards = {a: (self.illegal_reward if a == offender else 0.0) for a in everyone}
+        terms = {a: True for a in everyone}
+        truncs = {a: False for a in everyone}
+        terms["__all__"], truncs["__all__"] = True, False
+        legal = np.flatnonzero(self.aec.action_mask(offender)).tolist()
+        info = {**self.aec.infos[offender], "illegal_action": action, "offender": offender, "legal": legal}
+        return obs, rewards, terms, truncs, {a: dict(info) for a in everyone}
+
+    def render(self) -> str | None:
+        return self.aec.render()

@@ -1,0 +1,132 @@
+"""Self-play on RLlib: built-in agents as RLModules, frozen snapshots and the policy mapping.
+
+* :class:`AgentModule` wraps any agent of :func:`agents.load` (``random``, ``heuristic``,
+  ``pretrained:farkle``, a model zip, ...) as a non-trainable RLModule: it returns the agent's
+  actions directly (``Columns.ACTIONS``), so RLlib never samples for it;
+* frozen snapshots are :class:`~agents.rllib.module.MaskedPPOModule` copies of the learner that
+  are never trained; :class:`SnapshotCallback` copies the learner's weights into the oldest
+  snapshot every ``snapshot_every`` iterations (a league of the learner's past selves);
+* :class:`SelfPlayMapping` seats the learner at one seat per episode (drawn from the episode
+  id, so every seat is learnt) and fills the other seats from the opponent modules.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from ray.rllib.callbacks.callbacks import RLlibCallback
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.rl_module.rl_module import RLModule
+
+from dice_envs.rules import ConfigError, make_rules
+
+__all__ = ["LEARNER", "AgentModule", "SelfPlayMapping", "SnapshotCallback", "agent_module_id"]
+
+#: Module id of the trained policy.
+LEARNER = "learner"
+
+
+def agent_module_id(spec: str, index: int = 0) -> str:
+    """The RLModule id of the ``index``-th opponent spec (``heuristic`` → ``agent0-heuristic``).
+
+    RLlib module ids must be valid file names, so anything but letters, digits, ``.``, ``_``
+    and ``-`` becomes ``_`` (``threshold:1000`` → ``agent1-threshold_1000``).
+    """
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", Path(spec).stem if spec.endswith(".zip") else spec)
+    return f"agent{index}-{safe}"
+
+
+class AgentModule(RLModule):
+    """A built-in agent (``model_config``: ``spec``, ``game``, ``rules``, ``num_players``, ``seed``)."""
+
+    def setup(self) -> None:
+        from ..registry import load
+
+        cfg = dict(self.model_config or {})
+        if "spec" not in cfg or "game" not in cfg:
+            raise ConfigError(f"AgentModule needs model_config with 'spec' and 'game', got {sorted(cfg)}")
+        rules = make_rules(cfg["game"], **dict(cfg.get("rules") or {}))
+        self.agent = load(
+            cfg["spec"], game=rules, num_players=int(cfg.get("num_players", 2)), seed=cfg.get("seed")
+        )
+
+    def _forward_inference(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        obs = batch[Columns.OBS]
+        x = np.asarray(obs["observations"], dtype=np.float32)
+        mask = np.asarray(obs["action_mask"]) > 0
+        act_batch = getattr(self.agent, "act_batch", None)
+        if callable(act_batch):
+            actions = np.asarray(act_batch(x, mask.astype(np.int8)), dtype=np.int64)
+        else:
+            actions = np.array(
+                [self.agent.act(o, m.astype(np.int8)) for o, m in zip(x, mask, strict=True)], np.int64
+            )
+        return {Columns.ACTIONS: actions}
+
+    def _forward_exploration(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        return self._forward_inference(batch, **kwargs)
+
+    def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        raise NotImplementedError(f"{self.agent!r} is a built-in agent: leave it out of policies_to_train")
+
+
+def _draw(episode_id: str, salt: str, n: int) -> int:
+    digest = hashlib.blake2b(f"{episode_id}/{salt}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") % n
+
+
+class SelfPlayMapping:
+    """``policy_mapping_fn``: the learner at one seat per episode, opponents at the others.
+
+    ``opponents``: module ids drawn (per episode and seat) for the non-learner seats.
+    ``learner_seat``: a fixed seat, or ``None`` (drawn per episode). Deterministic in the
+    episode id, so an episode's seats never change mid-game.
+    """
+
+    def __init__(self, num_players: int, opponents: Sequence[str], learner_seat: int | None = None) -> None:
+        if num_players > 1 and not opponents:
+            raise ConfigError("self-play with 2 or more players needs at least one opponent module")
+        if learner_seat is not None and not 0 <= learner_seat < num_players:
+            raise ConfigError(f"learner_seat must be in [0, {num_players - 1}] or None, got {learner_seat!r}")
+        self.num_players = int(num_players)
+        self.opponents = list(opponents)
+        self.learner_seat = learner_seat
+
+    def __call__(self, agent_id: str, episode: Any = None, **kwargs: Any) -> str:
+        seat = int(str(agent_id).rsplit("_", 1)[-1])
+        eid = str(getattr(episode, "id_", "")) if episode is not None else ""
+        learner = self.learner_seat if self.learner_seat is not None else _draw(eid, "seat", self.num_players)
+        if seat == learner:
+            return LEARNER
+        return self.opponents[_draw(eid, f"opp{seat}", len(self.opponents))]
+
+
+class SnapshotCallback(RLlibCallback):
+    """Every ``snapshot_every`` iterations, copy the learner's weights into the oldest snapshot.
+
+    ``snapshot_ids``: the frozen :class:`~agents.rllib.module.MaskedPPOModule` ids (round robin).
+    Made by :func:`agents.rllib.config.ppo_config` (via ``functools.partial``).
+    """
+
+    def __init__(self, snapshot_ids: Sequence[str] = (), snapshot_every: int = 1) -> None:
+        super().__init__()
+        self.snapshot_ids = list(snapshot_ids)
+        self.snapshot_every = max(1, int(snapshot_every))
+
+    def on_train_result(self, *, algorithm: Any, result: dict, **kwargs: Any) -> None:
+        it = int(algorithm.iteration)
+        if not self.snapshot_ids or it % self.snapshot_every:
+            return
+        slot = self.snapshot_ids[(it // self.snapshot_every - 1) % len(self.snapshot_ids)]
+        weights = algorithm.learner_group.get_weights(module_ids=[LEARNER])[LEARNER]
+
+        def put(runner: Any) -> None:
+            runner.module[slot].set_state(weights)
+
+        algorithm.env_runner_group.foreach_env_runner(put, local_env_runner=True)
+        result.setdefault("snapshots", {})[slot] = it

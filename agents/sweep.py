@@ -1,0 +1,281 @@
+"""Hyper-parameter sweeps of our own trainer on Ray Tune (``scripts/sweep.py`` is the CLI).
+
+Every trial is one :func:`agents.training.train.train` run with its own run folder
+(``<out>/trials/<trial>/``: model zip, model card, progress.csv, learning curve), so a trial's
+model is an ordinary model of the project. The sweep file is YAML::
+
+    base: configs/train/tiny_ppo.yaml      # a TrainConfig file (relative to the sweep file or cwd)
+    set: {total_timesteps: 4096}           # optional fixed overrides
+    space:                                 # TrainConfig keys -> a distribution or a fixed value
+      learning_rate: {loguniform: [1.0e-4, 1.0e-2]}
+      n_epochs: {choice: [2, 4]}
+    num_samples: 2                         # trials (each grid_search point counts separately)
+    metric: eval                           # eval (last periodic evaluation) | final (final table)
+    mode: max
+    seed: 0                                # seeds the search
+    cpus_per_trial: 1
+
+Distributions: ``loguniform [lo, hi]``, ``uniform [lo, hi]``, ``randint [lo, hi)``, ``choice
+[...]``, ``grid_search [...]``. :func:`run_sweep` writes ``summary.csv``, ``summary.md`` and
+``trials.png`` into ``out`` and returns the rows.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dice_envs.rules import ConfigError
+
+__all__ = ["DISTRIBUTIONS", "METRICS", "load_sweep", "run_sweep", "search_space", "trial_metric"]
+
+DISTRIBUTIONS = ("loguniform", "uniform", "randint", "choice", "grid_search")
+METRICS = ("eval", "final")
+_SWEEP_KEYS = {"base", "set", "space", "num_samples", "metric", "mode", "seed", "cpus_per_trial"}
+
+
+def load_sweep(path: str | Path) -> dict[str, Any]:
+    """Read and check a sweep file; ``base`` resolved, every space key a TrainConfig field."""
+    from .training.config import TrainConfig, load_config
+
+    path = Path(path)
+    try:
+        spec = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read sweep file {path}: {exc}") from exc
+    if not isinstance(spec, dict):
+        raise ConfigError(f"{path}: a sweep file must be a mapping, got {type(spec).__name__}")
+    unknown = sorted(set(spec) - _SWEEP_KEYS)
+    if unknown:
+        raise ConfigError(f"{path}: unknown sweep key(s) {unknown}; allowed: {sorted(_SWEEP_KEYS)}")
+    base = spec.get("base")
+    base_path = None
+    if base is not None:
+        for candidate in (path.parent / base, Path(base)):
+            if candidate.is_file():
+                base_path = candidate
+                break
+        else:
+            raise ConfigError(f"{path}: base config {base!r} not found")
+    fixed = dict(spec.get("set") or {})
+    cfg = load_config(base_path, **fixed)  # checks the fixed overrides
+    space = spec.get("space") or {}
+    if not isinstance(space, dict) or not space:
+        raise ConfigError(f"{path}: 'space' must map TrainConfig keys to distributions")
+    fields = set(TrainConfig.__dataclass_fields__)
+    bad = sorted(set(space) - fields)
+    if bad:
+        raise ConfigError(f"{path}: space keys {bad} are not training config keys")
+    metric = spec.get("metric", "eval")
+    if metric not in METRICS:
+        raise ConfigError(f"{path}: metric must be one of {', '.join(METRICS)}, got {metric!r}")
+    mode = spec.get("mode", "max")
+    if mode not in ("max", "min"):
+        raise ConfigError(f"{path}: mode must be max or min, got {mode!r}")
+    n = spec.get("num_samples", 1)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ConfigError(f"{path}: num_samples must be a positive integer, got {n!r}")
+    search_space(space)  # checks the distributions
+    return {
+        "base": cfg.to_dict(),
+        "space": space,
+        "num_samples": n,
+        "metric": metric,
+        "mode": mode,
+        "seed": int(spec.get("seed", 0)),
+        "cpus_per_trial": float(spec.get("cpus_per_trial", 1)),
+    }
+
+
+def search_space(space: Mapping[str, Any]) -> dict[str, Any]:
+    """Ray Tune's search space from the YAML one (see the module docstring)."""
+    from ray import tune
+
+    out: dict[str, Any] = {}
+    for key, value in space.items():
+        if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in DISTRIBUTIONS:
+            ((dist, args),) = value.items()
+            if dist in ("choice", "grid_search"):
+                if not isinstance(args, list) or not args:
+                    raise ConfigError(f"space.{key}: {dist} needs a non-empty list, got {args!r}")
+                out[key] = tune.choice(args) if dist == "choice" else tune.grid_search(args)
+                continue
+            if not (
+                isinstance(args, list) and len(args) == 2 and all(isinstance(a, (int, float)) for a in args)
+            ):
+                raise ConfigError(f"space.{key}: {dist} needs [low, high], got {args!r}")
+            lo, hi = args
+            if not lo < hi or (dist == "loguniform" and lo <= 0):
+                raise ConfigError(f"space.{key}: {dist} needs 0 < low < high (low < high), got {args!r}")
+            fn = {"loguniform": tune.loguniform, "uniform": tune.uniform, "randint": tune.randint}[dist]
+            out[key] = fn(lo, hi)
+        elif isinstance(value, dict):
+            raise ConfigError(
+                f"space.{key}: unknown distribution {sorted(value)}; known: {', '.join(DISTRIBUTIONS)}"
+            )
+        else:
+            out[key] = value
+    return out
+
+
+def trial_metric(folder: Path, evaluation: Mapping[str, Any], metric: str) -> float:
+    """A finished run's metric: its last periodic evaluation, or the trained agent's final row."""
+    if metric == "eval":
+        from .training.artifacts import ProgressLog
+
+        values = [r.get("eval") for r in ProgressLog.read(folder / "progress.csv")]
+        values = [float(v) for v in values if v not in (None, "")]
+        return values[-1] if values else math.nan
+    rows = [r for r in evaluation.get("rows", []) if r.get("agent") == "trained"]
+    if not rows:
+        return math.nan
+    row = rows[0]
+    return float(row["win_rate"] if "win_rate" in row else row["mean_score"])
+
+
+def sweep_trial(params: dict[str, Any]) -> None:
+    """One Tune trial: one training run in its own folder; reports the metric."""
+    from ray import tune
+
+    from .training.config import TrainConfig
+    from .training.train import train
+
+    ctx = tune.get_context()
+    base, metric, root = params.pop("__base"), params.pop("__metric"), Path(params.pop("__root"))
+    cfg = TrainConfig.from_dict({**base, **params, "progress_bar": False, "torch_threads": 1})
+    folder = root / "trials" / ctx.get_trial_name()
+    res = train(cfg, out=folder, command=f"scripts/sweep.py trial {ctx.get_trial_name()}")
+    tune.report(
+        {
+            "metric": trial_metric(folder, res.evaluation, metric),
+            "run_folder": str(folder),
+            "model_path": str(res.model_path),
+            "card_path": str(res.card_path),
+            "steps": res.steps,
+            "wall_time_s": res.wall_time_s,
+        }
+    )
+
+
+def run_sweep(sweep: Mapping[str, Any], out: str | Path, address: str | None = None) -> list[dict[str, Any]]:
+    """Run a checked sweep (:func:`load_sweep`) on Ray Tune; write the summary; return its rows."""
+    from ray import tune
+    from ray.tune.search import BasicVariantGenerator
+
+    from .ray_eval import ensure_ray
+    from .training.artifacts import atomic_write_text
+
+    out = Path(out).resolve()
+    if out.exists() and any(out.iterdir()):
+        raise ConfigError(f"output folder {out} is not empty; choose a new one")
+    out.mkdir(parents=True, exist_ok=True)
+    started = ensure_ray(address)
+    try:
+        space = {
+            **search_space(sweep["space"]),
+            "__base": sweep["base"],
+            "__metric": sweep["metric"],
+            "__root": str(out),
+        }
+        tuner = tune.Tuner(
+            tune.with_resources(sweep_trial, {"cpu": sweep["cpus_per_trial"]}),
+            param_space=space,
+            tune_config=tune.TuneConfig(
+                num_samples=sweep["num_samples"],
+                search_alg=BasicVariantGenerator(random_state=sweep["seed"]),
+                metric="metric",
+                mode=sweep["mode"],
+            ),
+            run_config=tune.RunConfig(name="tune", storage_path=str(out), verbose=0),
+        )
+        grid = tuner.fit()
+    finally:
+        if started:
+            import ray
+
+            ray.shutdown()
+    keys = list(sweep["space"])
+    rows = []
+    for result in grid:
+        if result.error is not None:
+            rows.append(
+                {
+                    "trial": Path(result.path).name,
+                    **{k: result.config.get(k) for k in keys},
+                    "metric": math.nan,
+                    "error": str(result.error).splitlines()[0],
+                }
+            )
+            continue
+        m = result.metrics
+        rows.append(
+            {
+                "trial": Path(m["run_folder"]).name,
+                **{k: result.config.get(k) for k in keys},
+                "metric": m["metric"],
+                "steps": m["steps"],
+                "wall_time_s": round(float(m["wall_time_s"]), 2),
+                "run_folder": m["run_folder"],
+                "model_path": m["model_path"],
+            }
+        )
+    reverse = sweep["mode"] == "max"
+    rows.sort(key=lambda r: (math.isnan(r["metric"]), -r["metric"] if reverse else r["metric"]))
+    columns = list(dict.fromkeys(k for r in rows for k in r))
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=columns)
+    writer.writeheader()
+    writer.writerows(rows)
+    atomic_write_text(out / "summary.csv", buf.getvalue())
+    md = [f"| {' | '.join(columns)} |", f"|{'---|' * len(columns)}"]
+    md += ["| " + " | ".join(_cell(r.get(c)) for c in columns) + " |" for r in rows]
+    title = f"Sweep: {len(rows)} trials, metric {sweep['metric']} ({sweep['mode']})\n\n"
+    atomic_write_text(out / "summary.md", title + "\n".join(md) + "\n")
+    _plot(rows, keys, sweep, out / "trials.png")
+    return rows
+
+
+def _cell(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return "" if v is None else str(v)
+
+
+def _plot(rows: list[dict[str, Any]], keys: list[str], sweep: Mapping[str, Any], path: Path) -> Path:
+    """The metric of every trial against each swept parameter (log axis for loguniform ones)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(keys), figsize=(4 * len(keys), 3.2), squeeze=False)
+    for ax, key in zip(axes[0], keys, strict=True):
+        xs = [r.get(key) for r in rows]
+        ys = [r["metric"] for r in rows]
+        numeric = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in xs)
+        if numeric:
+            ax.scatter(xs, ys)
+            dist = sweep["space"][key]
+            if isinstance(dist, dict) and "loguniform" in dist:
+                ax.set_xscale("log")
+        else:
+            labels = [str(x) for x in xs]
+            ax.scatter(range(len(labels)), ys)
+            ax.set_xticks(range(len(labels)), labels, rotation=30)
+        ax.set_xlabel(key)
+        ax.set_ylabel(sweep["metric"])
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"{len(rows)} trials")
+    fig.tight_layout()
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.png")
+    fig.savefig(tmp, dpi=100)
+    plt.close(fig)
+    os.replace(tmp, path)
+    return path

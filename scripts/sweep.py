@@ -1,0 +1,49 @@
+#!/usr/bin/env python
+"""Sweep our trainer's hyper-parameters on Ray Tune: every trial one training run with its own folder.
+
+Examples::
+
+    python scripts/sweep.py configs/sweeps/tiny.yaml --out runs/sweep-tiny
+    ray start --head && python scripts/sweep.py configs/sweeps/tiny.yaml --out runs/s --address auto
+
+Writes ``OUT/trials/<trial>/`` (one run folder each: model, card, curve), ``OUT/summary.csv``,
+``OUT/summary.md`` and ``OUT/trials.png``; prints the table. Exit status 2 on bad input.
+The sweep file format is documented in ``agents/sweep.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agents.sweep import load_sweep, run_sweep
+from dice_envs.rules import ConfigError
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit status."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("sweep", type=Path, help="sweep YAML (base, space, num_samples, metric, ...)")
+    p.add_argument("--out", required=True, type=Path, help="a new (or empty) output folder")
+    p.add_argument("--address", default=None, help="an existing Ray cluster (auto, host:6379); default local")
+    p.add_argument("--num-samples", type=int, default=None, help="override num_samples")
+    args = p.parse_args(argv)
+    try:
+        sweep = load_sweep(args.sweep)
+        if args.num_samples is not None:
+            if args.num_samples < 1:
+                raise ConfigError(f"--num-samples must be >= 1, got {args.num_samples}")
+            sweep["num_samples"] = args.num_samples
+        run_sweep(sweep, args.out, address=args.address)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print((args.out / "summary.md").read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
