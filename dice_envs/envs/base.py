@@ -10,7 +10,8 @@ Keyword arguments (all optional):
 ==================  ===========================================================================
 ``opponents``       list of agent specs, one per other seat: ``"random"``, ``"greedy"``,
                     ``"heuristic"``, a path to a trained model, ... (resolved by
-                    :func:`agents.load`) or agent objects (used as they are). Default: none
+                    :func:`dice_envs.opponents.resolve_opponents`, i.e. ``agents.load``) or
+                    agent objects (used as they are). Default: none
                     (solitaire), or ``num_players - 1`` × ``"random"`` when only
                     ``num_players`` is given.
 ``num_players``     implied by ``len(opponents) + 1``; a different value is a ``ConfigError``
@@ -39,6 +40,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..multiagent.base import DiceAECEnv
+from ..opponents import resolve_opponents
 from ..rules import ConfigError, RuleConfig, rules_class
 from ..wrappers import SingleAgentEnv
 
@@ -55,29 +57,6 @@ ENV_OPTIONS = (
     "render_mode",
     "rules",
 )
-
-
-def resolve_opponents(
-    opponents: Sequence[Any], rules: RuleConfig, num_players: int, seed: int | None = None
-) -> list[Any]:
-    """Agent objects for opponent specs: objects with ``act`` are kept, the rest go to ``agents.load``."""
-    resolved = []
-    for i, spec in enumerate(opponents):
-        if callable(getattr(spec, "act", None)):
-            resolved.append(spec)
-            continue
-        if isinstance(spec, Path):
-            spec = str(spec)
-        if not isinstance(spec, str):
-            raise ConfigError(
-                f"opponent {i} must be an agent spec string or an object with act(), got {spec!r}"
-            )
-        import agents  # lazy: the agents layer sits above the envs
-
-        resolved.append(
-            agents.load(spec, game=rules, num_players=num_players, seed=None if seed is None else seed + i)
-        )
-    return resolved
 
 
 class DiceEnv(SingleAgentEnv):
