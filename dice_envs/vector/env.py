@@ -16,7 +16,8 @@ arguments — rule parameters, ``opponents``, ``num_players``, ``seat``, ``rewar
   opponents), exactly as :mod:`dice_envs.multiagent.base` defines them;
 * **opponents** (one per other seat, specs resolved by
   :func:`dice_envs.opponents.resolve_opponents`) play inside ``step()``, batched: one
-  ``act_batch(observations, masks)`` call per opponent and decision round over all games waiting on it (a trained model does one forward pass). An opponent
+  ``act_batch(observations, masks)`` call per opponent and decision round over all games
+  waiting on it (a trained model does one forward pass). An opponent
   that plays differently per game (a self-play pool drawing a member per episode) defines
   ``start_episodes(games)``, called with the indices of the games whose episode begins, and
   then receives ``act_batch(observations, masks, games=indices)``;
