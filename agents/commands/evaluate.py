@@ -70,7 +70,8 @@ def format_table(summary: dict[str, Any]) -> str:
             ttt = s.get("mean_turns_to_target")
             row += f"  target {s['target_rate']:.3f}  turns→target {ttt if ttt is None else round(ttt, 1)}"
         if s["win_rate"] is not None:
-            row += f"  win {s['win_rate']:.3f}  rating {s['rating']:.2f}"
+            lo, hi = s["rating_ci95"]
+            row += f"  win {s['win_rate']:.3f}  rating {s['rating']:.0f} [{lo:.0f}, {hi:.0f}]"
         lines.append(row)
     for p in summary["pairings"]:
         rates = "  ".join(

@@ -2,7 +2,7 @@
 
 For each game a solitaire table (mean ± 95% CI, median, upper-bonus and five-of-a-kind rates, gap
 to the exact optimum; Farkle: rate of reaching the target and turns to it), and a 2-player Farkle
-round robin (win rates with 95% CIs per pairing, OpenSkill ratings). Each run's
+round robin (win rates with 95% CIs per pairing, Bradley-Terry ratings fitted to all games). Each run's
 ``results.json``, ``games.csv`` and plots go to ``--runs DIR/<game>-<mode>/``.
 
     python scripts/leaderboard.py --out leaderboard.md                 # default budget, ~minutes
@@ -98,13 +98,14 @@ def tournament_tables(summary: dict[str, Any]) -> list[str]:
     """Markdown: ratings per agent, then one row per pairing."""
     rows = sorted(summary["agents"].items(), key=lambda kv: -kv[1]["rating"])
     lines = [
-        "| agent | rating (μ − 3σ) | μ | win rate ± 95% CI | mean score |",
-        "|---|---:|---:|---:|---:|",
+        "| agent | rating (Bradley-Terry, Elo scale) [95% CI] | win rate ± 95% CI | mean score |",
+        "|---|---:|---:|---:|",
     ]
     for spec, s in rows:
         lo, hi = s["win_rate_ci95"]
+        rlo, rhi = s["rating_ci95"]
         lines.append(
-            f"| `{spec}` | {s['rating']:.2f} | {s['rating_mu']:.2f} | {s['win_rate']:.1%} "
+            f"| `{spec}` | {s['rating']:.0f} [{rlo:.0f}, {rhi:.0f}] | {s['win_rate']:.1%} "
             f"[{lo:.1%}, {hi:.1%}] | {s['mean_score']:.0f} |"
         )
     lines += ["", "| pairing | games | win rate of first [95% CI] | shared wins |", "|---|---:|---:|---:|"]
