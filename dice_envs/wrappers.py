@@ -61,7 +61,7 @@ class SingleAgentEnv(gym.Env):
         illegal_reward: the reward of an illegal action under ``"penalize"``.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 1}
 
     def __init__(
         self,
@@ -111,6 +111,10 @@ class SingleAgentEnv(gym.Env):
         self.observation_space = space["observation"] if self._dict_obs else space
         self.action_space = aec_env.action_space(self.possible_agents[0])
         self.render_mode = getattr(aec_env, "render_mode", None)
+        #: The observation encoding's id (``"scorecard-v1"``, ...) where the AEC env names one.
+        self.encoding = getattr(getattr(aec_env, "unwrapped", aec_env), "encoding", None)
+        if self.encoding is not None:
+            self.metadata = {**type(self).metadata, "encoding": self.encoding}
         self.seat = self.fixed_seat if self.fixed_seat is not None else 0
         self._learner = self.possible_agents[self.seat]
         self._seat_opponent: dict[str, Any] = {}
@@ -155,7 +159,10 @@ class SingleAgentEnv(gym.Env):
         return gained
 
     def _info(self) -> dict[str, Any]:
-        info = {k: (list(v) if isinstance(v, list) else v) for k, v in self.aec.infos[self._learner].items()}
+        info = {
+            k: (v.copy() if isinstance(v, np.ndarray) else list(v) if isinstance(v, list) else v)
+            for k, v in self.aec.infos[self._learner].items()
+        }
         info["seat"] = self.seat
         info["action_mask"] = self._mask.copy()
         return info

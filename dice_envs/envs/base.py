@@ -23,14 +23,18 @@ Keyword arguments (all optional):
 ``illegal_action``  ``"penalize"`` (default: end the episode with ``illegal_reward``) or
                     ``"raise"`` (``ValueError`` naming the legal actions)
 ``illegal_reward``  default ``-1.0``
-``render_mode``     ``None``, ``"ansi"`` (``render()`` returns the score card / table) or
+``render_mode``     ``None``, ``"rgb_array"`` (``render()`` returns an ``(H, W, 3)`` uint8 image
+                    of the dice and the card / table, :mod:`dice_envs.render_rgb`; works with
+                    Gymnasium's ``RecordVideo``), ``"ansi"`` (the score card / table as text) or
                     ``"human"`` (printed after every move, opponents' included)
 rule parameters     e.g. ``upper_bonus_threshold=64`` (validated by the rules config)
 ==================  ===========================================================================
 
-``info`` (every step): ``action_mask`` (int8), ``seat``, ``encoding`` (e.g. ``"scorecard-v1"``),
-``encoding_version``; at the end also ``final_scores`` (totals by seat), ``winners``,
-``truncated``; after an illegal action under ``"penalize"``: ``illegal_action``.
+``info`` (every step, the same keys, numbers and arrays only): ``action_mask`` (int8), ``seat``,
+``encoding_version``, ``game_over``, ``final_scores`` (int64 totals by seat once over, zeros
+before), ``winners`` (bool by seat once over), ``truncated``; after an illegal action under
+``"penalize"`` also ``illegal_action``. The encoding's id (e.g. ``"scorecard-v1"``) is
+``env.encoding`` and ``env.metadata["encoding"]``.
 """
 
 from __future__ import annotations
