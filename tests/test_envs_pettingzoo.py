@@ -160,7 +160,7 @@ def test_wrapped_env_illegal_action_ends_game_with_penalty():
         ({"num_players": 9}, "num_players"),
         ({"reward": "points"}, "allowed: score, win"),
         ({"num_players": 1, "reward": "win"}, "at least 2 players"),
-        ({"render_mode": "rgb_array"}, "allowed: None, ansi, human"),
+        ({"render_mode": "rgb_arr"}, "allowed: None, ansi, human, rgb_array"),
     ],
 )
 def test_bad_arguments(kwargs, match):
