@@ -64,7 +64,7 @@ from dice_envs.rules import (
 )
 
 from .base import Agent
-from .registry import load
+from .registry import check_spec, load
 
 __all__ = [
     "RESULTS_SCHEMA",
@@ -612,6 +612,9 @@ def evaluate(
     specs = [str(a) for a in agents]
     if not specs:
         raise ConfigError("no agents given; give at least one agent spec (e.g. random)")
+    if loader is load:
+        for spec in specs:  # a typo is answered with the known specs, before any count check
+            check_spec(spec, rule_cfg)
     dupes = sorted({a for a in specs if specs.count(a) > 1})
     if dupes:
         raise ConfigError(f"agent specs must be distinct, repeated: {', '.join(dupes)}")

@@ -35,7 +35,7 @@ from dice_envs.rules.config import check_int
 
 from .base import Agent, RandomAgent
 
-__all__ = ["known_specs", "load", "make_opponent"]
+__all__ = ["check_spec", "known_specs", "load", "make_opponent"]
 
 _COMMON = ["random", "greedy", "heuristic"]
 _TAIL = ["human", "pretrained:<name>", "a path to a .zip model"]
@@ -85,6 +85,34 @@ def load(
     num_players = 1 if num_players is None else num_players
     check_int("num_players", num_players, 1, 8)
     return _load_builtin(spec, key, rules_cfg, num_players, seed, kwargs)
+
+
+def check_spec(spec: str, game: str | RuleConfig = "spiffel") -> None:
+    """Raise ``ConfigError`` (listing the known specs) unless :func:`load` knows ``spec`` for
+    ``game``; builds nothing (a model spec is checked for its file and card only).
+
+    >>> check_spec("randm", "farkle")
+    Traceback (most recent call last):
+    ...
+    dice_envs.rules.config.ConfigError: unknown agent spec 'randm' for farkle; known: random, ...
+    """
+    rules = make_rules(game)
+    name = str(spec).strip()
+    key = name.lower()
+    if key.startswith("pretrained:") or key.endswith(".zip") or (name and Path(name).is_file()):
+        from .learned import read_card, resolve_model_path
+
+        read_card(resolve_model_path(name))
+        return
+    farkle = isinstance(rules, FarkleRules)
+    builtin = {"random", "greedy", "heuristic", "human"}
+    builtin |= {"max-expected", "max_expected"} if farkle else {"optimal"}
+    if key in builtin or (farkle and key.startswith("threshold:")):
+        return
+    known = ", ".join(known_specs(rules))
+    if key in {"optimal", "max-expected", "max_expected"} or key.startswith("threshold:"):
+        raise ConfigError(f"agent spec {spec!r} is not available for {rules.game}; known: {known}")
+    raise ConfigError(f"unknown agent spec {spec!r} for {rules.game}; known: {known}")
 
 
 def make_opponent(spec: str, rules: RuleConfig, num_players: int, seed: int | None = None) -> Agent:

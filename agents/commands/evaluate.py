@@ -40,12 +40,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--players", type=int, default=None, help="seats per game (default: 1 scorecard games, 2 Farkle)"
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the deals and agents (default 0)")
     p.add_argument("--out", required=True, type=Path, help="output directory")
     p.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
-    p.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule parameter overrides")
+    p.add_argument(
+        "--rules",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="rule parameters, e.g. --rules target=5000",
+    )
     p.add_argument("--no-optimum", action="store_true", help="skip the exact-optimum lookup")
-    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--no-plots", action="store_true", help="write no scores.png / win_matrix.png")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
     return p
 

@@ -120,15 +120,15 @@ def tournament_tables(summary: dict[str, Any]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     """Run every evaluation and write the markdown leaderboard."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", type=Path, default=Path("leaderboard.md"))
+    ap.add_argument("--out", type=Path, default=Path("leaderboard.md"), help="the markdown file to write")
     ap.add_argument("--runs", type=Path, default=Path("runs/leaderboard"), help="per-run outputs")
     ap.add_argument("--games", type=int, default=300, help="solitaire games per agent and game")
     ap.add_argument("--tournament-games", type=int, default=150, help="Farkle deals per pairing (×2 seats)")
     ap.add_argument("--farkle-solitaire-games", type=int, default=None, help="default: --games / 3")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--seed", type=int, default=0, help="seed of every evaluation (default 0)")
+    ap.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
     ap.add_argument("--only", nargs="*", choices=list(GAMES), default=list(GAMES), help="games to include")
-    ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--quiet", action="store_true", help="no progress bars, do not print the page")
     args = ap.parse_args(argv)
 
     t_start = time.perf_counter()

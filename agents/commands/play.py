@@ -1,7 +1,8 @@
 """Play a dice game in the terminal against any agents.
 
     python scripts/play.py --game spiffel --opponents optimal heuristic --hint --seed 1
-    python scripts/play.py --game farkle --opponents max-expected --rule target=3000
+    python scripts/play.py --game farkle --opponents max-expected --rules target=3000
+    python scripts/play.py --game spiffel --opponents pretrained:spiffel
 
 You hold seat 1; the opponents follow in the order given (none: solitaire). After every move the
 card (or the Farkle standings) is shown. ``--hint`` shows what the optimal agent (max-expected
@@ -17,21 +18,10 @@ from typing import TextIO
 import numpy as np
 
 import agents
+from agents.evaluation import parse_rule_overrides
 from agents.human import HumanAgent, HumanQuit, describe_action
 from dice_envs.encoding import decode, encode
 from dice_envs.rules import GAMES, ConfigError, FarkleGame, ScorecardGame, make_rules, new_game
-
-
-def _value(text: str) -> object:
-    low = text.lower()
-    if low in ("none", "null"):
-        return None
-    if low in ("true", "false"):
-        return low == "true"
-    try:
-        return int(text)
-    except ValueError:
-        return text
 
 
 def show_card(game: ScorecardGame, names: list[str], out: TextIO) -> None:
@@ -59,19 +49,45 @@ def show_card(game: ScorecardGame, names: list[str], out: TextIO) -> None:
     print("\n".join(lines), file=out)
 
 
+def _verb(who: str, you: str, other: str) -> str:
+    return f"{who} {you if who == 'you' else other}"
+
+
 def show_farkle_events(game: FarkleGame, seen: int, names: list[str], out: TextIO) -> int:
-    """Print what happened since history entry ``seen`` (opponents' throws, farkles, banks)."""
+    """Print, in plain English, what happened since history entry ``seen``."""
     for ev in game.history[seen:]:
         who = names[ev.player]
         if ev.kind == "throw" and ev.player != 0:
-            print(f"  {who} throws {list(ev.dice)}", file=out)
+            print(f"  {_verb(who, 'throw', 'throws')} {list(ev.dice)}", file=out)
         elif ev.kind == "farkle":
-            print(f"  {who} farkles with {list(ev.dice)}: the turn total is lost", file=out)
+            print(
+                f"  {who} farkled: {list(ev.dice)} scores nothing, the turn's points are lost",
+                file=out,
+            )
         elif ev.kind == "bankrupt":
-            print(f"  {who} goes bankrupt: the banked total drops to 0", file=out)
+            print(f"  {_verb(who, 'go', 'goes')} bankrupt: the banked total drops to 0", file=out)
         elif ev.kind == "bank":
-            print(f"  {who} banks {ev.points}", file=out)
+            print(f"  {_verb(who, 'bank', 'banks')} {ev.points}", file=out)
     return len(game.history)
+
+
+def results_table(game: ScorecardGame | FarkleGame, names: list[str], specs: list[str]) -> str:
+    """The final results: place, player, agent, score (and the bonuses of a scorecard game)."""
+    totals = game.totals()
+    winners = set(game.winners())
+    order = sorted(range(len(totals)), key=lambda p: (-totals[p], p))
+    scorecard = isinstance(game, ScorecardGame)
+    head = f"{'place':<6}{'player':<8}{'agent':<22}{'score':>7}"
+    if scorecard:
+        head += f"{'upper bonus':>13}{'5-kind bonus':>14}"
+    lines = ["final results", head, "-" * len(head)]
+    for place, p in enumerate(order, 1):
+        row = f"{place:<6}{names[p]:<8}{specs[p]:<22}{totals[p]:>7}"
+        if scorecard:
+            assert isinstance(game, ScorecardGame)
+            row += f"{game.upper_bonus(p):>13}{game.five_kind_bonus_points(p):>14}"
+        lines.append(row + ("   winner" if p in winners else ""))
+    return "\n".join(lines)
 
 
 def show_farkle(game: FarkleGame, names: list[str], out: TextIO) -> None:
@@ -82,24 +98,28 @@ def show_farkle(game: FarkleGame, names: list[str], out: TextIO) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--game", default="spiffel", choices=sorted(GAMES))
+    parser.add_argument("--game", default="spiffel", choices=sorted(GAMES), help="the game (default spiffel)")
     parser.add_argument(
-        "--opponents", nargs="*", default=[], metavar="SPEC", help="agent specs of the opponents"
+        "--opponents",
+        nargs="*",
+        default=[],
+        metavar="SPEC",
+        help="agent specs of the opponents, one per other seat (random, heuristic, pretrained:spiffel, ...)",
     )
     parser.add_argument("--hint", action="store_true", help="show what the optimal agent would do")
-    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--seed", type=int, default=None, help="random seed of the dice and the opponents")
     parser.add_argument(
-        "--rule", action="append", default=[], metavar="KEY=VALUE", help="change a rule parameter"
+        "--rules",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="rule parameters, e.g. --rules target=3000",
     )
+    parser.add_argument("--rule", action="append", default=[], help=argparse.SUPPRESS)  # old spelling
     args = parser.parse_args(argv)
     out = sys.stdout
     try:
-        params = {}
-        for item in args.rule:
-            if "=" not in item:
-                raise ConfigError(f"--rule takes KEY=VALUE, got {item!r}")
-            k, v = item.split("=", 1)
-            params[k.strip()] = _value(v.strip())
+        params = parse_rule_overrides([*args.rules, *args.rule])
         rules = make_rules(args.game, **params)
         n = 1 + len(args.opponents)
         seeds = np.random.SeedSequence(args.seed).generate_state(n + 1)
@@ -117,17 +137,42 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    names = ["you"] + [f"P{i + 2}:{spec}" for i, spec in enumerate(args.opponents)]
+    names = ["you"] + [f"P{i + 2}" for i in range(len(args.opponents))]
+    specs = ["human", *args.opponents]
     game = new_game(rules, num_players=n, seed=int(seeds[0]))
     print(f"{args.game} with {n} player(s); type ? for the commands", file=out)
+    for name, spec in zip(names[1:], args.opponents, strict=True):
+        print(f"  {name} is {spec}", file=out)
     seen = 0
+    announced_final = False
+    last_turn: tuple[int, int] | None = None
     try:
         while not game.done:
             p = game.current_player
             if isinstance(game, FarkleGame) and seen == 0:
                 seen = show_farkle_events(game, seen, names, out)
             if isinstance(game, ScorecardGame) and game.throw == 1:
-                print(f"\n== round {game.round + 1}: {names[p]} ==", file=out)
+                k = len(game.categories)
+                if game.round == k - 1 and not announced_final:
+                    print(f"\n*** final round ({k} of {k}) ***", file=out)
+                    announced_final = True
+                print(f"\n== round {game.round + 1} of {k}: {names[p]} ({specs[p]}) ==", file=out)
+            if isinstance(game, FarkleGame):
+                if game.final_round_by is not None and not announced_final:
+                    who = names[game.final_round_by]
+                    print(
+                        f"\n*** final round: {who} reached {game.rules.target}; every other seat gets one "
+                        "last turn ***",
+                        file=out,
+                    )
+                    announced_final = True
+                turn = (p, game.turns[p])
+                if turn != last_turn:
+                    print(
+                        f"\n== turn {game.turns[p] + 1}: {names[p]} ({specs[p]}), banked {game.banked[p]} ==",
+                        file=out,
+                    )
+                    last_turn = turn
             obs = encode(game, p)
             mask = game.action_mask()
             action = seats[p].act(obs, mask)
@@ -149,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     totals = game.totals()
     winners = ", ".join(names[w] for w in game.winners())
     print(f"\ngame over: {dict(zip(names, totals, strict=True))}; winner(s): {winners}", file=out)
+    print("\n" + results_table(game, names, specs), file=out)
     return 0
 
 
