@@ -131,4 +131,4 @@ def test_dice_envs_does_not_import_agents_textually() -> None:
         for i, line in enumerate(path.read_text().splitlines(), 1):
             if "import agents" in line or "from agents" in line:
                 hits.append(f"{path.relative_to(ROOT)}:{i}: {line.strip()}")
-    assert not [h for h in hits if "__main__" in h], hits
+    assert not hits, hits  # the env layer finds agents through entry points only
