@@ -15,8 +15,9 @@ Two modes, chosen by the number of seats ``players``:
 * **tables** (``players=K >= 2``, the default for Farkle): every combination of ``K`` agents
   (a *pairing*) plays ``games`` deals, each deal once in every cyclic seat rotation, so each agent
   sits in each seat equally often and meets the same dice seed in every seat. Win rates (shared
-  wins count fractionally) with Wilson 95% intervals per pairing, and an OpenSkill
-  (Plackett-Luce) rating per agent from all games, ties included.
+  wins count fractionally) with Wilson 95% intervals per pairing, and a Bradley-Terry rating per
+  agent (Elo scale, maximum likelihood over all games at once, so the order games were played in
+  does not matter; 95% bootstrap intervals with a fixed seed), see :func:`rate_agents`.
 
 Seeds: a deal's dice seed depends only on ``(seed, deal index)`` — every pairing and every agent
 meets the same deals (common random numbers) — and each agent's seed on ``(seed, pairing, deal,
@@ -65,7 +66,7 @@ from dice_envs.rules import (
 )
 
 from .base import Agent
-from .registry import load
+from .registry import check_spec, load
 
 __all__ = [
     "RESULTS_SCHEMA",
@@ -318,25 +319,107 @@ def _init_worker() -> None:
 
 
 # ---------------------------------------------------------------------------- ratings
-def rate_agents(records: Sequence[GameRecord], agents: Sequence[str]) -> dict[str, dict[str, float]]:
-    """OpenSkill Plackett-Luce ratings from the games, rated in the order given (ties shared).
+#: Elo-scale points per unit of the Bradley-Terry log-strength (400 / ln 10: 400 points = 10:1 odds).
+ELO_SCALE = 400.0 / math.log(10.0)
+#: Mean rating of the agents of a run (ratings are relative; only differences mean something).
+ELO_MEAN = 1500.0
+#: Bootstrap resamples for the rating intervals, and their fixed seed.
+BOOTSTRAP_SAMPLES = 200
+BOOTSTRAP_SEED = 20260101
+#: Virtual drawn game between every two agents that met (a weak prior: finite ratings for an
+#: agent that won or lost every game; symmetric, so it changes no order of a balanced schedule).
+PRIOR_DRAWS = 1.0
 
-    Returns ``{spec: {"mu", "sigma", "ordinal"}}`` where ``ordinal = mu - 3·sigma``.
+
+def _canonical(records: Sequence[GameRecord]) -> list[GameRecord]:
+    """The games in an order that depends on their content only (ratings never see play order)."""
+    return sorted(records, key=lambda r: (r.seats, r.deal, r.rotation, r.seed, r.scores, r.winners))
+
+
+def _pair_outcomes(records: Sequence[GameRecord], index: Mapping[str, int]) -> np.ndarray:
+    """``C[g, i, j]``: how much agent ``i`` beat agent ``j`` in game ``g`` (1 win, 0.5 tie, 0 loss).
+
+    A seat places by (shares the win, score): winners beat every other seat, two winners tie,
+    among the others the higher score beats the lower. With two seats this is the win itself.
     """
-    from openskill.models import PlackettLuce
+    n = len(index)
+    out = np.zeros((len(records), n, n))
+    for g, rec in enumerate(records):
+        key = [(s in rec.winners, rec.scores[s]) for s in range(len(rec.seats))]
+        for a, sa in enumerate(rec.seats):
+            for b, sb in enumerate(rec.seats):
+                if a == b or sa == sb:
+                    continue
+                i, j = index[sa], index[sb]
+                out[g, i, j] += 1.0 if key[a] > key[b] else 0.5 if key[a] == key[b] else 0.0
+    return out
 
-    model = PlackettLuce()
-    ratings = {a: model.rating(name=a) for a in agents}
-    for rec in records:
-        if len(rec.seats) < 2:
-            continue
-        teams = [[ratings[s]] for s in rec.seats]
-        new = model.rate(teams, scores=[float(x) for x in rec.scores])
-        for spec, team in zip(rec.seats, new, strict=True):
-            ratings[spec] = team[0]
+
+def bradley_terry(wins: np.ndarray, prior_draws: float = PRIOR_DRAWS, tol: float = 1e-10) -> np.ndarray:
+    """Maximum-likelihood Bradley-Terry log-strengths (mean 0) from ``wins[i, j]``.
+
+    ``wins[i, j]``: (fractional) wins of ``i`` over ``j``. Solved by the MM iteration of Hunter
+    (2004), ``p_i = W_i / sum_j N_ij / (p_i + p_j)``, with ``prior_draws`` virtual drawn games
+    between every two agents that met. Agents that never met anyone get 0.
+
+    >>> r = bradley_terry(np.array([[0.0, 30.0], [10.0, 0.0]]), prior_draws=0.0)
+    >>> round(float(r[0] - r[1]), 4) == round(math.log(3.0), 4)
+    True
+    """
+    w = np.asarray(wins, dtype=np.float64)
+    games = w + w.T
+    met = games > 0
+    w = w + 0.5 * prior_draws * met
+    games = w + w.T
+    total = w.sum(axis=1)
+    p = np.ones(len(w))
+    active = total > 0
+    for _ in range(10000):
+        denom = (games / (p[:, None] + p[None, :])).sum(axis=1)
+        new = np.where(active, total / np.where(denom > 0, denom, 1.0), 1.0)
+        new /= np.exp(np.log(new[active]).mean()) if active.any() else 1.0
+        if np.max(np.abs(np.log(new) - np.log(p))) < tol:
+            p = new
+            break
+        p = new
+    r = np.log(p)
+    return r - r.mean()
+
+
+def rate_agents(
+    records: Sequence[GameRecord],
+    agents: Sequence[str],
+    samples: int = BOOTSTRAP_SAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> dict[str, dict[str, Any]]:
+    """Bradley-Terry (Elo-scale) ratings fitted to all games at once, with bootstrap intervals.
+
+    The fit uses every pairwise result of every game (:func:`_pair_outcomes`), so it does not
+    depend on the order the games were played or listed in; the bootstrap resamples games
+    (``samples`` times, fixed ``seed``) from the games in a canonical order, so its interval does
+    not either. Returns ``{spec: {"rating", "ci95": [lo, hi], "sd"}}`` on the Elo scale (400
+    points = 10:1 odds; the agents' mean is :data:`ELO_MEAN`). In a balanced round robin (every
+    pairing the same number of games, as :func:`evaluate` plays), the order of the ratings is
+    the order of the agents' total wins.
+    """
+    index = {a: i for i, a in enumerate(agents)}
+    recs = [r for r in _canonical(records) if len(r.seats) >= 2]
+    if not recs:
+        return {a: {"rating": ELO_MEAN, "ci95": [ELO_MEAN, ELO_MEAN], "sd": 0.0} for a in agents}
+    outcomes = _pair_outcomes(recs, index)
+    point = bradley_terry(outcomes.sum(axis=0))
+    rng = np.random.default_rng(seed)
+    boot = np.empty((samples, len(agents)))
+    for b in range(samples):
+        counts = rng.multinomial(len(recs), np.full(len(recs), 1.0 / len(recs)))
+        boot[b] = bradley_terry(np.tensordot(counts, outcomes, axes=1))
+    elo = ELO_MEAN + ELO_SCALE * point
+    belo = ELO_MEAN + ELO_SCALE * boot
+    lo, hi = np.percentile(belo, [2.5, 97.5], axis=0) if samples else (elo, elo)
+    sd = belo.std(axis=0, ddof=1) if samples > 1 else np.zeros(len(agents))
     return {
-        a: {"mu": float(r.mu), "sigma": float(r.sigma), "ordinal": float(r.ordinal())}
-        for a, r in ratings.items()
+        a: {"rating": float(elo[i]), "ci95": [float(lo[i]), float(hi[i])], "sd": float(sd[i])}
+        for a, i in index.items()
     }
 
 
@@ -399,8 +482,8 @@ class EvaluationResult:
             "win_rate": None,
             "win_rate_ci95": None,
             "rating": None,
-            "rating_mu": None,
-            "rating_sigma": None,
+            "rating_ci95": None,
+            "rating_sd": None,
         }
         if isinstance(self.rules, ScorecardRules):
             stats["upper_bonus_rate"] = float(np.mean(bonus))
@@ -417,9 +500,9 @@ class EvaluationResult:
             stats["win_rate"] = wins / n
             stats["win_rate_ci95"] = [lo, hi]
             if ratings is not None:
-                stats["rating"] = ratings[spec]["ordinal"]
-                stats["rating_mu"] = ratings[spec]["mu"]
-                stats["rating_sigma"] = ratings[spec]["sigma"]
+                stats["rating"] = ratings[spec]["rating"]
+                stats["rating_ci95"] = ratings[spec]["ci95"]
+                stats["rating_sd"] = ratings[spec]["sd"]
         return stats
 
     def _pairing_stats(self, index: int, pairing: tuple[str, ...]) -> dict[str, Any]:
@@ -450,13 +533,6 @@ class EvaluationResult:
             "seat_games": seat_games,
         }
 
-    def rating_order(self) -> list[GameRecord]:
-        """The games in the order they are rated: round by round (deal, then seat rotation), every
-        pairing once per round, as a round robin would be played. (Online ratings depend on the
-        order; rating one pairing's games after another would favour the pairings rated last.)
-        """
-        return sorted(self.records, key=lambda r: (r.deal, r.rotation, r.pairing))
-
     def win_matrix(self) -> np.ndarray:
         """``M[i, j]``: win rate of agent ``i`` over the games where agent ``j`` sat too (NaN: none)."""
         idx = {a: i for i, a in enumerate(self.agents)}
@@ -475,7 +551,7 @@ class EvaluationResult:
 
     def summary(self) -> dict[str, Any]:
         """The ``results.json`` content (see :data:`RESULTS_SCHEMA`)."""
-        ratings = None if self.solitaire else rate_agents(self.rating_order(), self.agents)
+        ratings = None if self.solitaire else rate_agents(self.records, self.agents)
         return {
             "game": self.game,
             "players": self.players,
@@ -544,6 +620,9 @@ def evaluate(
     specs = [str(a) for a in agents]
     if not specs:
         raise ConfigError("no agents given; give at least one agent spec (e.g. random)")
+    if loader is load:
+        for spec in specs:  # a typo is answered with the known specs, before any count check
+            check_spec(spec, rule_cfg)
     dupes = sorted({a for a in specs if specs.count(a) > 1})
     if dupes:
         raise ConfigError(f"agent specs must be distinct, repeated: {', '.join(dupes)}")
@@ -667,6 +746,8 @@ RESULTS_SCHEMA: dict[str, Any] = {
                     "win_rate": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
                     "win_rate_ci95": {"oneOf": [_PAIR, {"type": "null"}]},
                     "rating": _NUM_OR_NULL,
+                    "rating_ci95": {"oneOf": [_PAIR, {"type": "null"}]},
+                    "rating_sd": _NUM_OR_NULL,
                     "upper_bonus_rate": {"type": "number", "minimum": 0, "maximum": 1},
                     "five_kind_rate": {"type": "number", "minimum": 0, "maximum": 1},
                     "gap_to_optimum": _NUM_OR_NULL,

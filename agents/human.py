@@ -76,6 +76,13 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
+def _split_short_forms(words: list[str]) -> list[str]:
+    """``k665`` -> ``k 665``, ``r12`` -> ``r 12``, ``a15`` / ``b15`` -> ``a 15`` / ``b 15``."""
+    if words and len(words[0]) > 1 and words[0][0] in "krab" and words[0][1:].isdigit():
+        return [words[0][0], words[0][1:], *words[1:]]
+    return words
+
+
 def _faces(args: list[str]) -> list[int]:
     text = "".join(args)
     if not text.isdigit() or any(c not in "123456" for c in text):
@@ -145,7 +152,7 @@ class HumanAgent(BaseAgent):
                 raise HumanQuit("end of input")
             if not _isatty(self.input):
                 self.say(line.rstrip("\n"))  # echo piped input so transcripts read well
-            words = line.strip().lower().replace(",", " ").split()
+            words = _split_short_forms(line.strip().lower().replace(",", " ").split())
             if not words:
                 self.say("  type a command; ? shows them")
                 continue
@@ -167,9 +174,28 @@ class HumanAgent(BaseAgent):
             self.say(f"  dice {list(view.dice)}, turn total {view.turn_total}, banked {view.banked}")
             return
         assert isinstance(self.rules, ScorecardRules)
+        r = self.rules
         extra = " (five of a kind: bonus!)" if view.bonus_due else ""
         extra += " (joker)" if view.joker else ""
-        self.say(f"  throw {view.throw} of {self.rules.num_throws}: dice {list(view.dice)}{extra}")  # type: ignore[attr-defined]
+        self.say(f"  throw {view.throw} of {r.num_throws}: dice {list(view.dice)}{extra}")  # type: ignore[attr-defined]
+        if view.throw == 1:
+            if view.upper_bonus_paid:
+                self.say(f"  upper section: {view.upper_total} (bonus {r.upper_bonus} earned)")
+            else:
+                need = max(0, r.upper_bonus_threshold - view.upper_total)
+                self.say(
+                    f"  upper section: {view.upper_total} of {r.upper_bonus_threshold} for the bonus of "
+                    f"{r.upper_bonus} ({need} to go)"
+                )
+        self.say("  would score: " + self.open_box_scores(view))
+
+    def open_box_scores(self, view: ScorecardView) -> str:
+        """What the current dice would score in each open box, e.g. ``"ones 2, twos 4, ..."``."""
+        assert isinstance(self.rules, ScorecardRules)
+        tab = score_tables(type(self.rules))
+        row = (tab.joker if view.joker else tab.normal)[scorecard_tables().roll_index[view.dice]]
+        cats = self.rules.categories
+        return ", ".join(f"{cats[b]} {int(row[b])}" for b in range(len(cats)) if view.boxes[b] is None)
 
     # ------------------------------------------------------------------ scorecard
     def _box(self, text: str) -> int:
@@ -182,6 +208,8 @@ class HumanAgent(BaseAgent):
         hits = [i for i, c in enumerate(cats) if c.startswith(key)] if key else []
         if len(hits) == 1:
             return hits[0]
+        if len(hits) > 1:
+            raise _InputError(f"{text!r} could be: {', '.join(cats[i] for i in hits)}; type more of the name")
         raise _InputError(f"no box {text!r}; boxes: {', '.join(cats)} (or their numbers 1-{len(cats)})")
 
     def _scorecard(self, view: ScorecardView, words: list[str], mask: np.ndarray) -> int:

@@ -10,9 +10,11 @@ when a model is loaded). Beside it lies its *model card*, a JSON file with the s
      "algorithm": "MaskablePPO", "config": {...}, "steps": 1000000, "wall_time_s": 812.4,
      "evaluation": {...}, "command": "python scripts/train.py ..."}
 
-A model is only loaded for the game, rules, number of players and observation encoding written on
-its card; anything else raises :class:`~dice_envs.rules.ConfigError` naming what was expected and
-what the file holds.
+A model is only loaded for the game, rules and observation encoding written on its card (rule
+parameters changed on purpose through ``agents.load(..., rules=...)`` excepted); anything else
+raises :class:`~dice_envs.rules.ConfigError` naming what was expected and what the file holds.
+It plays any number of seats for which a seat view exists (:mod:`agents.views`: a solitaire
+scorecard model takes any seat of an N-player game, a 2-player Farkle model plays 1-8 players).
 
 >>> from dice_envs.rules import make_rules
 >>> card = make_card(make_rules("spiffel"), 1, steps=10)
@@ -27,15 +29,17 @@ dice_envs.rules.config.ConfigError: the model card does not fit: game: expected 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from dice_envs.encoding import encoding_id
-from dice_envs.rules import ConfigError, RuleConfig
+from dice_envs.encoding import encoding_id, observation_size
+from dice_envs.rules import ConfigError, RuleConfig, make_rules
 
 from .base import BaseAgent, check_mask
+from .views import SeatView, seat_view
 
 __all__ = [
     "CARD_FORMAT",
@@ -46,6 +50,7 @@ __all__ = [
     "ModelAgent",
     "card_path",
     "check_card",
+    "fit_card",
     "make_card",
     "pretrained_names",
     "read_card",
@@ -195,6 +200,33 @@ def check_card(card: dict[str, Any], rules: RuleConfig, num_players: int) -> Non
         raise ConfigError("the model card does not fit: " + "; ".join(problems))
 
 
+def fit_card(
+    card: dict[str, Any], rules: RuleConfig, num_players: int, allow_rules: Sequence[str] = ()
+) -> SeatView:
+    """How the model of ``card`` sees a seat of a ``num_players`` game of ``rules``.
+
+    The game, observation encoding and actions must be the card's; the rule parameters too,
+    except those named in ``allow_rules`` (rules the caller changed on purpose, e.g.
+    ``agents.load(..., rules={"target": 5000})``). The number of seats may differ when a seat
+    view exists (:mod:`agents.views`). Otherwise ``ConfigError`` says why and what would fit.
+    """
+    model_players = card.get("num_players")
+    if isinstance(model_players, bool) or not isinstance(model_players, int) or not 1 <= model_players <= 8:
+        raise ConfigError(f"the model card's num_players must be an integer in 1..8, got {model_players!r}")
+    wanted = _plain(rules.to_dict())
+    allowed = {k: wanted[k] for k in allow_rules if k in wanted}
+    check_card(dict(card, rules={**dict(card.get("rules") or {}), **allowed}), rules, model_players)
+    if allowed:
+        trained = make_rules(str(card["game"]), **dict(card["rules"]))
+        if observation_size(rules, model_players) != observation_size(trained, model_players):
+            raise ConfigError(
+                f"the model reads observations of {observation_size(trained, model_players)} values; under "
+                f"{allowed} they have {observation_size(rules, model_players)}: these rules change what "
+                "the model sees"
+            )
+    return seat_view(rules, model_players, num_players)
+
+
 def pretrained_names() -> list[str]:
     """Names ``<name>`` of the models usable as ``pretrained:<name>``."""
     if not PRETRAINED_DIR.is_dir():
@@ -259,7 +291,9 @@ class LearnedAgent(ModelAgent):
     """A trained policy acting deterministically (argmax of the masked policy).
 
     Loaded by :func:`agents.model_io.load_policy`: only the weights, checked against the card's
-    checksum, with ``torch.load(weights_only=True)``; nothing in the file is unpickled.
+    checksum, with ``torch.load(weights_only=True)``; nothing in the file is unpickled. It may sit
+    at a table of another size than it was trained for: :func:`fit_card` chooses the seat view
+    (:mod:`agents.views`) that turns the table's observations into the model's.
     """
 
     def __init__(
@@ -269,10 +303,11 @@ class LearnedAgent(ModelAgent):
         num_players: int = 1,
         seed: int | None = None,
         device: str = "cpu",
+        allow_rules: Sequence[str] = (),
     ) -> None:
         self.path = resolve_model_path(str(path))
         self.card = read_card(self.path)
-        check_card(self.card, rules, num_players)
+        self.view: SeatView = fit_card(self.card, rules, num_players, allow_rules)
         self.rules, self.num_players = rules, num_players
         from .model_io import load_policy  # weights only: nothing in the file is unpickled
 
@@ -282,3 +317,7 @@ class LearnedAgent(ModelAgent):
             raise ConfigError(
                 f"{self.path}: the model has {n_act} actions, its card says {self.card['n_actions']}"
             )
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """Actions of a batch of this table's observations, seen through the seat view."""
+        return super().act_batch(self.view(np.asarray(observations, dtype=np.float32)), action_masks)

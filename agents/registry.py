@@ -26,15 +26,16 @@ dice_envs.rules.config.ConfigError: agent spec 'optimal' is not available for fa
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from dice_envs.rules import ConfigError, FarkleRules, RuleConfig, ScorecardRules, make_rules
+from dice_envs.rules import GAMES, ConfigError, FarkleRules, RuleConfig, ScorecardRules, make_rules
 from dice_envs.rules.config import check_int
 
 from .base import Agent, RandomAgent
 
-__all__ = ["known_specs", "load"]
+__all__ = ["check_spec", "known_specs", "load", "make_opponent"]
 
 _COMMON = ["random", "greedy", "heuristic"]
 _TAIL = ["human", "pretrained:<name>", "a path to a .zip model"]
@@ -49,12 +50,20 @@ def known_specs(game: str | RuleConfig = "spiffel") -> list[str]:
 
 def load(
     spec: str | Agent,
-    game: str | RuleConfig = "spiffel",
-    num_players: int = 1,
+    game: str | RuleConfig | None = None,
+    num_players: int | None = None,
     seed: int | None = None,
+    rules: Mapping[str, Any] | None = None,
     **kwargs: Any,
 ) -> Agent:
     """Build the agent named by ``spec`` for ``game`` (a name or a rule configuration).
+
+    A trained model (``pretrained:<name>`` or a path) reads its game, rules and number of
+    players from its model card: ``game`` and ``num_players`` may be left out; when given they
+    must fit the card (another game or other rule values are refused by name; another number
+    of seats is played through a seat view, :mod:`agents.views`). ``rules`` (a dict of rule
+    parameters) is merged over the card's rules, or over ``game``'s for the built-in agents
+    (default game ``"spiffel"``, default ``num_players`` 1).
 
     ``kwargs`` go to the agent's constructor (e.g. ``device`` for a trained model, ``input`` /
     ``output`` streams for ``human``). An object that already has ``act`` is returned as is.
@@ -64,10 +73,115 @@ def load(
         if hasattr(spec, "act"):
             return spec
         raise ConfigError(f"an agent spec must be a string or an object with act(), got {spec!r}")
-    rules = make_rules(game)
-    check_int("num_players", num_players, 1, 8)
+    if rules is not None and not isinstance(rules, Mapping):
+        raise ConfigError(f"rules must be a dict of rule parameters, e.g. {{'target': 5000}}, got {rules!r}")
+    overrides = dict(rules or {})
     name = spec.strip()
     key = name.lower()
+    if key.startswith("pretrained:") or key.endswith(".zip") or _is_file(name):
+        return _load_model(spec, name, game, num_players, seed, overrides, kwargs)
+    base = make_rules("spiffel" if game is None else game)
+    rules_cfg = make_rules(base, **overrides) if overrides else base
+    num_players = 1 if num_players is None else num_players
+    check_int("num_players", num_players, 1, 8)
+    return _load_builtin(spec, key, rules_cfg, num_players, seed, kwargs)
+
+
+def check_spec(spec: str, game: str | RuleConfig = "spiffel") -> None:
+    """Raise ``ConfigError`` (listing the known specs) unless :func:`load` knows ``spec`` for
+    ``game``; builds nothing (a model spec is checked for its file and card only).
+
+    >>> check_spec("randm", "farkle")
+    Traceback (most recent call last):
+    ...
+    dice_envs.rules.config.ConfigError: unknown agent spec 'randm' for farkle; known: random, ...
+    """
+    rules = make_rules(game)
+    name = str(spec).strip()
+    key = name.lower()
+    if key.startswith("pretrained:") or key.endswith(".zip") or _is_file(name):
+        from .learned import read_card, resolve_model_path
+
+        read_card(resolve_model_path(name))
+        return
+    farkle = isinstance(rules, FarkleRules)
+    builtin = {"random", "greedy", "heuristic", "human"}
+    builtin |= {"max-expected", "max_expected"} if farkle else {"optimal"}
+    if key in builtin or (farkle and key.startswith("threshold:")):
+        return
+    known = ", ".join(known_specs(rules))
+    if key in {"optimal", "max-expected", "max_expected"} or key.startswith("threshold:"):
+        raise ConfigError(f"agent spec {spec!r} is not available for {rules.game}; known: {known}")
+    raise ConfigError(f"unknown agent spec {spec!r} for {rules.game}; known: {known}")
+
+
+def make_opponent(spec: str, rules: RuleConfig, num_players: int, seed: int | None = None) -> Agent:
+    """The factory :mod:`dice_envs.opponents` calls (entry point ``dice_envs.agents: default``)."""
+    return load(spec, game=rules, num_players=num_players, seed=seed)
+
+
+def _models_for(game: str) -> str:
+    from .learned import pretrained_names, read_card, resolve_model_path
+
+    fits = []
+    for n in pretrained_names():
+        try:
+            if read_card(resolve_model_path(f"pretrained:{n}"))["game"] == game:
+                fits.append(f"pretrained:{n}")
+        except ConfigError:
+            continue
+    return ", ".join(fits) or "none shipped (train one: dice-envs train)"
+
+
+def _load_model(
+    spec: str,
+    name: str,
+    game: str | RuleConfig | None,
+    num_players: int | None,
+    seed: int | None,
+    overrides: dict[str, Any],
+    kwargs: dict[str, Any],
+) -> Agent:
+    from .learned import LearnedAgent, check_card, read_card, resolve_model_path
+
+    card = read_card(resolve_model_path(name))
+    card_game = card.get("game")
+    if card_game not in GAMES:
+        raise ConfigError(
+            f"{name}: the model card names an unknown game {card_game!r}; known: {', '.join(GAMES)}"
+        )
+    trained = make_rules(card_game, **dict(card.get("rules") or {}))
+    if game is not None:
+        given = make_rules(game)
+        if given.game != card_game:
+            try:
+                check_card(card, given, card.get("num_players", 1))
+            except ConfigError as exc:
+                raise ConfigError(f"{exc}; models for {given.game}: {_models_for(given.game)}") from None
+        if isinstance(game, RuleConfig):
+            expected = make_rules(trained, **overrides) if overrides else trained
+            if given != expected:
+                want, got = expected.to_dict(), given.to_dict()
+                diff = ", ".join(
+                    f"{k}: the game plays {got[k]!r}, the model was trained for {want[k]!r}"
+                    for k in want
+                    if want[k] != got[k]
+                )
+                raise ConfigError(
+                    f"{name} does not fit these rules ({diff}); to play it under other rules on purpose, "
+                    f"load it with rules={{...}}, e.g. agents.load({spec!r}, rules={{...}})"
+                )
+    rules_cfg = make_rules(trained, **overrides) if overrides else trained
+    n = int(card.get("num_players", 1)) if num_players is None else num_players
+    check_int("num_players", n, 1, 8)
+    return _build(
+        spec, LearnedAgent, name, rules_cfg, num_players=n, seed=seed, allow_rules=tuple(overrides), **kwargs
+    )
+
+
+def _load_builtin(
+    spec: str, key: str, rules: RuleConfig, num_players: int, seed: int | None, kwargs: dict[str, Any]
+) -> Agent:
     known = known_specs(rules)
     if key == "random":
         return _build(spec, RandomAgent, seed=seed, **kwargs)
@@ -75,10 +189,6 @@ def load(
         from .human import HumanAgent
 
         return _build(spec, HumanAgent, rules, num_players=num_players, seed=seed, **kwargs)
-    if key.startswith("pretrained:") or key.endswith(".zip") or _is_file(name):
-        from .learned import LearnedAgent
-
-        return _build(spec, LearnedAgent, name, rules, num_players=num_players, seed=seed, **kwargs)
     if isinstance(rules, ScorecardRules):
         from . import scorecard_agents as sa
 
@@ -128,12 +238,12 @@ def _build(spec: str, cls: type, *args: Any, **kwargs: Any) -> Agent:
     params = inspect.signature(cls).parameters
     if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
         allowed = [n for n, p in params.items() if p.kind is p.KEYWORD_ONLY or p.default is not p.empty]
-        allowed = [n for n in allowed if n not in ("num_players", "seed")]
+        allowed = [n for n in allowed if n not in ("num_players", "seed", "allow_rules")]
         for key in kwargs:
             if key not in params:
                 rule_hint = ""
                 if key not in ("device", "deterministic"):
-                    rule_hint = "; rule parameters go in game=make_rules(game, ...)"
+                    rule_hint = "; rule parameters go in rules={...} or game=make_rules(game, ...)"
                 raise ConfigError(
                     f"agent {spec!r} takes no option {key!r}; its options: {', '.join(allowed) or 'none'}"
                     f"{rule_hint}"

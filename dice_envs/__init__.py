@@ -17,6 +17,17 @@ from .rules import GAMES, ConfigError, make_rules, new_game
 
 register_envs()
 
-__version__ = "0.1.0"
+
+def _version() -> str:
+    """The installed distribution's version (pyproject.toml is its one source)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("dice-envs")
+    except PackageNotFoundError:  # a source tree on sys.path without an installation
+        return "0+unknown"
+
+
+__version__: str = _version()
 
 __all__ = ["GAMES", "ConfigError", "__version__", "make_rules", "new_game", "register_envs", "rules"]

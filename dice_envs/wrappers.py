@@ -26,8 +26,7 @@ integer at all (a float, a string, a bool, a wrong-shaped array) is refused with
 ``ValueError`` in either mode (:func:`dice_envs.checks.as_action`).
 
 >>> from dice_envs.multiagent import farkle_v0
->>> from agents import RandomAgent
->>> env = SingleAgentEnv(farkle_v0.raw_env(num_players=2), [RandomAgent()], seat=1)
+>>> env = SingleAgentEnv(farkle_v0.raw_env(num_players=2), ["random"], seat=1)
 >>> obs, info = env.reset(seed=0)
 >>> info["seat"], obs.shape, int(env.action_masks().sum()) > 0
 (1, (50,), True)
@@ -36,6 +35,7 @@ integer at all (a float, a string, a bool, a wrong-shaped array) is refused with
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -57,14 +57,15 @@ class SingleAgentEnv(gym.Env):
     Args:
         aec_env: a PettingZoo AEC env (unwrapped game logic is best: this wrapper handles
             illegal actions itself).
-        opponents: one agent per other seat (``act(observation, action_mask) -> int``); they
-            take the other seats in seat order.
+        opponents: one agent per other seat (``act(observation, action_mask) -> int``) or an
+            agent spec string, as ``gym.make`` takes them (``"heuristic"``, ``"pretrained:farkle"``,
+            a model path; :mod:`dice_envs.opponents`); they take the other seats in seat order.
         seat: the learner's seat, or ``None`` for a random seat each episode.
         illegal_action: ``"penalize"`` or ``"raise"`` (see the module docstring).
         illegal_reward: the reward of an illegal action under ``"penalize"``.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 1}
 
     def __init__(
         self,
@@ -77,11 +78,24 @@ class SingleAgentEnv(gym.Env):
         self.aec = aec_env
         self.possible_agents = list(aec_env.possible_agents)
         n = len(self.possible_agents)
+        if isinstance(opponents, (str, Path)) or callable(getattr(opponents, "act", None)):
+            opponents = [opponents]
         self.opponents = list(opponents)
         if len(self.opponents) != n - 1:
             raise ValueError(
                 f"{n} seats need {n - 1} opponents, got {len(self.opponents)}: {self.opponents!r}"
             )
+        if any(isinstance(o, (str, Path)) for o in self.opponents):
+            # The same specs as gym.make: resolved by the opponent registry for this game's rules.
+            rules = getattr(getattr(aec_env, "unwrapped", aec_env), "rules", None)
+            if rules is None:
+                raise ValueError(
+                    f"opponent specs {self.opponents!r} need a dice-envs AEC env (one with .rules); "
+                    "pass agent objects with act(observation, action_mask) for other envs"
+                )
+            from .opponents import resolve_opponents
+
+            self.opponents = resolve_opponents(self.opponents, rules, n)
         for o in self.opponents:
             if not callable(getattr(o, "act", None)):
                 raise ValueError(f"opponent {o!r} has no act(observation, action_mask) method")
@@ -101,6 +115,10 @@ class SingleAgentEnv(gym.Env):
         self.observation_space = space["observation"] if self._dict_obs else space
         self.action_space = aec_env.action_space(self.possible_agents[0])
         self.render_mode = getattr(aec_env, "render_mode", None)
+        #: The observation encoding's id (``"scorecard-v1"``, ...) where the AEC env names one.
+        self.encoding = getattr(getattr(aec_env, "unwrapped", aec_env), "encoding", None)
+        if self.encoding is not None:
+            self.metadata = {**type(self).metadata, "encoding": self.encoding}
         self.seat = self.fixed_seat if self.fixed_seat is not None else 0
         self._learner = self.possible_agents[self.seat]
         self._seat_opponent: dict[str, Any] = {}
@@ -145,7 +163,10 @@ class SingleAgentEnv(gym.Env):
         return gained
 
     def _info(self) -> dict[str, Any]:
-        info = {k: (list(v) if isinstance(v, list) else v) for k, v in self.aec.infos[self._learner].items()}
+        info = {
+            k: (v.copy() if isinstance(v, np.ndarray) else list(v) if isinstance(v, list) else v)
+            for k, v in self.aec.infos[self._learner].items()
+        }
         info["seat"] = self.seat
         info["action_mask"] = self._mask.copy()
         return info

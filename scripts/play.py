@@ -1,160 +1,20 @@
 #!/usr/bin/env python
-"""Play a dice game in the terminal against any agents.
+"""``dice-envs play`` from a source checkout.
 
-    python scripts/play.py --game spiffel --opponents optimal heuristic --hint --seed 1
-    python scripts/play.py --game farkle --opponents max-expected --rule target=3000
+The command lives in :mod:`agents.commands.play`.
 
-You hold seat 1; the opponents follow in the order given (none: solitaire). After every move the
-card (or the Farkle standings) is shown. ``--hint`` shows what the optimal agent (max-expected
-for Farkle) would do. Type ``?`` for the commands; Ctrl-D or ``q`` quits.
+Run ``python scripts/play.py --help`` (or ``dice-envs play --help`` once installed)
+for its options.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
-from typing import TextIO
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np
-
-import agents
-from agents.human import HumanAgent, HumanQuit, describe_action
-from dice_envs.encoding import decode, encode
-from dice_envs.rules import GAMES, ConfigError, FarkleGame, ScorecardGame, make_rules, new_game
-
-
-def _value(text: str) -> object:
-    low = text.lower()
-    if low in ("none", "null"):
-        return None
-    if low in ("true", "false"):
-        return low == "true"
-    try:
-        return int(text)
-    except ValueError:
-        return text
-
-
-def show_card(game: ScorecardGame, names: list[str], out: TextIO) -> None:
-    """Print the scorecard of every player."""
-    width = max(8, *(len(n) for n in names))
-    head = f"{'box':<19}" + "".join(f"{n:>{width + 2}}" for n in names)
-    lines = [head, "-" * len(head)]
-    for b, cat in enumerate(game.categories):
-        cells = []
-        for card in game.cards:
-            v = card.boxes[b]
-            cells.append(f"{'.' if v is None else v:>{width + 2}}")
-        lines.append(f"{b + 1:>2} {cat:<16}" + "".join(cells))
-    rows = [
-        ("upper total", [game.upper_total(p) for p in range(game.num_players)]),
-        ("upper bonus", [game.upper_bonus(p) for p in range(game.num_players)]),
-        (
-            f"{game.rules.five_kind_box} bonus",
-            [game.five_kind_bonus_points(p) for p in range(game.num_players)],
-        ),
-        ("TOTAL", game.totals()),
-    ]
-    lines.append("-" * len(head))
-    lines += [f"{label:<19}" + "".join(f"{v:>{width + 2}}" for v in vals) for label, vals in rows]
-    print("\n".join(lines), file=out)
-
-
-def show_farkle_events(game: FarkleGame, seen: int, names: list[str], out: TextIO) -> int:
-    """Print what happened since history entry ``seen`` (opponents' throws, farkles, banks)."""
-    for ev in game.history[seen:]:
-        who = names[ev.player]
-        if ev.kind == "throw" and ev.player != 0:
-            print(f"  {who} throws {list(ev.dice)}", file=out)
-        elif ev.kind == "farkle":
-            print(f"  {who} farkles with {list(ev.dice)}: the turn total is lost", file=out)
-        elif ev.kind == "bankrupt":
-            print(f"  {who} goes bankrupt: the banked total drops to 0", file=out)
-        elif ev.kind == "bank":
-            print(f"  {who} banks {ev.points}", file=out)
-    return len(game.history)
-
-
-def show_farkle(game: FarkleGame, names: list[str], out: TextIO) -> None:
-    """Print the Farkle standings."""
-    parts = [f"{n}: {t}" for n, t in zip(names, game.totals(), strict=True)]
-    print(f"banked — {', '.join(parts)} (target {game.rules.target})", file=out)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--game", default="spiffel", choices=sorted(GAMES))
-    parser.add_argument(
-        "--opponents", nargs="*", default=[], metavar="SPEC", help="agent specs of the opponents"
-    )
-    parser.add_argument("--hint", action="store_true", help="show what the optimal agent would do")
-    parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument(
-        "--rule", action="append", default=[], metavar="KEY=VALUE", help="change a rule parameter"
-    )
-    args = parser.parse_args(argv)
-    out = sys.stdout
-    try:
-        params = {}
-        for item in args.rule:
-            if "=" not in item:
-                raise ConfigError(f"--rule takes KEY=VALUE, got {item!r}")
-            k, v = item.split("=", 1)
-            params[k.strip()] = _value(v.strip())
-        rules = make_rules(args.game, **params)
-        n = 1 + len(args.opponents)
-        seeds = np.random.SeedSequence(args.seed).generate_state(n + 1)
-        hint = None
-        if args.hint:
-            print("preparing the hint agent (a first solve of a game takes up to a minute)", file=out)
-            hint = agents.load(
-                "max-expected" if args.game == "farkle" else "optimal", game=rules, num_players=n
-            )
-        human = HumanAgent(rules, num_players=n, hint=hint)
-        seats = [human] + [
-            agents.load(spec, game=rules, num_players=n, seed=int(seeds[i + 1]))
-            for i, spec in enumerate(args.opponents)
-        ]
-    except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    names = ["you"] + [f"P{i + 2}:{spec}" for i, spec in enumerate(args.opponents)]
-    game = new_game(rules, num_players=n, seed=int(seeds[0]))
-    print(f"{args.game} with {n} player(s); type ? for the commands", file=out)
-    seen = 0
-    try:
-        while not game.done:
-            p = game.current_player
-            if isinstance(game, FarkleGame) and seen == 0:
-                seen = show_farkle_events(game, seen, names, out)
-            if isinstance(game, ScorecardGame) and game.throw == 1:
-                print(f"\n== round {game.round + 1}: {names[p]} ==", file=out)
-            obs = encode(game, p)
-            mask = game.action_mask()
-            action = seats[p].act(obs, mask)
-            words = describe_action(rules, decode(obs, rules, n), action)
-            if p != 0:
-                print(f"  {names[p]}: {words}", file=out)
-            game.apply(action)
-            if isinstance(game, ScorecardGame):
-                if action >= 32:
-                    show_card(game, names, out)
-                elif p != 0:
-                    print(f"  {names[p]} throws {list(game.dice)}", file=out)
-            else:
-                seen = show_farkle_events(game, seen, names, out)
-                show_farkle(game, names, out)
-    except HumanQuit:
-        print("bye", file=out)
-        return 0
-    totals = game.totals()
-    winners = ", ".join(names[w] for w in game.winners())
-    print(f"\ngame over: {dict(zip(names, totals, strict=True))}; winner(s): {winners}", file=out)
-    return 0
-
+from agents.commands.play import main
 
 if __name__ == "__main__":
     sys.exit(main())

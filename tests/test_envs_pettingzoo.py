@@ -83,16 +83,19 @@ def test_win_rewards_at_the_end(module):
 def test_final_infos(module):
     env = module.raw_env(num_players=2, **small(module))
     env.reset(seed=3)
-    assert env.infos["player_0"] == {
-        "encoding": encoding_id(env.rules),
-        "encoding_version": ENCODING_VERSION[family(env.rules)],
-    }
+    start = env.infos["player_0"]
+    assert env.encoding == env.metadata["encoding"] == encoding_id(env.rules)
+    assert start["encoding_version"] == ENCODING_VERSION[family(env.rules)]
+    assert start["game_over"] is False and start["truncated"] is False
+    assert start["final_scores"].tolist() == [0, 0] and start["winners"].tolist() == [False, False]
     while not any(env.terminations.values()) and not any(env.truncations.values()):
         env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[-1]))
     for a in env.agents:
         info = env.infos[a]
-        assert info["final_scores"] == env.game.totals()
-        assert info["winners"] == env.game.winners()
+        assert set(info) == set(start)  # the same keys from reset on (RL libraries batch them)
+        assert info["game_over"] is True
+        assert info["final_scores"].tolist() == env.game.totals()
+        assert np.flatnonzero(info["winners"]).tolist() == list(env.game.winners())
         assert info["truncated"] is env.game.__dict__.get("truncated", False)
 
 
@@ -157,7 +160,7 @@ def test_wrapped_env_illegal_action_ends_game_with_penalty():
         ({"num_players": 9}, "num_players"),
         ({"reward": "points"}, "allowed: score, win"),
         ({"num_players": 1, "reward": "win"}, "at least 2 players"),
-        ({"render_mode": "rgb_array"}, "allowed: None, ansi, human"),
+        ({"render_mode": "rgb_arr"}, "allowed: None, ansi, human, rgb_array"),
     ],
 )
 def test_bad_arguments(kwargs, match):

@@ -129,10 +129,10 @@ def test_ratings_order_and_ties() -> None:
 
     strong = [rec(("a", "b"), (10, 5)) if i % 2 else rec(("b", "a"), (5, 10)) for i in range(20)]
     r = rate_agents(strong, ["a", "b"])
-    assert r["a"]["mu"] > 25 > r["b"]["mu"] and r["a"]["ordinal"] > r["b"]["ordinal"]
+    assert r["a"]["rating"] > 1500 > r["b"]["rating"] and r["a"]["ci95"][0] > r["b"]["ci95"][1]
     ties = [rec(("a", "b"), (7, 7)) for _ in range(10)]
     t = rate_agents(ties, ["a", "b"])
-    assert t["a"]["mu"] == pytest.approx(t["b"]["mu"])
+    assert t["a"]["rating"] == pytest.approx(t["b"]["rating"]) == pytest.approx(1500)
     assert rec(("a", "b"), (7, 7)).win_shares() == (0.5, 0.5)
 
 

@@ -121,6 +121,8 @@ def scorecard_events(games):
         ("yahtzee", 1, 600, {}),
         ("yahtzee", 2, 150, {}),
         ("yahtzee", 1, 150, {"joker": False, "num_throws": 2}),
+        ("yahtzee", 1, 600, {"joker_rule": "verhoeff"}),
+        ("yahtzee", 2, 150, {"joker_rule": "verhoeff"}),
     ],
 )
 def test_scorecard_engine_matches_scalar(game, num_players, num_games, params):

@@ -143,7 +143,7 @@ def test_seed_replays_dice_opponents_and_seat():
             actions.append(a)
             _obs, _r, te, tr, info = env.step(a)
             if te or tr:
-                return info["seat"], env.aec.game.history, info["final_scores"]
+                return info["seat"], env.aec.game.history, info["final_scores"].tolist()
 
     assert episode(7) == episode(7)
     assert episode(7) != episode(8)

@@ -32,17 +32,30 @@ def _value(text: str) -> object:
         return text
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "python -m agents.solver") -> int:
+    """Solve the game named in ``argv`` and print its value; returns the exit status."""
     parser = argparse.ArgumentParser(
-        prog="python -m agents.solver",
+        prog=prog,
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="example: python -m agents.solver yahtzee --yahtzee_bonus 0 --joker false   # 245.8708",
     )
-    parser.add_argument("game", choices=sorted(GAMES))
+    parser.add_argument("game", choices=sorted(GAMES), help="the game to solve")
     parser.add_argument("--no-cache", action="store_true", help="solve without reading or writing the cache")
+    parser.add_argument(
+        "--rules",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="rule parameters, e.g. --rules yahtzee_bonus=0 joker=false (as every dice-envs command)",
+    )
     args, rest = parser.parse_known_args(argv)
-    params: dict[str, object] = {}
+    from agents.evaluation import parse_rule_overrides
+
+    try:
+        params: dict[str, object] = parse_rule_overrides(args.rules)
+    except ConfigError as exc:
+        parser.error(str(exc))
     i = 0
     while i < len(rest):
         key = rest[i]

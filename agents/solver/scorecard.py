@@ -31,7 +31,7 @@ from functools import cache
 
 import numpy as np
 
-from dice_envs.rules.scorecard import UPPER_FACES, ScorecardRules
+from dice_envs.rules.scorecard import UPPER_FACES, ScorecardRules, joker_applies
 from dice_envs.tables import ScoreTables, score_tables, scorecard_tables
 
 from .cache import cache_key, cached_array, single_thread_blas
@@ -152,6 +152,7 @@ class _Core:
         self.five = st.five_kind_box
         self.upper = [bool(x) for x in st.upper]
         self.face = [UPPER_FACES.get(b, 0) for b in cats]
+        self.face_box = {UPPER_FACES[b]: i for i, b in enumerate(cats) if b in UPPER_FACES}
         self.normal = st.normal.astype(np.float64)
         self.joker_tab = st.joker.astype(np.float64)
         self.counts = np.stack([(t.rolls == f).sum(axis=1) for f in range(7)], axis=1)  # (252, 7)
@@ -174,9 +175,21 @@ class _Core:
         if not five_filled:
             return False, False, z
         bonus_due = z >= 1 and (self.limit is None or z - 1 < self.limit)
-        joker = bool(r.joker) and (bonus_due if r.joker_trigger == "bonus" else True)  # type: ignore[attr-defined]
+        # the joker before its face's upper box is known (see face_jokers)
+        joker = bool(joker_applies(r, True, True, bonus_due, True))
         z_after = z + 1 if bonus_due and self.limit is not None else z
         return bonus_due, joker, z_after
+
+    def face_jokers(self, bonus_due: bool, mask: int) -> np.ndarray:
+        """``(6,)`` bool: joker scoring of the five-of-a-kind throw of each face (``fk_faces``)
+        with the boxes of ``mask`` filled (the rules engine's :func:`joker_applies`)."""
+        face_filled = np.array([bool(mask >> self.face_box[int(f)] & 1) for f in self.fk_faces])
+        jokers = joker_applies(self.rules, True, True, bonus_due, face_filled)
+        return np.broadcast_to(np.asarray(jokers, dtype=bool), face_filled.shape).copy()
+
+    def five_kind_table(self, jokers: np.ndarray) -> np.ndarray:
+        """``(6, K)`` points of the five-of-a-kind throws, joker scoring where ``jokers``."""
+        return np.where(jokers[:, None], self.joker_tab[self.fk_rows], self.normal[self.fk_rows])
 
     def ucols(self, mask: int) -> np.ndarray:
         """Reachable capped upper totals given the filled upper boxes of ``mask``."""
@@ -238,13 +251,14 @@ class _Core:
         lower_open = [b for b in open_ if not self.upper[b]]
         for zi, z in enumerate(zcols):
             bonus_due, joker, z2 = self.status(int(z), True)
-            if not (bonus_due or joker):
+            jokers = self.face_jokers(bonus_due, mask)
+            if not (bonus_due or jokers.any()):
                 continue
             extra = float(r.five_kind_bonus) if bonus_due else 0.0
-            table = self.joker_tab if joker else self.normal
+            table = self.five_kind_table(jokers)  # (6, K)
             for i, b in enumerate(open_):
                 nxt = V[mask | 1 << b]
-                pts = table[self.fk_rows, b]  # (6,)
+                pts = table[:, b]  # (6,)
                 if self.upper[b]:
                     raw = ucols[None, :] + pts[:, None].astype(np.int64)
                     bonus = np.where((ucols[None, :] < T) & (raw >= T), ub, 0.0)
@@ -329,11 +343,11 @@ class _Core:
             out[self.five] = pts5 + np.where(pts5 == 50, nxt5[1], nxt5[0])
             return out
         bonus_due, joker, z2 = self.status(z, True)
-        if not (bonus_due or joker):
+        jokers = self.face_jokers(bonus_due, mask)
+        if not (bonus_due or jokers.any()):
             return out
-        table = self.joker_tab if joker else self.normal
         ob = np.array(open_)
-        pts6 = table[np.ix_(self.fk_rows, ob)]  # (6, n_open)
+        pts6 = self.five_kind_table(jokers)[:, ob]  # (6, n_open)
         is_up = np.array([self.upper[b] for b in open_])
         raw = (u + pts6).astype(np.int64)
         bonus = np.where(is_up[None, :] & (u < T) & (raw >= T), ub, 0.0)

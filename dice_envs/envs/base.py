@@ -10,7 +10,8 @@ Keyword arguments (all optional):
 ==================  ===========================================================================
 ``opponents``       list of agent specs, one per other seat: ``"random"``, ``"greedy"``,
                     ``"heuristic"``, a path to a trained model, ... (resolved by
-                    :func:`agents.load`) or agent objects (used as they are). Default: none
+                    :func:`dice_envs.opponents.resolve_opponents`, i.e. ``agents.load``) or
+                    agent objects (used as they are). Default: none
                     (solitaire), or ``num_players - 1`` × ``"random"`` when only
                     ``num_players`` is given.
 ``num_players``     implied by ``len(opponents) + 1``; a different value is a ``ConfigError``
@@ -22,14 +23,18 @@ Keyword arguments (all optional):
 ``illegal_action``  ``"penalize"`` (default: end the episode with ``illegal_reward``) or
                     ``"raise"`` (``ValueError`` naming the legal actions)
 ``illegal_reward``  default ``-1.0``
-``render_mode``     ``None``, ``"ansi"`` (``render()`` returns the score card / table) or
+``render_mode``     ``None``, ``"rgb_array"`` (``render()`` returns an ``(H, W, 3)`` uint8 image
+                    of the dice and the card / table, :mod:`dice_envs.render_rgb`; works with
+                    Gymnasium's ``RecordVideo``), ``"ansi"`` (the score card / table as text) or
                     ``"human"`` (printed after every move, opponents' included)
 rule parameters     e.g. ``upper_bonus_threshold=64`` (validated by the rules config)
 ==================  ===========================================================================
 
-``info`` (every step): ``action_mask`` (int8), ``seat``, ``encoding`` (e.g. ``"scorecard-v1"``),
-``encoding_version``; at the end also ``final_scores`` (totals by seat), ``winners``,
-``truncated``; after an illegal action under ``"penalize"``: ``illegal_action``.
+``info`` (every step, the same keys, numbers and arrays only): ``action_mask`` (int8), ``seat``,
+``encoding_version``, ``game_over``, ``final_scores`` (int64 totals by seat once over, zeros
+before), ``winners`` (bool by seat once over), ``truncated``; after an illegal action under
+``"penalize"`` also ``illegal_action``. The encoding's id (e.g. ``"scorecard-v1"``) is
+``env.encoding`` and ``env.metadata["encoding"]``.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..multiagent.base import DiceAECEnv
+from ..opponents import resolve_opponents
 from ..rules import ConfigError, RuleConfig, rules_class
 from ..wrappers import SingleAgentEnv
 
@@ -55,29 +61,6 @@ ENV_OPTIONS = (
     "render_mode",
     "rules",
 )
-
-
-def resolve_opponents(
-    opponents: Sequence[Any], rules: RuleConfig, num_players: int, seed: int | None = None
-) -> list[Any]:
-    """Agent objects for opponent specs: objects with ``act`` are kept, the rest go to ``agents.load``."""
-    resolved = []
-    for i, spec in enumerate(opponents):
-        if callable(getattr(spec, "act", None)):
-            resolved.append(spec)
-            continue
-        if isinstance(spec, Path):
-            spec = str(spec)
-        if not isinstance(spec, str):
-            raise ConfigError(
-                f"opponent {i} must be an agent spec string or an object with act(), got {spec!r}"
-            )
-        import agents  # lazy: the agents layer sits above the envs
-
-        resolved.append(
-            agents.load(spec, game=rules, num_players=num_players, seed=None if seed is None else seed + i)
-        )
-    return resolved
 
 
 class DiceEnv(SingleAgentEnv):

@@ -20,7 +20,7 @@ Version                v0
 
 >>> env = DicePokerEnv()
 >>> obs, info = env.reset(seed=0)
->>> obs.shape, int(env.action_space.n), info["encoding"]
+>>> obs.shape, int(env.action_space.n), env.encoding
 ((92,), 47, 'scorecard-v1')
 """
 

@@ -21,7 +21,7 @@ Version                v0
 
 >>> env = FarkleEnv(opponents=["random"], target=3000)
 >>> obs, info = env.reset(seed=0)
->>> obs.shape, int(env.action_space.n), info["encoding"]
+>>> obs.shape, int(env.action_space.n), env.encoding
 ((50,), 128, 'farkle-v2')
 """
 

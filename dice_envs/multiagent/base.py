@@ -11,8 +11,12 @@ class seen from one seat (:class:`dice_envs.wrappers.SingleAgentEnv`), so the fl
   the engine's :meth:`legal_actions` for the agent to move and all zeros for the others. The
   observation box is ``[0, 1e6]`` for scorecard games and ``[-1e6, 1e6]`` for Farkle (features
   are scaled to order 1; the bounds are only finite stand-ins for "unbounded").
-* ``infos[agent]`` holds ``encoding`` (e.g. ``"scorecard-v1"``) and ``encoding_version``; at the
-  end of a game also ``final_scores`` (grand totals by seat), ``winners`` and ``truncated``.
+* ``infos[agent]`` holds numbers and arrays only, the same keys from ``reset`` on, so RL libraries
+  can batch them (TorchRL turns every info value into a tensor): ``encoding_version`` (int),
+  ``game_over`` (bool), ``final_scores`` (int64 ``(N,)``, the totals by seat once the game is
+  over, zeros before), ``winners`` (bool ``(N,)``, the seats sharing the win once over) and
+  ``truncated`` (bool). The encoding's name (e.g. ``"scorecard-v1"``) is the env attribute
+  ``encoding`` and ``metadata["encoding"]``.
 
 Rewards (``reward=``):
 
@@ -40,6 +44,7 @@ from pettingzoo.utils import wrappers
 from ..checks import as_action, check_illegal_reward, check_seed
 from ..encoding import ENCODING_VERSION, encode, encoding_id, family, observation_bounds, observation_size
 from ..render import render_text
+from ..render_rgb import frame_size, render_rgb
 from ..rules import ConfigError, RuleConfig, make_rules, new_game
 from ..rules.config import check_int
 from ..rules.scorecard import N_REROLL_ACTIONS, ScorecardGame
@@ -95,7 +100,7 @@ class DiceAECEnv(AECEnv):
     """
 
     metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": ["ansi", "human"],
+        "render_modes": ["ansi", "human", "rgb_array"],
         "name": "dice_v0",
         "is_parallelizable": False,
         "render_fps": 1,
@@ -139,6 +144,9 @@ class DiceAECEnv(AECEnv):
         self.action_spaces = {a: spaces.Discrete(n_act) for a in self.possible_agents}
         self._encoding = encoding_id(self.rules)
         self._encoding_version = ENCODING_VERSION[family(self.rules)]
+        #: The observation encoding's id, e.g. ``"scorecard-v1"`` (not in the infos: no strings there).
+        self.encoding = self._encoding
+        self.metadata = {**type(self).metadata, "encoding": self._encoding}
         self._rng = np.random.default_rng()
         self.game: Any = None
         self.held: tuple[int, ...] | None = None
@@ -156,7 +164,15 @@ class DiceAECEnv(AECEnv):
         return self._seat[agent]
 
     def _info(self) -> dict[str, Any]:
-        return {"encoding": self._encoding, "encoding_version": self._encoding_version}
+        """Every agent's info while the game runs (the keys and shapes never change)."""
+        n = self.num_players
+        return {
+            "encoding_version": self._encoding_version,
+            "game_over": False,
+            "final_scores": np.zeros(n, dtype=np.int64),
+            "winners": np.zeros(n, dtype=bool),
+            "truncated": False,
+        }
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         seed = check_seed(seed)
@@ -225,19 +241,25 @@ class DiceAECEnv(AECEnv):
                 self.rewards[self.possible_agents[i]] += r
         self.terminations = dict.fromkeys(self.agents, not truncated)
         self.truncations = dict.fromkeys(self.agents, truncated)
-        winners = g.winners()
+        won = np.zeros(self.num_players, dtype=bool)
+        won[list(g.winners())] = True
         for a in self.agents:
             self.infos[a] = {
                 **self._info(),
-                "final_scores": list(totals),
-                "winners": list(winners),
+                "game_over": True,
+                "final_scores": np.asarray(totals, dtype=np.int64),
+                "winners": won.copy(),
                 "truncated": truncated,
             }
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             logger.warn("You are calling render method without specifying any render mode.")
             return None
+        if self.render_mode == "rgb_array":  # (H, W, 3) uint8: dice + card / table
+            if self.game is None:
+                return np.full((*frame_size(), 3), 250, dtype=np.uint8)
+            return render_rgb(self.game, held=self.held)
         if self.game is None:
             text = f"{self.rules.game}: call reset() first"
         else:

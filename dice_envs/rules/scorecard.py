@@ -48,6 +48,7 @@ __all__ = [
     "ScorecardRules",
     "ScoringEvent",
     "box_score",
+    "joker_applies",
     "make_score_function",
 ]
 
@@ -78,6 +79,33 @@ KNOWN_BOXES = (
         "chance",
     }
 )
+
+
+def joker_applies(rules: Any, five_kind: Any, five_filled: Any, bonus_due: Any, face_filled: Any) -> Any:
+    """Whether joker scoring applies to a throw: the one definition of the joker's trigger.
+
+    Elementwise on booleans or numpy bool arrays (the rules engine, the vector engine and the
+    solver all call it). ``five_kind``: the throw is five of a kind; ``five_filled``: the
+    five-of-a-kind box is filled; ``bonus_due``: entering it pays a five-of-a-kind bonus;
+    ``face_filled``: the upper box of the throw's face is filled. See
+    :attr:`ScorecardRules.joker_trigger`.
+
+    >>> from dice_envs.rules import make_rules
+    >>> joker_applies(make_rules("yahtzee"), True, True, False, False)
+    True
+    >>> joker_applies(make_rules("yahtzee", joker_rule="verhoeff"), True, True, False, False)
+    False
+    """
+    if not rules.joker:
+        return five_kind & False
+    trigger = rules.joker_trigger
+    if trigger == "bonus":
+        return five_kind & bonus_due
+    if trigger == "filled":
+        return five_kind & five_filled
+    if trigger == "filled_upper":
+        return five_kind & five_filled & face_filled
+    raise ValueError(f"unknown joker_trigger {trigger!r}")  # pragma: no cover - class attribute
 
 
 def _has_run(faces: set[int], length: int) -> bool:
@@ -175,7 +203,9 @@ class ScorecardRules(RuleConfig):
     #: first, then any lower box, then 0 in an upper box.
     joker_order: ClassVar[str] = "free"
     #: ``"bonus"``: the joker comes with a paid five-of-a-kind bonus (Spiffel, Dice Poker);
-    #: ``"filled"``: whenever the five-of-a-kind box is filled, with 50 or 0 (Yahtzee).
+    #: ``"filled"``: whenever the five-of-a-kind box is filled, with 50 or 0 (Yahtzee);
+    #: ``"filled_upper"``: as ``"filled"``, and only once the upper box of the throw's face is
+    #: filled too (Verhoeff's convention for Yahtzee, ``joker_rule="verhoeff"``).
     joker_trigger: ClassVar[str] = "bonus"
 
     upper_bonus_threshold: int = 63
@@ -380,10 +410,9 @@ class ScorecardGame:
             return False, False
         limit = r.five_kind_bonus_limit
         bonus_due = five == 50 and (limit is None or card.five_kind_bonuses < limit)
-        if not r.joker:  # type: ignore[attr-defined]
-            return bonus_due, False
-        joker = bonus_due if r.joker_trigger == "bonus" else True
-        return bonus_due, joker
+        face_box = self._face_box.get(dice[0])
+        face_filled = face_box is not None and card.boxes[face_box] is not None
+        return bonus_due, bool(joker_applies(r, True, True, bonus_due, face_filled))
 
     def legal_boxes(self) -> list[int]:
         """Indices of the boxes the current throw may be entered in."""

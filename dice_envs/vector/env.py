@@ -14,9 +14,10 @@ arguments — rule parameters, ``opponents``, ``num_players``, ``seat``, ``rewar
 * **rewards**: ``"score"`` (the learner's points as scored, summing to its final total;
   default in solitaire) or ``"win"`` (zero-sum at the end, shared wins split; default with
   opponents), exactly as :mod:`dice_envs.multiagent.base` defines them;
-* **opponents** (one per other seat, specs resolved by :func:`agents.load`) play inside
-  ``step()``, batched: one ``act_batch(observations, masks)`` call per opponent and decision
-  round over all games waiting on it (a trained model does one forward pass). An opponent
+* **opponents** (one per other seat, specs resolved by
+  :func:`dice_envs.opponents.resolve_opponents`) play inside ``step()``, batched: one
+  ``act_batch(observations, masks)`` call per opponent and decision round over all games
+  waiting on it (a trained model does one forward pass). An opponent
   that plays differently per game (a self-play pool drawing a member per episode) defines
   ``start_episodes(games)``, called with the indices of the games whose episode begins, and
   then receives ``act_batch(observations, masks, games=indices)``;
@@ -204,7 +205,7 @@ class DiceVectorEnv(VectorEnv):
     def opponents(self) -> list[Any]:
         """The opponent agents, one per other seat (resolved on first use)."""
         if self._opponents is None:
-            from ..envs.base import resolve_opponents
+            from ..opponents import resolve_opponents
 
             self._opponents = resolve_opponents(self._opponent_specs, self.rules, self.num_players)
         return self._opponents

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..encoding import observation_size
 from ..rules.config import ConfigError, check_int
-from ..rules.scorecard import N_REROLL_ACTIONS, ScorecardGame, ScorecardRules
+from ..rules.scorecard import N_REROLL_ACTIONS, ScorecardGame, ScorecardRules, joker_applies
 from ..tables import score_tables, scorecard_batch_tables, scorecard_tables
 from .dice import DiceStream, RandomDice
 
@@ -95,7 +95,7 @@ class ScorecardEngine:
         self._bonus_points = int(rules.five_kind_bonus)
         self._joker_rule = bool(rules.joker)  # type: ignore[attr-defined]
         self._forced = rules.joker_order == "forced"
-        self._joker_when_filled = rules.joker_trigger == "filled"
+        self._needs_face = rules.joker_trigger == "filled_upper"  # else the face's box plays no part
         self._all = np.arange(self.num_games)
         self._build_observation_tables()
 
@@ -168,13 +168,19 @@ class ScorecardEngine:
         return self._joker_status(g, self.current[g])
 
     def _joker_status(self, g: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        five = self._five_kind[self.roll[g]]
+        roll = self.roll[g]
+        five = self._five_kind[roll]
         box = self.cards[g, p, self._five]
         bonus_due = five & (box == 50) & (self.bonuses[g, p] < self._limit)
-        if not self._joker_rule:
-            return bonus_due, np.zeros_like(bonus_due)
-        joker = five & (box >= 0) if self._joker_when_filled else bonus_due
-        return bonus_due, joker
+        face_filled = self._face_filled(self.cards[g, p], roll)
+        return bonus_due, joker_applies(self.rules, five, box >= 0, bonus_due, face_filled)
+
+    def _face_filled(self, cards: np.ndarray, roll: np.ndarray) -> np.ndarray:
+        """Whether the upper box of each roll's first face is filled on ``cards`` ``(m, K)``."""
+        if not self._needs_face:
+            return np.ones(len(roll), dtype=bool)
+        fb = self._face_box[np.minimum(roll, len(self._face_box) - 1)]
+        return np.take_along_axis(cards, np.maximum(fb, 0)[:, None], axis=1)[:, 0] >= 0
 
     def action_masks(self, games: np.ndarray | None = None) -> np.ndarray:
         """Legal actions, ``(n, n_actions)`` bool (all False where a game is done)."""
@@ -311,10 +317,7 @@ class ScorecardEngine:
         box = card[:, self._five]
         bonuses = self.bonuses[gi, seat]
         bonus_due = five & (box == 50) & (bonuses < self._limit)
-        if not self._joker_rule:
-            joker = np.zeros_like(bonus_due)
-        else:
-            joker = five & (box >= 0) if self._joker_when_filled else bonus_due
+        joker = joker_applies(self.rules, five, box >= 0, bonus_due, self._face_filled(card, roll))
         obs[:, o] = self.upper[gi, seat] / 100.0
         obs[:, o + 1] = self.upper_paid[gi, seat]
         obs[:, o + 2] = bonuses / 10.0

@@ -1,0 +1,152 @@
+"""Evaluate agents: a solitaire series or a seat-balanced round robin, with ratings and plots.
+
+Examples::
+
+    # Spiffel solitaire: 1000 games per agent, gap to the exact optimum
+    python scripts/evaluate.py --game spiffel --agents random greedy optimal --games 1000 --out runs/eval
+    # Farkle 2-player round robin: 200 deals per pairing, each played in both seat orders
+    python scripts/evaluate.py --game farkle --agents random heuristic threshold:1000 --games 200 --out runs/f
+    # changed rules
+    python scripts/evaluate.py --game farkle --agents random heuristic --rules target=5000 --out /tmp/e
+
+Writes ``OUT/results.json``, ``OUT/games.csv``, ``OUT/scores.png`` and (multi-player)
+``OUT/win_matrix.png``, each atomically; prints a summary table. ``--out`` is checked before any
+game is played: files of an earlier run there are not overwritten without ``--force``.
+``--backend ray [--address ...]`` spreads the games over a Ray cluster (same results as the local
+pool for the same seed). Exit status 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from agents.evaluation import OUTPUT_FILES, evaluate, parse_rule_overrides, write_outputs
+from dice_envs.io import check_out_dir
+from dice_envs.rules import GAMES, ConfigError
+
+
+def _interactive() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (AttributeError, ValueError):  # closed or replaced stdin
+        return False
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line interface."""
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--game", required=True, help=f"one of: {', '.join(GAMES)}")
+    p.add_argument("--agents", required=True, nargs="+", metavar="SPEC", help="agent specs (agents.load)")
+    p.add_argument(
+        "--games", type=int, default=100, help="games per agent (solitaire) or deals per pairing (tables)"
+    )
+    p.add_argument(
+        "--players", type=int, default=None, help="seats per game (default: 1 scorecard games, 2 Farkle)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the deals and agents (default 0)")
+    p.add_argument("--out", required=True, type=Path, help="output directory")
+    p.add_argument("--force", action="store_true", help="overwrite the files of an earlier run in --out")
+    p.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    p.add_argument(
+        "--backend", choices=("local", "ray"), default="local", help="local pool or Ray (same results)"
+    )
+    p.add_argument("--address", default=None, help="ray backend: an existing cluster (e.g. auto, host:6379)")
+    p.add_argument(
+        "--rules",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="rule parameters, e.g. --rules target=5000",
+    )
+    p.add_argument("--no-optimum", action="store_true", help="skip the exact-optimum lookup")
+    p.add_argument("--no-plots", action="store_true", help="write no scores.png / win_matrix.png")
+    p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
+    return p
+
+
+def format_table(summary: dict[str, Any]) -> str:
+    """A plain-text summary of a results.json dict."""
+    lines = []
+    solo = summary["players"] == 1
+    head = f"{summary['game']} ({'solitaire' if solo else str(summary['players']) + '-player'}), "
+    head += f"{summary['total_games']} games, seed {summary['seed']}"
+    if summary.get("optimum") is not None:
+        head += f", optimum {summary['optimum']:.2f}"
+    lines.append(head)
+    for spec, s in summary["agents"].items():
+        row = f"  {spec:<22} mean {s['mean_score']:9.2f} ± {s['mean_score'] - s['ci95'][0]:7.2f}"
+        row += f"  median {s['median']:8.1f}  sd {s['std']:8.1f}"
+        if "upper_bonus_rate" in s:
+            row += f"  bonus {s['upper_bonus_rate']:.3f}  5-kind {s['five_kind_rate']:.3f}"
+            if s.get("gap_to_optimum") is not None:
+                row += f"  gap {s['gap_to_optimum']:.2f}"
+        else:
+            ttt = s.get("mean_turns_to_target")
+            row += f"  target {s['target_rate']:.3f}  turns→target {ttt if ttt is None else round(ttt, 1)}"
+        if s["win_rate"] is not None:
+            lo, hi = s["rating_ci95"]
+            row += f"  win {s['win_rate']:.3f}  rating {s['rating']:.0f} [{lo:.0f}, {hi:.0f}]"
+        lines.append(row)
+    for p in summary["pairings"]:
+        rates = "  ".join(
+            f"{a} {r:.3f} [{lo:.3f}, {hi:.3f}]"
+            for a, r, (lo, hi) in zip(p["agents"], p["win_rate"], p["ci95"], strict=True)
+        )
+        lines.append(f"  {' vs '.join(p['agents'])}: {p['games']} games: {rates}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    t0 = time.perf_counter()
+    if any(a.strip().lower() == "human" for a in args.agents) and not _interactive():
+        print("error: --agents human needs a terminal (stdin is not a tty)", file=sys.stderr)
+        return 2
+    try:  # the output folder is checked before any game is played
+        check_out_dir(args.out, args.force, files=OUTPUT_FILES)
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        result = evaluate(
+            args.game,
+            args.agents,
+            games=args.games,
+            players=args.players,
+            seed=args.seed,
+            rules=parse_rule_overrides(args.rules),
+            workers=args.workers,
+            progress=not args.quiet,
+            optimum=not args.no_optimum,
+            backend=args.backend,
+            address=args.address,
+        )
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        paths = write_outputs(result, args.out, plots=not args.no_plots, overwrite=args.force)
+    except OSError as exc:  # e.g. the folder was filled or made read-only while the games ran
+        import tempfile
+
+        rescue = Path(tempfile.mkdtemp(prefix="dice-envs-eval-"))
+        write_outputs(result, rescue, plots=False)
+        print(f"error: {exc}; the results are saved in {rescue} instead", file=sys.stderr)
+        return 2
+    if not args.quiet:
+        print(format_table(result.summary()))
+        print(f"wrote {', '.join(str(p) for p in paths.values())} in {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

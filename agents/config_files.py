@@ -1,0 +1,50 @@
+"""The default configs shipped with the package, and how a ``--config`` argument finds them.
+
+The one copy of every default config is the top-level ``configs/`` folder of the source tree
+(``configs/rules/*.yaml``: rule defaults, ``configs/train/*.yaml``: training recipes);
+``agents/configs`` links to it, so wheels ship it as package data (``agents/configs/...``).
+
+:func:`find_config` accepts what the README shows (``configs/train/quickstart.yaml``) from any
+directory, even where no such file exists because the package was installed from a wheel:
+
+>>> find_config("configs/train/quickstart.yaml").name
+'quickstart.yaml'
+>>> find_config("quickstart").resolve() == find_config("configs/train/quickstart.yaml").resolve()
+True
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dice_envs.rules import ConfigError
+
+__all__ = ["CONFIG_DIR", "available_configs", "find_config"]
+
+#: The shipped configs (``rules/`` and ``train/``).
+CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+
+
+def available_configs(kind: str) -> list[str]:
+    """Names (stems) of the shipped configs of ``kind`` (``"rules"`` or ``"train"``)."""
+    return sorted(p.stem for p in (CONFIG_DIR / kind).glob("*.yaml"))
+
+
+def find_config(path: str | Path, kind: str = "train") -> Path:
+    """The config file ``path`` names: an existing file, a ``configs/<kind>/...`` path of the
+    shipped configs, or the bare name of a shipped config (``quickstart``). ``ConfigError`` lists
+    the shipped ones when nothing fits."""
+    p = Path(path).expanduser()
+    if p.is_file():
+        return p
+    parts = p.parts
+    if len(parts) >= 2 and parts[0] == "configs":
+        shipped = CONFIG_DIR.joinpath(*parts[1:])
+        if shipped.is_file():
+            return shipped
+    if len(parts) == 1:
+        for candidate in (CONFIG_DIR / kind / parts[0], CONFIG_DIR / kind / f"{parts[0]}.yaml"):
+            if candidate.is_file():
+                return candidate
+    known = ", ".join(available_configs(kind)) or "none"
+    raise ConfigError(f"config file not found: {path} (shipped {kind} configs: {known})")

@@ -1,0 +1,112 @@
+"""The opponent registry: how an opponent spec string becomes an agent, without importing ``agents``.
+
+Every place that takes opponents (``gym.make(..., opponents=[...])``, the native vector envs,
+:class:`dice_envs.wrappers.SingleAgentEnv`, the SB3 adapter) calls :func:`resolve_opponents`,
+so they all take the same specs: agent objects (anything with ``act``) are used as they are,
+strings (and paths) go to a *factory* found in this registry, like Gymnasium's env registry:
+
+* a name maps to a ``"module:factory"`` string (imported on first use) or a callable;
+* the spec ``"name"`` or ``"name:argument"`` uses the factory registered under ``name``, any
+  other spec the factory registered as ``"default"``;
+* installed packages add factories through the entry-point group ``dice_envs.agents``; this
+  distribution's ``agents`` package registers ``default = "agents.registry:make_opponent"`` (every
+  spec of :func:`agents.load`: ``random``, ``heuristic``, ``pretrained:spiffel``, a model path, ...).
+
+A factory is called as ``factory(spec, rules=rules, num_players=n, seed=seed)`` and returns an
+agent with ``act(observation, action_mask) -> int``.
+
+>>> sorted(registered())[:1]
+['default']
+>>> [type(a).__name__ for a in resolve_opponents(["random"], "farkle", 2, seed=0)]
+['RandomAgent']
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+from .rules import ConfigError, RuleConfig, make_rules
+
+__all__ = ["ENTRY_POINT_GROUP", "make_opponent", "register", "registered", "resolve_opponents"]
+
+#: Entry-point group through which packages register opponent factories.
+ENTRY_POINT_GROUP = "dice_envs.agents"
+
+_registry: dict[str, str | Callable[..., Any]] = {}
+_loaded_entry_points = False
+
+
+def register(name: str, factory: str | Callable[..., Any]) -> None:
+    """Register ``factory`` (``"module:function"`` or a callable) for specs ``name`` / ``name:...``."""
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"an opponent factory name must be a non-empty string, got {name!r}")
+    if isinstance(factory, str) and factory.count(":") != 1:
+        raise ConfigError(f"an opponent factory must be 'module:function', got {factory!r}")
+    _registry[name.lower()] = factory
+
+
+def _load_entry_points() -> None:
+    global _loaded_entry_points
+    if _loaded_entry_points:
+        return
+    _loaded_entry_points = True
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        _registry.setdefault(ep.name.lower(), ep.value)
+
+
+def registered() -> dict[str, str | Callable[..., Any]]:
+    """Every registered factory name and its target (entry points included)."""
+    _load_entry_points()
+    return dict(_registry)
+
+
+def _factory(spec: str) -> Callable[..., Any]:
+    _load_entry_points()
+    head = spec.split(":", 1)[0].strip().lower()
+    target = _registry.get(head) if head in _registry and head != "default" else _registry.get("default")
+    if target is None:
+        raise ConfigError(
+            f"cannot build opponent {spec!r}: no opponent factory is registered (entry-point group "
+            f"{ENTRY_POINT_GROUP!r}); install the full distribution (pip install dice-envs) or pass agent "
+            "objects with act(observation, action_mask)"
+        )
+    if callable(target):
+        return target
+    module, func = target.split(":")
+    try:
+        return getattr(importlib.import_module(module), func)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"opponent factory {target!r} for {spec!r} cannot be loaded: {exc}") from exc
+
+
+def make_opponent(
+    spec: str | Path, rules: str | RuleConfig, num_players: int, seed: int | None = None
+) -> Any:
+    """The agent named by ``spec`` for a seat of a ``num_players`` game of ``rules``."""
+    text = str(spec)
+    return _factory(text)(text, rules=make_rules(rules), num_players=num_players, seed=seed)
+
+
+def resolve_opponents(
+    opponents: Sequence[Any], rules: str | RuleConfig, num_players: int, seed: int | None = None
+) -> list[Any]:
+    """Agent objects for ``opponents``: objects with ``act`` are kept, specs go to the registry.
+
+    Opponent ``i`` gets ``seed + i`` when ``seed`` is given.
+    """
+    resolved = []
+    for i, spec in enumerate(opponents):
+        if callable(getattr(spec, "act", None)):
+            resolved.append(spec)
+            continue
+        if not isinstance(spec, (str, Path)):
+            raise ConfigError(
+                f"opponent {i} must be an agent spec string or an object with act(observation, "
+                f"action_mask), got {spec!r}"
+            )
+        resolved.append(make_opponent(spec, rules, num_players, None if seed is None else seed + i))
+    return resolved
