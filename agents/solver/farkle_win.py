@@ -1,0 +1,380 @@
+"""Exact two-player Farkle: the probability of winning when both seats play to win.
+
+States. Between turns the game is ``(mover, a, b)``: seat 0 has banked ``a``, seat 1 has
+banked ``b`` (both below the target: once a seat reaches it the game is in its last round) and
+``mover`` is to throw. ``S[s][a, b]`` is the probability that the mover ``s`` wins (a shared
+win counts half) under play that maximises each seat's own chance. Inside a turn the state
+adds the turn total ``t`` and the number ``n`` of dice about to be thrown.
+
+One turn (backward induction over ``t``, from large totals down; every selection scores at
+least 50, so totals only grow): after each throw the mover picks a scoring selection and then
+banks (only when ``t > bank_minimum``) or throws the dice left (six after hot dice). A farkle
+ends the turn and loses ``t``; a farkle on the turn's first throw also wipes the banked total
+when ``bankruptcy`` is on. Banking hands the turn to the other seat, except:
+
+* seat 0 banking ``a + t >= target`` starts the last round: seat 1 gets one turn and wins by
+  ending strictly above ``a + t`` (equal shares the win). Seat 1's chance in that last turn is
+  ``F[d]`` for a lead of ``d = a + t - b`` (a one-turn problem solved exactly, below). Seat 0 may
+  throw on past the target to leave seat 1 more to beat; totals ``a + t`` at or above the cap
+  ``target + cap`` are banked (the cap's effect is measured: doubling it changes no value by
+  more than 1e-10 at the default, see the tests and ``scripts/solve_farkle_win.py``);
+* seat 1 banking ``b + t >= target`` ends the game at once, won (seat 0 is below the target).
+
+Farkles and bankruptcy make the turn-start states cyclic, so the table is found by value
+iteration: Gauss-Seidel sweeps over the score pairs in decreasing ``a + b`` (a bank always
+raises the sum), with Anderson acceleration on the whole table, until a sweep changes no value
+by more than ``tol`` (1e-13).
+
+Every throw outcome, probability, legal selection and score comes from
+:func:`dice_envs.tables.farkle_tables` (built from the rules' scoring function); the inner loops
+run in numba (the ``[solver]`` extra), imported only when a table must be computed. The rule
+parameter ``max_turns`` (a truncation of environments) is ignored: the solved game has no turn
+limit.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from dice_envs.rules.farkle import NUM_DICE, FarkleRules
+
+from .cache import cache_key, cached_array
+
+__all__ = ["DEFAULT_CAP", "STEP", "FarkleWinSolution", "solve_farkle_win", "win_probability"]
+
+#: Every Farkle score is a multiple of this.
+STEP = 50
+#: Points above the target up to which seat 0 may keep throwing (then it banks).
+DEFAULT_CAP = 8_000
+_PAD = 160  # largest selection (six 1s = 8000 points) in steps of 50
+#: Turn tables kept per solution (least recently used dropped first).
+TURN_CACHE_SIZE = 4096
+
+
+def _need_numba() -> Any:
+    try:
+        import numba
+    except ImportError as exc:  # pragma: no cover - numba ships with the [solver] extra
+        raise ImportError(
+            "the exact two-player Farkle solver needs numba for its inner loops: "
+            "pip install 'dice-envs[solver]' (also pulled in by [train] and [dev])"
+        ) from exc
+    return numba
+
+
+@cache
+def option_groups() -> tuple[np.ndarray, ...]:
+    """Throw outcomes of 1-6 dice grouped by their set of choices, from the rules' tables.
+
+    Returns ``(g_start, g_prob, o_start, o_pts, o_left, farkle_p)``: the groups of ``n`` dice are
+    ``g_start[n] .. g_start[n + 1] - 1``; group ``k`` has probability ``g_prob[k]`` (summed over
+    the throws sharing its choices) and choices ``o_start[k] .. o_start[k + 1] - 1``, each setting
+    aside ``o_pts`` (in steps of 50) and leaving ``o_left`` dice to throw (six after hot dice);
+    ``farkle_p[n]`` is the probability that ``n`` dice score nothing.
+    """
+    from dice_envs.tables import farkle_tables
+
+    ft = farkle_tables()
+    pop = np.array([bin(m).count("1") for m in range(2**NUM_DICE)])
+    g_start = [0, 0]
+    g_prob: list[float] = []
+    o_start = [0]
+    o_pts: list[int] = []
+    o_left: list[int] = []
+    farkle_p = np.zeros(NUM_DICE + 1)
+    for n in range(1, NUM_DICE + 1):
+        groups: dict[tuple[tuple[int, int], ...], float] = {}
+        for ri in range(len(ft.rolls[n])):
+            row = ft.points[n][ri]
+            masks = np.flatnonzero(row > 0)
+            if masks.size == 0:
+                farkle_p[n] += ft.prob[n][ri]
+                continue
+            left = n - pop[masks]
+            left = np.where(left <= 0, NUM_DICE, left)
+            opts = tuple(sorted({(int(row[m]) // STEP, int(k)) for m, k in zip(masks, left, strict=True)}))
+            groups[opts] = groups.get(opts, 0.0) + float(ft.prob[n][ri])
+        for opts, p in sorted(groups.items()):
+            g_prob.append(p)
+            for pts, k in opts:
+                o_pts.append(pts)
+                o_left.append(k)
+            o_start.append(len(o_pts))
+        g_start.append(len(g_prob))
+    if any(int(ft.points[n].max()) % STEP for n in range(1, NUM_DICE + 1)):  # pragma: no cover
+        raise RuntimeError("a Farkle score is not a multiple of 50")
+    return (
+        np.array(g_start, dtype=np.int64),
+        np.array(g_prob),
+        np.array(o_start, dtype=np.int64),
+        np.array(o_pts, dtype=np.int64),
+        np.array(o_left, dtype=np.int64),
+        farkle_p,
+    )
+
+
+@cache
+def _kernels() -> dict[str, Any]:
+    """The compiled inner loops (numba caches the machine code on disk)."""
+    _need_numba()
+    from . import _farkle_win_numba as nb
+
+    return {
+        name: getattr(nb, name)
+        for name in ("throw_value", "final_turn", "diag_turn", "fill0", "fill1", "sweep")
+    }
+
+
+@dataclass(frozen=True)
+class _Params:
+    X: int  # banked totals below the target, in steps: 0 .. X - 1
+    U: int  # cap: seat 0 banks at a + t >= U (steps)
+    tb: int  # smallest turn total (steps) that may be banked
+    bankrupt: bool
+
+
+def _params(rules: FarkleRules, cap: int) -> _Params:
+    if not isinstance(cap, int) or isinstance(cap, bool) or cap < 0:
+        raise ValueError(f"cap must be a non-negative integer number of points, got {cap!r}")
+    X = -(-rules.target // STEP)
+    tb = rules.bank_minimum // STEP + 1
+    U = X + max(cap // STEP, tb)  # the forced bank at the cap must be legal
+    return _Params(X=X, U=U, tb=tb, bankrupt=bool(rules.bankruptcy))
+
+
+def _anderson_solve(
+    p: _Params, F: np.ndarray, tol: float, max_sweeps: int, history: int, log: list[dict[str, float]]
+) -> tuple[np.ndarray, np.ndarray]:
+    k = _kernels()
+    g = option_groups()
+    X = p.X
+    n = X * X
+
+    def G(x: np.ndarray) -> np.ndarray:
+        S0 = x[:n].reshape(X, X).copy()
+        S1 = x[n:].reshape(X, X).copy()
+        k["sweep"](S0, S1, X, p.U, p.tb, F, p.bankrupt, *g)
+        return np.concatenate([S0.ravel(), S1.ravel()])
+
+    x = np.full(2 * n, 0.5)
+    dx: list[np.ndarray] = []
+    df: list[np.ndarray] = []
+    gx_prev = f_prev = None
+    start = time.perf_counter()
+    for it in range(max_sweeps):
+        gx = G(x)
+        f = gx - x
+        res = float(np.abs(f).max())
+        log.append({"sweep": it + 1, "residual": res, "seconds": time.perf_counter() - start})
+        if res <= tol:
+            return gx[:n].reshape(X, X), gx[n:].reshape(X, X)
+        if f_prev is not None and res > 0.99 * float(np.abs(f_prev).max()):
+            dx.clear()  # not contracting: restart the history (a policy switched)
+            df.clear()
+        elif f_prev is not None and gx_prev is not None:
+            dx.append(gx - gx_prev)
+            df.append(f - f_prev)
+            if len(dx) > history:
+                dx.pop(0)
+                df.pop(0)
+        gx_prev, f_prev = gx, f
+        if df:
+            dF = np.stack(df, axis=1)
+            gamma = np.linalg.lstsq(dF, f, rcond=None)[0]
+            x = np.clip(gx - np.stack(dx, axis=1) @ gamma, 0.0, 1.0)
+        else:
+            x = gx
+    raise RuntimeError(f"value iteration did not converge to {tol} in {max_sweeps} sweeps (last {res:.3g})")
+
+
+def _compute(rules: FarkleRules, cap: int, tol: float, log: list[dict[str, float]]) -> np.ndarray:
+    p = _params(rules, cap)
+    k = _kernels()
+    g = option_groups()
+    F = k["final_turn"](p.U + _PAD + 1, p.tb, *g)
+    with _single_thread():
+        S0, S1 = _anderson_solve(p, F, tol, max_sweeps=400, history=8, log=log)
+    return np.concatenate([S0.ravel(), S1.ravel(), F])
+
+
+def _single_thread() -> Any:
+    from .cache import single_thread_blas
+
+    return single_thread_blas()
+
+
+@dataclass
+class FarkleWinSolution:
+    """Solved turn-start values of two-player Farkle under one rule set.
+
+    ``S0[a, b]``: chance that seat 0, about to start its turn with ``a`` banked against seat 1's
+    ``b`` (in steps of 50, both below the target), wins; ``S1[a, b]``: chance that seat 1, about
+    to start its turn in the same position, wins. ``F[d]``: chance that seat 1 wins its last turn
+    against a lead of ``d`` steps (ties half).
+    """
+
+    rules: FarkleRules
+    cap: int
+    S0: np.ndarray = field(repr=False)
+    S1: np.ndarray = field(repr=False)
+    F: np.ndarray = field(repr=False)
+    loaded_from_cache: bool = False
+    log: list[dict[str, float]] = field(default_factory=list, repr=False)
+    _turns: OrderedDict[tuple[int, int, int], np.ndarray] = field(
+        default_factory=OrderedDict, repr=False, compare=False
+    )
+
+    @property
+    def params(self) -> _Params:
+        return _params(self.rules, self.cap)
+
+    def win_probability(self) -> float:
+        """P(seat 0 wins) from the start of the game (shared wins count half)."""
+        return float(self.S0[0, 0])
+
+    def start_value(self, seat0: int = 0, seat1: int = 0) -> float:
+        """P(seat 0 wins) when the game starts with these banked totals (points, seat 0 to move)."""
+        a, b = self._index(seat0), self._index(seat1)
+        return float(self.S0[a, b])
+
+    def _index(self, points: int) -> int:
+        if points % STEP or not 0 <= points < self.rules.target:
+            raise ValueError(
+                f"banked totals are multiples of {STEP} below the target {self.rules.target}, got {points!r}"
+            )
+        return points // STEP
+
+    def value(self, seat: int, own: int, other: int) -> float:
+        """Chance that ``seat``, about to start its turn with ``own`` banked against ``other``, wins."""
+        a, b = (own, other) if seat == 0 else (other, own)
+        return float((self.S0 if seat == 0 else self.S1)[self._index(a), self._index(b)])
+
+    def turn_table(self, seat: int, own: int, other: int) -> np.ndarray:
+        """``Q[t, n]``: the mover's chance of winning after setting aside dice to turn total ``t``
+        (steps) with ``n`` dice to throw next, taking the better of banking (when allowed) and
+        throwing on. Rows reach the totals where the turn's result is settled (banked by rule)."""
+        key = (seat, own, other)
+        q = self._turns.get(key)
+        if q is not None:
+            self._turns.move_to_end(key)
+            return q
+        p = self.params
+        k = _kernels()
+        g = option_groups()
+        a, b = (own, other) if seat == 0 else (other, own)
+        ia, ib = self._index(a), self._index(b)
+        rows = p.U + p.tb + 2 * 161 + 2
+        A, Bs = np.array([ia]), np.array([ib])
+        tops = np.zeros(1, dtype=np.int64)
+        B = np.zeros((rows, 1))
+        L, Lf = np.zeros(1), np.zeros(1)
+        if seat == 0:
+            T = k["fill0"](A, Bs, p.X, p.U, p.tb, self.S1, self.F, p.bankrupt, tops, B, L, Lf)
+        else:
+            T = k["fill1"](A, Bs, p.X, p.tb, self.S0, p.bankrupt, tops, B, L, Lf)
+        q3 = np.zeros((rows, 7, 1))
+        k["diag_turn"](tops, B, L, Lf, q3, np.zeros(1), np.zeros(1), *g)
+        q = q3[:, :, 0]
+        rows = int(T) + 161
+        q = q[:rows].copy()
+        q.setflags(write=False)
+        self._turns[key] = q
+        if len(self._turns) > TURN_CACHE_SIZE:
+            self._turns.popitem(last=False)
+        return q
+
+    def bank_value(self, seat: int, own: int, other: int, turn_total: int) -> float:
+        """The mover's chance of winning when banking ``turn_total`` now (-1 if not allowed)."""
+        p = self.params
+        t = turn_total // STEP
+        if t < p.tb:
+            return -1.0
+        a, b = (own, other) if seat == 0 else (other, own)
+        ia, ib = self._index(a), self._index(b)
+        if seat == 0:
+            u = ia + t
+            if u >= p.X:
+                return 1.0 - float(self.F[min(u - ib, len(self.F) - 1)])
+            return 1.0 - float(self.S1[u, ib])
+        v = ib + t
+        return 1.0 if v >= p.X else 1.0 - float(self.S0[ia, v])
+
+    def throw_value(self, seat: int, own: int, other: int, turn_total: int, dice: int) -> float:
+        """The mover's chance of winning when throwing ``dice`` dice (0: six) on from ``turn_total``
+        (> 0, after a set-aside); -1 where the turn is settled (past the cap: banked by rule)."""
+        n = dice if dice > 0 else NUM_DICE
+        q = self.turn_table(seat, own, other)
+        t = turn_total // STEP
+        if t < 1:
+            raise ValueError(f"throwing on needs a turn total above 0 (after a set-aside), got {turn_total}")
+        if t >= q.shape[0] - 161:
+            return -1.0
+        a, b = (own, other) if seat == 0 else (other, own)
+        ia, ib = self._index(a), self._index(b)
+        L = 1.0 - float(self.S1[ia, ib] if seat == 0 else self.S0[ia, ib])
+        return float(_kernels()["throw_value"](t, n, q, L, *option_groups()))
+
+
+def _validate(arr: np.ndarray, p: _Params) -> bool:
+    n = p.X * p.X
+    return (
+        arr.ndim == 1
+        and arr.shape[0] == 2 * n + p.U + _PAD + 2
+        and bool(np.isfinite(arr).all())
+        and float(arr.min()) >= -1e-12
+        and float(arr.max()) <= 1 + 1e-12
+    )
+
+
+_SOLUTIONS: OrderedDict[tuple[Any, ...], FarkleWinSolution] = OrderedDict()
+
+
+def solve_farkle_win(
+    rules: FarkleRules, cap: int = DEFAULT_CAP, use_cache: bool = True, tol: float = 1e-13
+) -> FarkleWinSolution:
+    """Solve (or load from the disk cache) the win-probability tables of two-player Farkle."""
+    if not isinstance(rules, FarkleRules):
+        raise TypeError(f"rules must be a FarkleRules instance, got {type(rules).__name__}")
+    p = _params(rules, cap)
+    params = {k: v for k, v in rules.to_dict().items() if k != "max_turns"}
+    key = (tuple(sorted(params.items())), cap, tol)
+    if key in _SOLUTIONS:
+        return _SOLUTIONS[key]
+    log: list[dict[str, float]] = []
+    loaded = False
+    if use_cache:
+        ckey = cache_key("farkle-win", "farkle", {**params, "cap": cap, "tol": tol})
+        arr, loaded = cached_array(ckey, lambda: _compute(rules, cap, tol, log), {**params, "cap": cap})
+        if not _validate(arr, p):
+            arr, loaded = _compute(rules, cap, tol, log), False
+    else:
+        arr = _compute(rules, cap, tol, log)
+    n = p.X * p.X
+    arr = np.asarray(arr, dtype=np.float64)
+    S0 = arr[:n].reshape(p.X, p.X)
+    S1 = arr[n : 2 * n].reshape(p.X, p.X)
+    F = arr[2 * n :]
+    for a in (S0, S1, F):
+        a.setflags(write=False)
+    sol = FarkleWinSolution(rules, cap, S0, S1, F, loaded_from_cache=loaded, log=log)
+    _SOLUTIONS[key] = sol
+    if len(_SOLUTIONS) > 8:
+        _SOLUTIONS.popitem(last=False)
+    return sol
+
+
+def win_probability(rules: FarkleRules, cap: int = DEFAULT_CAP, use_cache: bool = True) -> float:
+    """P(seat 0 wins) in two-player Farkle under win-maximising play (see the module doc)."""
+    if rules.max_turns is not None:
+        warnings.warn(
+            f"max_turns={rules.max_turns} is ignored: the exact solver plays the game without a turn limit",
+            stacklevel=2,
+        )
+    return solve_farkle_win(rules, cap=cap, use_cache=use_cache).win_probability()
