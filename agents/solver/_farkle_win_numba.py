@@ -199,3 +199,14 @@ def sweep(S0, S1, X, U, tb, F, bankrupt, g_start, g_prob, o_start, o_pts, o_left
         )
         for i in range(m):
             S1[A[i], Bs[i]] = v[i]
+
+
+@_jit
+def throw_table(top, Q, L, g_start, g_prob, o_start, o_pts, o_left, farkle_p):
+    """``W[t, n]``: value of throwing ``n`` dice on from turn total ``t`` (1 <= t < top) given the
+    after-set-aside values ``Q`` of one turn; -1 from ``top`` on (the turn is settled there)."""
+    W = np.full((Q.shape[0], 7), -1.0)
+    for t in range(1, top):
+        for n in range(1, 7):
+            W[t, n] = throw_value(t, n, Q, L, g_start, g_prob, o_start, o_pts, o_left, farkle_p)
+    return W

@@ -35,7 +35,6 @@ limit.
 from __future__ import annotations
 
 import time
-import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cache
@@ -47,7 +46,7 @@ from dice_envs.rules.farkle import NUM_DICE, FarkleRules
 
 from .cache import cache_key, cached_array
 
-__all__ = ["DEFAULT_CAP", "STEP", "FarkleWinSolution", "solve_farkle_win", "win_probability"]
+__all__ = ["DEFAULT_CAP", "STEP", "FarkleWinSolution", "solve_farkle_win"]
 
 #: Every Farkle score is a multiple of this.
 STEP = 50
@@ -128,7 +127,7 @@ def _kernels() -> dict[str, Any]:
 
     return {
         name: getattr(nb, name)
-        for name in ("throw_value", "final_turn", "diag_turn", "fill0", "fill1", "sweep")
+        for name in ("throw_value", "final_turn", "diag_turn", "fill0", "fill1", "sweep", "throw_table")
     }
 
 
@@ -227,7 +226,7 @@ class FarkleWinSolution:
     F: np.ndarray = field(repr=False)
     loaded_from_cache: bool = False
     log: list[dict[str, float]] = field(default_factory=list, repr=False)
-    _turns: OrderedDict[tuple[int, int, int], np.ndarray] = field(
+    _turns: OrderedDict[tuple[str, int, int], tuple[np.ndarray, np.ndarray]] = field(
         default_factory=OrderedDict, repr=False, compare=False
     )
 
@@ -256,70 +255,51 @@ class FarkleWinSolution:
         a, b = (own, other) if seat == 0 else (other, own)
         return float((self.S0 if seat == 0 else self.S1)[self._index(a), self._index(b)])
 
-    def turn_table(self, seat: int, own: int, other: int) -> np.ndarray:
-        """``Q[t, n]``: the mover's chance of winning after setting aside dice to turn total ``t``
-        (steps) with ``n`` dice to throw next, taking the better of banking (when allowed) and
-        throwing on. Rows reach the totals where the turn's result is settled (banked by rule)."""
-        key = (seat, own, other)
-        q = self._turns.get(key)
-        if q is not None:
+    def turn_tables(self, kind: str, own: int, other: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(B, W)`` of one turn of the mover (``kind`` ``"seat0"``, ``"seat1"`` or ``"final"``: seat
+        1's last turn against a finished seat 0) with ``own`` banked against ``other`` (points).
+
+        ``B[t]``: the mover's chance of winning when banking turn total ``t`` (steps; -1 where
+        banking is not allowed); ``W[t, n]``: when throwing ``n`` dice on from ``t`` (-1 where the
+        turn is settled: banking is then allowed and decides). Both are cached (LRU)."""
+        key = (kind, own, other)
+        hit = self._turns.get(key)
+        if hit is not None:
             self._turns.move_to_end(key)
-            return q
+            return hit
         p = self.params
         k = _kernels()
         g = option_groups()
-        a, b = (own, other) if seat == 0 else (other, own)
-        ia, ib = self._index(a), self._index(b)
         rows = p.U + p.tb + 2 * 161 + 2
-        A, Bs = np.array([ia]), np.array([ib])
         tops = np.zeros(1, dtype=np.int64)
         B = np.zeros((rows, 1))
         L, Lf = np.zeros(1), np.zeros(1)
-        if seat == 0:
-            T = k["fill0"](A, Bs, p.X, p.U, p.tb, self.S1, self.F, p.bankrupt, tops, B, L, Lf)
+        if kind == "final":
+            if other % STEP or own % STEP or other <= own:
+                raise ValueError(f"a last turn needs the other total above one's own, got {own} vs {other}")
+            d = (other - own) // STEP
+            top = max(d + 1, p.tb)
+            t = np.arange(rows)
+            B[:, 0] = np.where(t < p.tb, -1.0, np.where(t > d, 1.0, np.where(t == d, 0.5, 0.0)))
+            tops[0] = top
         else:
-            T = k["fill1"](A, Bs, p.X, p.tb, self.S0, p.bankrupt, tops, B, L, Lf)
+            seat = {"seat0": 0, "seat1": 1}[kind]
+            a, b = (own, other) if seat == 0 else (other, own)
+            A, Bs = np.array([self._index(a)]), np.array([self._index(b)])
+            if seat == 0:
+                top = k["fill0"](A, Bs, p.X, p.U, p.tb, self.S1, self.F, p.bankrupt, tops, B, L, Lf)
+            else:
+                top = k["fill1"](A, Bs, p.X, p.tb, self.S0, p.bankrupt, tops, B, L, Lf)
         q3 = np.zeros((rows, 7, 1))
         k["diag_turn"](tops, B, L, Lf, q3, np.zeros(1), np.zeros(1), *g)
-        q = q3[:, :, 0]
-        rows = int(T) + 161
-        q = q[:rows].copy()
-        q.setflags(write=False)
-        self._turns[key] = q
+        W = k["throw_table"](int(top), np.ascontiguousarray(q3[:, :, 0]), float(L[0]), *g)
+        out = (B[: int(top) + 161, 0].copy(), W[: int(top) + 161].copy())
+        for arr in out:
+            arr.setflags(write=False)
+        self._turns[key] = out
         if len(self._turns) > TURN_CACHE_SIZE:
             self._turns.popitem(last=False)
-        return q
-
-    def bank_value(self, seat: int, own: int, other: int, turn_total: int) -> float:
-        """The mover's chance of winning when banking ``turn_total`` now (-1 if not allowed)."""
-        p = self.params
-        t = turn_total // STEP
-        if t < p.tb:
-            return -1.0
-        a, b = (own, other) if seat == 0 else (other, own)
-        ia, ib = self._index(a), self._index(b)
-        if seat == 0:
-            u = ia + t
-            if u >= p.X:
-                return 1.0 - float(self.F[min(u - ib, len(self.F) - 1)])
-            return 1.0 - float(self.S1[u, ib])
-        v = ib + t
-        return 1.0 if v >= p.X else 1.0 - float(self.S0[ia, v])
-
-    def throw_value(self, seat: int, own: int, other: int, turn_total: int, dice: int) -> float:
-        """The mover's chance of winning when throwing ``dice`` dice (0: six) on from ``turn_total``
-        (> 0, after a set-aside); -1 where the turn is settled (past the cap: banked by rule)."""
-        n = dice if dice > 0 else NUM_DICE
-        q = self.turn_table(seat, own, other)
-        t = turn_total // STEP
-        if t < 1:
-            raise ValueError(f"throwing on needs a turn total above 0 (after a set-aside), got {turn_total}")
-        if t >= q.shape[0] - 161:
-            return -1.0
-        a, b = (own, other) if seat == 0 else (other, own)
-        ia, ib = self._index(a), self._index(b)
-        L = 1.0 - float(self.S1[ia, ib] if seat == 0 else self.S0[ia, ib])
-        return float(_kernels()["throw_value"](t, n, q, L, *option_groups()))
+        return out
 
 
 def _validate(arr: np.ndarray, p: _Params) -> bool:
@@ -368,13 +348,3 @@ def solve_farkle_win(
     if len(_SOLUTIONS) > 8:
         _SOLUTIONS.popitem(last=False)
     return sol
-
-
-def win_probability(rules: FarkleRules, cap: int = DEFAULT_CAP, use_cache: bool = True) -> float:
-    """P(seat 0 wins) in two-player Farkle under win-maximising play (see the module doc)."""
-    if rules.max_turns is not None:
-        warnings.warn(
-            f"max_turns={rules.max_turns} is ignored: the exact solver plays the game without a turn limit",
-            stacklevel=2,
-        )
-    return solve_farkle_win(rules, cap=cap, use_cache=use_cache).win_probability()
