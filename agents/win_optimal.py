@@ -129,7 +129,7 @@ class WinOptimalAgent(BaseAgent):
         uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
         inverse = inverse.reshape(-1)
         names = ("seat0", "seat1", "final")
-        tables = [self.solution.turn_tables(names[k], int(a), int(b)) for k, a, b in uniq.tolist()]
+        tables = self.solution.many_turn_tables([(names[k], int(a), int(b)) for k, a, b in uniq.tolist()])
         sizes = np.array([len(B) for B, _ in tables])
         offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         b_all = np.concatenate([B for B, _ in tables])

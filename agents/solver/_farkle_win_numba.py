@@ -210,3 +210,39 @@ def throw_table(top, Q, L, g_start, g_prob, o_start, o_pts, o_left, farkle_p):
         for n in range(1, 7):
             W[t, n] = throw_value(t, n, Q, L, g_start, g_prob, o_start, o_pts, o_left, farkle_p)
     return W
+
+
+@_jit
+def throw_tables(tops, Q, L, W, g_start, g_prob, o_start, o_pts, o_left, farkle_p):
+    """:func:`throw_table` of ``m`` turns at once: ``W[t, n, i]`` from ``Q[t, n, i]`` (last axis)."""
+    m = tops.shape[0]
+    rows = Q.shape[0]
+    best = np.empty(m)
+    acc = np.empty(m)
+    for t in range(rows):
+        for n in range(7):
+            for i in range(m):
+                W[t, n, i] = -1.0
+    T = 0
+    for i in range(m):
+        T = max(T, tops[i])
+    for t in range(1, T):
+        for n in range(1, 7):
+            fp = farkle_p[n]
+            for i in range(m):
+                acc[i] = fp * L[i]
+            for g in range(g_start[n], g_start[n + 1]):
+                for i in range(m):
+                    best[i] = -1.0
+                for o in range(o_start[g], o_start[g + 1]):
+                    tt = t + o_pts[o]
+                    ll = o_left[o]
+                    for i in range(m):
+                        q = Q[tt, ll, i]
+                        best[i] = q if q > best[i] else best[i]
+                gp = g_prob[g]
+                for i in range(m):
+                    acc[i] += gp * best[i]
+            for i in range(m):
+                if t < tops[i]:
+                    W[t, n, i] = acc[i]

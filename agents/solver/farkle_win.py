@@ -23,7 +23,7 @@ when ``bankruptcy`` is on. Banking hands the turn to the other seat, except:
 Farkles and bankruptcy make the turn-start states cyclic, so the table is found by value
 iteration: Gauss-Seidel sweeps over the score pairs in decreasing ``a + b`` (a bank always
 raises the sum), with Anderson acceleration on the whole table, until a sweep changes no value
-by more than ``tol`` (1e-13).
+by more than ``tol`` (1e-12; the error of the values is a small multiple of that).
 
 Every throw outcome, probability, legal selection and score comes from
 :func:`dice_envs.tables.farkle_tables` (built from the rules' scoring function); the inner loops
@@ -34,6 +34,7 @@ limit.
 
 from __future__ import annotations
 
+import os
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -51,10 +52,10 @@ __all__ = ["DEFAULT_CAP", "STEP", "FarkleWinSolution", "solve_farkle_win"]
 #: Every Farkle score is a multiple of this.
 STEP = 50
 #: Points above the target up to which seat 0 may keep throwing (then it banks).
-DEFAULT_CAP = 8_000
+DEFAULT_CAP = 4_000
 _PAD = 160  # largest selection (six 1s = 8000 points) in steps of 50
 #: Turn tables kept per solution (least recently used dropped first).
-TURN_CACHE_SIZE = 4096
+TURN_CACHE_SIZE = 2048
 
 
 def _need_numba() -> Any:
@@ -127,7 +128,16 @@ def _kernels() -> dict[str, Any]:
 
     return {
         name: getattr(nb, name)
-        for name in ("throw_value", "final_turn", "diag_turn", "fill0", "fill1", "sweep", "throw_table")
+        for name in (
+            "throw_value",
+            "final_turn",
+            "diag_turn",
+            "fill0",
+            "fill1",
+            "sweep",
+            "throw_table",
+            "throw_tables",
+        )
     }
 
 
@@ -148,18 +158,72 @@ def _params(rules: FarkleRules, cap: int) -> _Params:
     return _Params(X=X, U=U, tb=tb, bankrupt=bool(rules.bankruptcy))
 
 
+def _threaded_sweep(
+    S0: np.ndarray, S1: np.ndarray, p: _Params, F: np.ndarray, pool: Any, threads: int
+) -> None:
+    """The numba ``sweep`` with each sum's pairs split over ``threads`` threads (the kernels
+    release the GIL; the pairs of one sum are independent)."""
+    k = _kernels()
+    g = option_groups()
+    X = p.X
+    rows = p.U + p.tb + 2 * 161 + 2
+    width = -(-X // threads)
+    bufs = [
+        (
+            np.zeros((rows, 7, width)),
+            np.zeros((rows, width)),
+            np.zeros(width, dtype=np.int64),
+            *np.zeros((4, width)),
+        )
+        for _ in range(threads)
+    ]
+
+    def run(seat: int, A: np.ndarray, Bs: np.ndarray, buf: tuple[np.ndarray, ...]) -> None:
+        Q, B, tops, L, Lf, acc, best = buf
+        m = len(A)
+        Qm, Bm = np.ascontiguousarray(Q[:, :, :m]), np.ascontiguousarray(B[:, :m])
+        if seat == 0:
+            k["fill0"](A, Bs, X, p.U, p.tb, S1, F, p.bankrupt, tops[:m], Bm, L[:m], Lf[:m])
+        else:
+            k["fill1"](A, Bs, X, p.tb, S0, p.bankrupt, tops[:m], Bm, L[:m], Lf[:m])
+        v = k["diag_turn"](tops[:m], Bm, L[:m], Lf[:m], Qm, acc[:m], best[:m], *g)
+        (S0 if seat == 0 else S1)[A, Bs] = v
+
+    for total in range(2 * X - 2, -1, -1):
+        A = np.arange(max(0, total - X + 1), min(X - 1, total) + 1)
+        parts = [c for c in np.array_split(A, threads) if len(c)]
+        for seat in (0, 1):
+            futures = [pool.submit(run, seat, c, total - c, bufs[i]) for i, c in enumerate(parts)]
+            for f in futures:
+                f.result()
+
+
 def _anderson_solve(
-    p: _Params, F: np.ndarray, tol: float, max_sweeps: int, history: int, log: list[dict[str, float]]
+    p: _Params,
+    F: np.ndarray,
+    tol: float,
+    max_sweeps: int,
+    history: int,
+    log: list[dict[str, float]],
+    threads: int = 1,
 ) -> tuple[np.ndarray, np.ndarray]:
     k = _kernels()
     g = option_groups()
     X = p.X
     n = X * X
+    pool = None
+    if threads > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(threads)
 
     def G(x: np.ndarray) -> np.ndarray:
         S0 = x[:n].reshape(X, X).copy()
         S1 = x[n:].reshape(X, X).copy()
-        k["sweep"](S0, S1, X, p.U, p.tb, F, p.bankrupt, *g)
+        if pool is None:
+            k["sweep"](S0, S1, X, p.U, p.tb, F, p.bankrupt, *g)
+        else:
+            _threaded_sweep(S0, S1, p, F, pool, threads)
         return np.concatenate([S0.ravel(), S1.ravel()])
 
     x = np.full(2 * n, 0.5)
@@ -173,6 +237,8 @@ def _anderson_solve(
         res = float(np.abs(f).max())
         log.append({"sweep": it + 1, "residual": res, "seconds": time.perf_counter() - start})
         if res <= tol:
+            if pool is not None:
+                pool.shutdown()
             return gx[:n].reshape(X, X), gx[n:].reshape(X, X)
         if f_prev is not None and res > 0.99 * float(np.abs(f_prev).max()):
             dx.clear()  # not contracting: restart the history (a policy switched)
@@ -190,7 +256,17 @@ def _anderson_solve(
             x = np.clip(gx - np.stack(dx, axis=1) @ gamma, 0.0, 1.0)
         else:
             x = gx
+    if pool is not None:
+        pool.shutdown()
     raise RuntimeError(f"value iteration did not converge to {tol} in {max_sweeps} sweeps (last {res:.3g})")
+
+
+def _threads(X: int) -> int:
+    """Threads for a solve: up to two (the target machine has two cores) for large tables."""
+    env = os.environ.get("DICE_ENVS_SOLVER_THREADS")
+    if env:
+        return max(1, int(env))
+    return 1 if X < 60 else max(1, min(2, os.cpu_count() or 1))
 
 
 def _compute(rules: FarkleRules, cap: int, tol: float, log: list[dict[str, float]]) -> np.ndarray:
@@ -199,7 +275,7 @@ def _compute(rules: FarkleRules, cap: int, tol: float, log: list[dict[str, float
     g = option_groups()
     F = k["final_turn"](p.U + _PAD + 1, p.tb, *g)
     with _single_thread():
-        S0, S1 = _anderson_solve(p, F, tol, max_sweeps=400, history=8, log=log)
+        S0, S1 = _anderson_solve(p, F, tol, max_sweeps=400, history=8, log=log, threads=_threads(p.X))
     return np.concatenate([S0.ravel(), S1.ravel(), F])
 
 
@@ -262,44 +338,68 @@ class FarkleWinSolution:
         ``B[t]``: the mover's chance of winning when banking turn total ``t`` (steps; -1 where
         banking is not allowed); ``W[t, n]``: when throwing ``n`` dice on from ``t`` (-1 where the
         turn is settled: banking is then allowed and decides). Both are cached (LRU)."""
-        key = (kind, own, other)
-        hit = self._turns.get(key)
-        if hit is not None:
+        return self.many_turn_tables([(kind, own, other)])[0]
+
+    def many_turn_tables(self, keys: list[tuple[str, int, int]]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """:meth:`turn_tables` of many turns; the missing ones are solved together (vectorized)."""
+        missing = [k for k in dict.fromkeys(keys) if k not in self._turns]
+        for kind in ("seat0", "seat1", "final"):
+            todo = [k for k in missing if k[0] == kind]
+            for i in range(0, len(todo), 512):
+                self._solve_turns(kind, todo[i : i + 512])
+        out = []
+        for key in keys:
+            hit = self._turns.get(key)
+            if hit is None:  # evicted meanwhile (more keys than the cache holds)
+                self._solve_turns(key[0], [key])
+                hit = self._turns[key]
             self._turns.move_to_end(key)
-            return hit
+            out.append(hit)
+        return out
+
+    def _solve_turns(self, kind: str, keys: list[tuple[str, int, int]]) -> None:
         p = self.params
         k = _kernels()
         g = option_groups()
+        m = len(keys)
         rows = p.U + p.tb + 2 * 161 + 2
-        tops = np.zeros(1, dtype=np.int64)
-        B = np.zeros((rows, 1))
-        L, Lf = np.zeros(1), np.zeros(1)
+        tops = np.zeros(m, dtype=np.int64)
+        B = np.zeros((rows, m))
+        L, Lf = np.zeros(m), np.zeros(m)
         if kind == "final":
-            if other % STEP or own % STEP or other <= own:
-                raise ValueError(f"a last turn needs the other total above one's own, got {own} vs {other}")
-            d = (other - own) // STEP
-            top = max(d + 1, p.tb)
-            t = np.arange(rows)
-            B[:, 0] = np.where(t < p.tb, -1.0, np.where(t > d, 1.0, np.where(t == d, 0.5, 0.0)))
-            tops[0] = top
-        else:
-            seat = {"seat0": 0, "seat1": 1}[kind]
-            a, b = (own, other) if seat == 0 else (other, own)
-            A, Bs = np.array([self._index(a)]), np.array([self._index(b)])
+            t = np.arange(rows)[:, None]
+            d = np.zeros(m, dtype=np.int64)
+            for i, (_, own, other) in enumerate(keys):
+                if other % STEP or own % STEP or other <= own:
+                    raise ValueError(
+                        f"a last turn needs the other total above one's own, got {own} vs {other}"
+                    )
+                d[i] = (other - own) // STEP
+            B[:] = np.where(t < p.tb, -1.0, np.where(t > d, 1.0, np.where(t == d, 0.5, 0.0)))
+            tops[:] = np.maximum(d + 1, p.tb)
+        elif kind in ("seat0", "seat1"):
+            seat = int(kind[-1])
+            ab = [(own, other) if seat == 0 else (other, own) for _, own, other in keys]
+            A = np.array([self._index(a) for a, _ in ab], dtype=np.int64)
+            Bs = np.array([self._index(b) for _, b in ab], dtype=np.int64)
             if seat == 0:
-                top = k["fill0"](A, Bs, p.X, p.U, p.tb, self.S1, self.F, p.bankrupt, tops, B, L, Lf)
+                k["fill0"](A, Bs, p.X, p.U, p.tb, self.S1, self.F, p.bankrupt, tops, B, L, Lf)
             else:
-                top = k["fill1"](A, Bs, p.X, p.tb, self.S0, p.bankrupt, tops, B, L, Lf)
-        q3 = np.zeros((rows, 7, 1))
-        k["diag_turn"](tops, B, L, Lf, q3, np.zeros(1), np.zeros(1), *g)
-        W = k["throw_table"](int(top), np.ascontiguousarray(q3[:, :, 0]), float(L[0]), *g)
-        out = (B[: int(top) + 161, 0].copy(), W[: int(top) + 161].copy())
-        for arr in out:
-            arr.setflags(write=False)
-        self._turns[key] = out
-        if len(self._turns) > TURN_CACHE_SIZE:
-            self._turns.popitem(last=False)
-        return out
+                k["fill1"](A, Bs, p.X, p.tb, self.S0, p.bankrupt, tops, B, L, Lf)
+        else:
+            raise ValueError(f"kind must be 'seat0', 'seat1' or 'final', got {kind!r}")
+        Q = np.zeros((rows, 7, m))
+        k["diag_turn"](tops, B, L, Lf, Q, np.zeros(m), np.zeros(m), *g)
+        W = np.zeros((rows, 7, m))
+        k["throw_tables"](tops, Q, L, W, *g)
+        for i, key in enumerate(keys):
+            n = int(tops[i]) + 161
+            entry = (B[:n, i].copy(), np.ascontiguousarray(W[:n, :, i]))
+            for arr in entry:
+                arr.setflags(write=False)
+            self._turns[key] = entry
+            if len(self._turns) > TURN_CACHE_SIZE:
+                self._turns.popitem(last=False)
 
 
 def _validate(arr: np.ndarray, p: _Params) -> bool:
@@ -317,7 +417,7 @@ _SOLUTIONS: OrderedDict[tuple[Any, ...], FarkleWinSolution] = OrderedDict()
 
 
 def solve_farkle_win(
-    rules: FarkleRules, cap: int = DEFAULT_CAP, use_cache: bool = True, tol: float = 1e-13
+    rules: FarkleRules, cap: int = DEFAULT_CAP, use_cache: bool = True, tol: float = 1e-12
 ) -> FarkleWinSolution:
     """Solve (or load from the disk cache) the win-probability tables of two-player Farkle."""
     if not isinstance(rules, FarkleRules):
@@ -325,7 +425,7 @@ def solve_farkle_win(
     p = _params(rules, cap)
     params = {k: v for k, v in rules.to_dict().items() if k != "max_turns"}
     key = (tuple(sorted(params.items())), cap, tol)
-    if key in _SOLUTIONS:
+    if use_cache and key in _SOLUTIONS:
         return _SOLUTIONS[key]
     log: list[dict[str, float]] = []
     loaded = False
@@ -344,7 +444,8 @@ def solve_farkle_win(
     for a in (S0, S1, F):
         a.setflags(write=False)
     sol = FarkleWinSolution(rules, cap, S0, S1, F, loaded_from_cache=loaded, log=log)
-    _SOLUTIONS[key] = sol
+    if use_cache:
+        _SOLUTIONS[key] = sol
     if len(_SOLUTIONS) > 8:
         _SOLUTIONS.popitem(last=False)
     return sol
