@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,12 +38,18 @@ __all__ = [
     "MatchResult",
     "RegretResult",
     "decision_values",
+    "exact_references",
+    "exact_table",
     "farkle_match",
     "farkle_win_deficit",
     "scorecard_regret",
+    "seat_games",
+    "write_json",
 ]
 
 Z95 = 1.959963984540054
+#: Value differences up to this are ties (the solver's agents break ties within it).
+TIE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -99,6 +106,7 @@ def scorecard_regret(
     """Per-game regret of a solitaire scorecard agent against the exact optimum (see module doc).
 
     Game ``i`` uses dice seed ``seed + i`` and the agent is reset with that seed, so runs repeat.
+    A decision losing at most :data:`TIE` points is a tie (no regret).
     """
     rules = make_rules(game)
     if not isinstance(rules, ScorecardRules):
@@ -127,7 +135,8 @@ def scorecard_regret(
             a = int(player.act(obs, mask))
             if not 0 <= a < mask.shape[0] or not mask[a]:
                 raise ValueError(f"agent {name!r} chose illegal action {a}; legal: {np.flatnonzero(mask)}")
-            total += float(values.max() - values[a])
+            loss = float(values.max() - values[a])
+            total += loss if loss > TIE else 0.0
             decisions += 1
             g.apply(a)
         per_game.append(total)
@@ -254,3 +263,56 @@ def farkle_win_deficit(
     m = farkle_match(agent, "win-optimal", rules, games, seed)
     lo, hi = m.ci95
     return 0.5 - m.win_rate, (0.5 - hi, 0.5 - lo), m
+
+
+# ------------------------------------------------------------------ report hooks
+def exact_references(
+    rules: RuleConfig, specs: Sequence[str], players: int, games: int, seed: int = 0
+) -> dict[str, dict[str, Any]]:
+    """Per agent spec: ``regret`` (scorecard solitaire) or ``win_deficit`` (two-player Farkle;
+    ``win-optimal`` itself is 0 by definition and not played); empty for other setups."""
+    out: dict[str, dict[str, Any]] = {}
+    if isinstance(rules, ScorecardRules) and players == 1:
+        for spec in specs:
+            r = scorecard_regret(spec, rules, games=games, seed=seed)
+            out[spec] = {"regret": r.mean, "regret_ci95": list(r.ci95), "regret_games": r.games}
+    elif isinstance(rules, FarkleRules) and players == 2:
+        for spec in specs:
+            if spec.strip().lower() in ("win-optimal", "win_optimal"):
+                out[spec] = {"win_deficit": 0.0, "win_deficit_ci95": [0.0, 0.0], "win_deficit_games": 0}
+                continue
+            d, ci, _ = farkle_win_deficit(spec, rules, games=games, seed=seed)
+            out[spec] = {"win_deficit": d, "win_deficit_ci95": list(ci), "win_deficit_games": 2 * games}
+    return out
+
+
+def exact_table(refs: dict[str, dict[str, Any]]) -> list[str]:
+    """Markdown rows of :func:`exact_references` (empty when there is nothing to show)."""
+    if not refs:
+        return []
+    if "regret" in next(iter(refs.values())):
+        lines = ["| agent | regret per game ± 95% CI (points lost to the optimum) |", "|---|---:|"]
+        for spec, r in sorted(refs.items(), key=lambda kv: kv[1]["regret"]):
+            lo, hi = r["regret_ci95"]
+            lines.append(f"| `{spec}` | {r['regret']:.2f} ± {(hi - lo) / 2:.2f} |")
+        return lines
+    lines = ["| agent | win-rate deficit vs `win-optimal` [95% CI] |", "|---|---:|"]
+    for spec, r in sorted(refs.items(), key=lambda kv: kv[1]["win_deficit"]):
+        lo, hi = r["win_deficit_ci95"]
+        lines.append(f"| `{spec}` | {r['win_deficit']:.1%} [{lo:.1%}, {hi:.1%}] |")
+    return lines
+
+
+def write_json(path: str | Path, data: Any) -> Path:
+    """Write ``data`` as JSON atomically (temporary file, then rename)."""
+    import json
+    import os
+    import tempfile
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "w") as fh:
+        json.dump(data, fh, indent=1)
+    os.replace(tmp, path)
+    return path

@@ -66,9 +66,17 @@ class WinOptimalAgent(BaseAgent):
         self.rules = rules
         self.num_players = int(num_players)
         self.seat = seat
-        self.solution = solution if solution is not None else solve_farkle_win(rules, cap=cap)
+        self._solution = solution
+        self._cap = cap
         self._game_seat: int | None = None
         self._games: dict[int, int] = {}
+
+    @property
+    def solution(self) -> FarkleWinSolution:
+        """The solved tables (solved or loaded from the disk cache on first use)."""
+        if self._solution is None:
+            self._solution = solve_farkle_win(self.rules, cap=self._cap)
+        return self._solution
 
     # ------------------------------------------------------------------ episodes
     def reset(self, seed: int | None = None) -> None:

@@ -154,8 +154,13 @@ def test_zero_sum_and_last_round_values():
 
 
 def test_win_probability_api_and_errors():
-    with pytest.warns(UserWarning, match="max_turns"):
-        p = agents.solver.win_probability("farkle", num_players=2, target=500)
+    with pytest.warns(UserWarning, match="max_turns=50 is ignored"):
+        p = agents.solver.win_probability("farkle", num_players=2, target=500, max_turns=50)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert agents.solver.win_probability("farkle", target=500) == p
     assert p == pytest.approx(solve_farkle_win(make_rules("farkle", target=500)).win_probability())
     with pytest.raises(ConfigError, match="num_players"):
         agents.solver.win_probability("farkle", num_players=3, target=500)
