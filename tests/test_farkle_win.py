@@ -250,3 +250,32 @@ def test_three_players_and_solitaire_play_legal_games():
         ]
         game = play_game(rules, seats, seed=1)
         assert game.done
+
+
+def test_batched_decode_equals_decode_row_by_row():
+    from dice_envs.encoding import decode, decode_farkle_batch
+    from dice_envs.vector import FarkleVectorEnv
+
+    rules = make_rules("farkle", target=2000)
+    env = FarkleVectorEnv(
+        num_envs=32, opponents=["heuristic", "random"], rules=rules, autoreset_mode="same_step"
+    )
+    obs, info = env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        bv = decode_farkle_batch(obs, rules, 3)
+        for r, o in enumerate(obs):
+            v = decode(o, rules, 3)
+            assert tuple(int(x) for x in bv.dice[r, : bv.n_dice[r]]) == v.dice
+            assert (bv.turn_total[r], bv.first_throw[r], bv.banked[r], bv.turns[r], bv.final_round[r]) == (
+                v.turn_total,
+                v.first_throw,
+                v.banked,
+                v.turns,
+                v.final_round,
+            )
+            assert tuple(bv.others_banked[r].tolist()) == v.others_banked
+        mask = info["action_mask"]
+        obs, _, _, _, info = env.step(np.array([rng.choice(np.flatnonzero(m)) for m in mask]))
+    with pytest.raises(ValueError, match="do not fit"):
+        decode_farkle_batch(obs[:, :-1], rules, 3)
