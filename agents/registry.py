@@ -9,6 +9,7 @@ spec                   agent
 ``optimal``            exact solitaire optimum (scorecard games; solver value table)
 ``max-expected``       exact max-expected points per turn (Farkle)
 ``threshold:N``        bank as soon as the turn total is at least N (Farkle)
+``win-optimal``        exact two-player win-probability optimum (Farkle; ``seat=`` optional)
 ``pretrained:<name>``  a trained model from ``agents/pretrained/<name>.zip`` (+ its card)
 ``path/to/model.zip``  a trained model file (+ its card ``path/to/model.json``)
 ``human``              a person at the terminal
@@ -44,7 +45,9 @@ _TAIL = ["human", "pretrained:<name>", "a path to a .zip model"]
 def known_specs(game: str | RuleConfig = "spiffel") -> list[str]:
     """The spec strings :func:`load` accepts for ``game``."""
     rules = make_rules(game)
-    special = ["max-expected", "threshold:N"] if isinstance(rules, FarkleRules) else ["optimal"]
+    special = (
+        ["max-expected", "threshold:N", "win-optimal"] if isinstance(rules, FarkleRules) else ["optimal"]
+    )
     return _COMMON + special + _TAIL
 
 
@@ -206,6 +209,10 @@ def _load_builtin(
         }
         if key in fclasses:
             return _build(spec, fclasses[key], rules, num_players=num_players, seed=seed, **kwargs)
+        if key in ("win-optimal", "win_optimal"):
+            from .win_optimal import WinOptimalAgent
+
+            return _build(spec, WinOptimalAgent, rules, num_players=num_players, seed=seed, **kwargs)
         if key.startswith("threshold:"):
             value = key.split(":", 1)[1]
             try:
@@ -219,7 +226,7 @@ def _load_builtin(
             return _build(
                 spec, fa.ThresholdAgent, rules, threshold, num_players=num_players, seed=seed, **kwargs
             )
-    all_specs = {"optimal", "max-expected", "max_expected"}
+    all_specs = {"optimal", "max-expected", "max_expected", "win-optimal", "win_optimal"}
     if key in all_specs or key.startswith("threshold:"):
         raise ConfigError(f"agent spec {spec!r} is not available for {rules.game}; known: {', '.join(known)}")
     raise ConfigError(f"unknown agent spec {spec!r} for {rules.game}; known: {', '.join(known)}")

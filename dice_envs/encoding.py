@@ -55,9 +55,11 @@ from .rules.scorecard import _box_score_cached
 
 __all__ = [
     "ENCODING_VERSION",
+    "FarkleBatchView",
     "FarkleView",
     "ScorecardView",
     "decode",
+    "decode_farkle_batch",
     "encode",
     "encoding_id",
     "observation_bounds",
@@ -294,4 +296,47 @@ def decode(obs: np.ndarray, rules: RuleConfig, num_players: int) -> ScorecardVie
         round=round(float(f[6]) * k),
         total=round(float(f[7]) * 400),
         others_totals=others,
+    )
+
+
+@dataclass(frozen=True)
+class FarkleBatchView:
+    """The facts of a batch of Farkle observations (one row each), as :class:`FarkleView` arrays.
+
+    ``dice`` ``(B, 6)``: the sorted faces, 0 where no die; ``n_dice`` the dice per row;
+    ``others_banked`` ``(B, N-1)``.
+    """
+
+    dice: np.ndarray
+    n_dice: np.ndarray
+    turn_total: np.ndarray
+    first_throw: np.ndarray
+    banked: np.ndarray
+    turns: np.ndarray
+    final_round: np.ndarray
+    others_banked: np.ndarray
+
+
+def decode_farkle_batch(obs: np.ndarray, rules: FarkleRules, num_players: int) -> FarkleBatchView:
+    """:func:`decode` of every row of a ``(B, size)`` batch of Farkle observations at once."""
+    obs = np.asarray(obs, dtype=np.float64)
+    size = observation_size(rules, num_players)
+    if obs.ndim != 2 or obs.shape[1] != size:
+        raise ValueError(
+            f"observations of shape {obs.shape} do not fit {rules.game} with {num_players} players "
+            f"(expected (B, {size}))"
+        )
+    onehot = obs[:, :36].reshape(-1, 6, 6)
+    present = onehot.max(axis=2) > 0.5
+    dice = np.where(present, onehot.argmax(axis=2) + 1, 0).astype(np.int64)
+    target = rules.target
+    return FarkleBatchView(
+        dice=dice,
+        n_dice=present.sum(axis=1).astype(np.int64),
+        turn_total=np.rint(obs[:, 43] * 1000).astype(np.int64),
+        first_throw=obs[:, 44] > 0.5,
+        banked=np.rint(obs[:, 45] * target).astype(np.int64),
+        turns=np.rint(obs[:, 46] * (rules.max_turns or 100)).astype(np.int64),
+        final_round=obs[:, 47] > 0.5,
+        others_banked=np.rint(obs[:, 48 : 48 + num_players - 1] * target).astype(np.int64),
     )

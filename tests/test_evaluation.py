@@ -314,7 +314,7 @@ def test_leaderboard_smoke(tmp_path: Path) -> None:
     run = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "leaderboard.py"), "--games", "3", "--tournament-games", "1",
          "--only", "spiffel", "farkle", "--out", str(out), "--runs", str(tmp_path / "runs"), "--quiet",
-         "--workers", "1"],
+         "--workers", "1", "--no-exact"],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr

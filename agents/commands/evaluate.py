@@ -67,6 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="rule parameters, e.g. --rules target=5000",
     )
     p.add_argument("--no-optimum", action="store_true", help="skip the exact-optimum lookup")
+    p.add_argument(
+        "--no-exact",
+        action="store_true",
+        help="skip the exact references (regret of scorecard solitaire agents, win-rate deficit of "
+        "2-player Farkle agents against win-optimal; written to OUT/exact.json)",
+    )
     p.add_argument("--no-plots", action="store_true", help="write no scores.png / win_matrix.png")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
     return p
@@ -142,6 +148,14 @@ def main(argv: list[str] | None = None) -> int:
         write_outputs(result, rescue, plots=False)
         print(f"error: {exc}; the results are saved in {rescue} instead", file=sys.stderr)
         return 2
+    if not args.no_exact:
+        from agents.regret import exact_references, exact_table, write_json
+
+        refs = exact_references(result.rules, result.agents, result.players, args.games, args.seed)
+        if refs:
+            paths["exact"] = write_json(args.out / "exact.json", refs)
+            if not args.quiet:
+                print("\n".join(exact_table(refs)))
     if not args.quiet:
         print(format_table(result.summary()))
         print(f"wrote {', '.join(str(p) for p in paths.values())} in {time.perf_counter() - t0:.1f} s")

@@ -149,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", choices=list(GAMES), default=list(GAMES), help="games to include")
     ap.add_argument("--quiet", action="store_true", help="no progress bars, do not print the page")
     ap.add_argument("--force", action="store_true", help="overwrite --out and the files of earlier runs")
+    ap.add_argument(
+        "--no-exact", action="store_true", help="no regret / win-optimal columns (and no win-optimal)"
+    )
     args = ap.parse_args(argv)
     try:  # every output checked before any game is played
         check_outputs(args.out, args.runs, args.only, args.force)
@@ -169,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         solo_games = args.games
         if game == "farkle":
             solo_games = args.farkle_solitaire_games or max(1, args.games // 3)
-        specs = available_specs(game, 1)
+        specs = [s for s in available_specs(game, 1) if s != "win-optimal"]  # a 2-player policy
         t0 = time.perf_counter()
         res = evaluate(
             game,
@@ -186,11 +189,18 @@ def main(argv: list[str] | None = None) -> int:
         if summary["optimum"] is not None:
             title += f" (exact optimum {summary['optimum']:.2f})"
         md += [title, "", *solitaire_table(summary), ""]
+        if not args.no_exact and game != "farkle":
+            from agents.regret import exact_references, exact_table
+
+            refs = exact_references(res.rules, specs, 1, solo_games, args.seed)
+            md += ["Regret against the exact optimum (same games' dice seeds):", "", *exact_table(refs), ""]
         md.append(
             f"_{time.perf_counter() - t0:.0f} s; plots: `{args.runs / (game + '-solitaire')}/scores.png`_"
         )
         md.append("")
         specs2 = available_specs(game, 2) if game == "farkle" else []
+        if args.no_exact:
+            specs2 = [s for s in specs2 if s != "win-optimal"]
         if len(specs2) >= 2:
             t0 = time.perf_counter()
             res2 = evaluate(
@@ -213,6 +223,12 @@ def main(argv: list[str] | None = None) -> int:
                 f"`{args.runs / 'farkle-2p'}/win_matrix.png`_",
                 "",
             ]
+            if not args.no_exact:
+                from agents.regret import exact_references, exact_table
+
+                refs = exact_references(res2.rules, specs2, 2, args.tournament_games, args.seed)
+                md += [f"Against `win-optimal`, {args.tournament_games} games in each seat:", ""]
+                md += [*exact_table(refs), ""]
     md.append(f"Total time {time.perf_counter() - t_start:.0f} s.")
     atomic_write_text(args.out, "\n".join(md) + "\n", overwrite=args.force)
     if not args.quiet:

@@ -1,4 +1,5 @@
-"""Exact solvers: the solitaire optimum of the scorecard games and the max-expected Farkle turn.
+"""Exact solvers: the solitaire optimum of the scorecard games, the max-expected Farkle turn and
+two-player Farkle played to win (:func:`win_probability`, :mod:`agents.solver.farkle_win`).
 
 >>> round(expected_turn_points("farkle", bank_minimum=350), 2)
 595.12
@@ -27,7 +28,9 @@ __all__ = [
     "expected_score",
     "expected_turn_points",
     "farkle_solution",
+    "farkle_win_solution",
     "scorecard_solution",
+    "win_probability",
 ]
 
 
@@ -66,3 +69,36 @@ def expected_turn_points(game: str | FarkleRules = "farkle", **rules: Any) -> fl
     dice are thrown again.
     """
     return farkle_solution(game, **rules).expected_turn_points
+
+
+def farkle_win_solution(game: str | FarkleRules = "farkle", num_players: int = 2, **rules: Any) -> Any:
+    """The solved win-probability tables of two-player Farkle (:mod:`agents.solver.farkle_win`).
+
+    ``max_turns`` plays no part (the solved game has no turn limit). Needs numba (``[solver]``).
+    """
+    r = make_rules(game, **rules)
+    if not isinstance(r, FarkleRules):
+        raise ConfigError(f"the win-probability solver is for farkle, got {r.game!r}")
+    if num_players != 2:
+        raise ConfigError(f"the win-probability solver is exact for num_players=2 only, got {num_players!r}")
+    from .farkle_win import solve_farkle_win
+
+    return solve_farkle_win(r)
+
+
+def win_probability(game: str | FarkleRules = "farkle", num_players: int = 2, **rules: Any) -> float:
+    """P(seat 0 wins) in two-player Farkle when both seats play to maximise their own chance of
+    winning (a shared win counts half), for any ``target``, ``bank_minimum`` and ``bankruptcy``.
+
+    ``max_turns`` is ignored, with a warning: the solved game has no turn limit. Solving the
+    default rules takes minutes (cached on disk afterwards); small targets take seconds.
+    """
+    r = make_rules(game, **rules)
+    if isinstance(r, FarkleRules) and "max_turns" in rules and r.max_turns is not None:
+        import warnings
+
+        warnings.warn(
+            f"max_turns={r.max_turns} is ignored: the exact solver plays the game without a turn limit",
+            stacklevel=2,
+        )
+    return farkle_win_solution(r, num_players=num_players).win_probability()

@@ -1,0 +1,312 @@
+"""Exact references for benchmarks: regret against the optimum, and win-rate deficits.
+
+* **Scorecard solitaire** (:func:`scorecard_regret`): every decision of a game is scored against
+  the solver's value table (:mod:`agents.solver.scorecard`): the optimal value of the state (the
+  best legal action's expected final future points) minus the value of the action the agent chose.
+  Summed over a game it is the expected number of points the agent's choices lost; its mean over
+  games is an unbiased, far less noisy estimate of the gap to the optimum than mean scores (the
+  dice noise cancels out of each difference), reported with a 95% interval.
+* **Two-player Farkle** (:func:`farkle_win_deficit`): the agent plays ``win-optimal``
+  (:mod:`agents.win_optimal`) with seats balanced in the native vector env; the deficit is
+  ``0.5`` (what ``win-optimal`` scores against itself, seats balanced) minus the agent's win rate
+  (shared wins half), with a 95% interval. :func:`farkle_match` is the head-to-head behind it.
+
+>>> r = scorecard_regret("optimal", "spiffel", games=2, seed=0)
+>>> r.mean == 0.0 and r.games == 2
+True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dice_envs.encoding import ScorecardView, decode, encode
+from dice_envs.rules import ConfigError, FarkleRules, RuleConfig, ScorecardRules, make_rules, new_game
+from dice_envs.rules.scorecard import N_REROLL_ACTIONS
+from dice_envs.tables import scorecard_tables
+
+from .base import Agent
+from .registry import load
+
+__all__ = [
+    "MatchResult",
+    "RegretResult",
+    "decision_values",
+    "exact_references",
+    "exact_table",
+    "farkle_match",
+    "farkle_win_deficit",
+    "scorecard_regret",
+    "seat_games",
+    "write_json",
+]
+
+Z95 = 1.959963984540054
+#: Value differences up to this are ties (the solver's agents break ties within it).
+TIE = 1e-9
+
+
+@dataclass(frozen=True)
+class RegretResult:
+    """Per-game regret of one agent: mean with a 95% interval (normal approximation)."""
+
+    agent: str
+    games: int
+    mean: float
+    ci95: tuple[float, float]
+    per_game: tuple[float, ...] = field(repr=False)
+    decisions: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"agent": self.agent, "games": self.games, "mean": self.mean, "ci95": list(self.ci95)}
+
+
+def _mean_ci(values: Sequence[float]) -> tuple[float, tuple[float, float]]:
+    x = np.asarray(values, dtype=np.float64)
+    m = float(x.mean()) if x.size else float("nan")
+    if x.size < 2:
+        return m, (m, m)
+    h = Z95 * float(x.std(ddof=1)) / math.sqrt(x.size)
+    return m, (m - h, m + h)
+
+
+def decision_values(solution: Any, view: ScorecardView, action_mask: np.ndarray) -> np.ndarray:
+    """Expected final future points of every action of a scorecard decision (``-inf``: not legal).
+
+    Scoring box ``k`` (action ``32 + k``) is worth the solver's box value of the throw; re-throwing
+    (actions ``1..31``) is worth the value of the kept multiset; both from
+    :meth:`~agents.solver.scorecard.ScorecardSolution.plan`.
+    """
+    t = scorecard_tables()
+    plan = solution.plan(*solution.state(view.boxes, view.upper_total, view.five_kind_bonuses))
+    r = t.roll_index[view.dice]
+    mask = np.asarray(action_mask) > 0
+    out = np.full(mask.shape[0], -np.inf)
+    k = plan.box_values.shape[0]
+    out[N_REROLL_ACTIONS : N_REROLL_ACTIONS + k] = plan.box_values[:, r]
+    if view.throw - 1 < len(plan.keep_values):
+        keep = plan.keep_values[view.throw - 1]
+        out[1:N_REROLL_ACTIONS] = keep[t.reroll_keep[r, 1:N_REROLL_ACTIONS]]
+    return np.where(mask, out, -np.inf)
+
+
+def scorecard_regret(
+    agent: str | Agent,
+    game: str | RuleConfig = "spiffel",
+    games: int = 100,
+    seed: int = 0,
+    solution: Any = None,
+) -> RegretResult:
+    """Per-game regret of a solitaire scorecard agent against the exact optimum (see module doc).
+
+    Game ``i`` uses dice seed ``seed + i`` and the agent is reset with that seed, so runs repeat.
+    A decision losing at most :data:`TIE` points is a tie (no regret).
+    """
+    rules = make_rules(game)
+    if not isinstance(rules, ScorecardRules):
+        raise ConfigError(f"scorecard regret needs a scorecard game, got {rules.game!r}")
+    if not isinstance(games, int) or games < 1:
+        raise ConfigError(f"games must be a positive integer, got {games!r}")
+    if solution is None:
+        from .solver.scorecard import solve_scorecard
+
+        solution = solve_scorecard(rules)
+    player = load(agent, game=rules, num_players=1, seed=seed) if isinstance(agent, str) else agent
+    name = _name(agent)
+    per_game: list[float] = []
+    decisions = 0
+    for i in range(games):
+        g = new_game(rules, num_players=1, seed=seed + i)
+        if callable(getattr(player, "reset", None)):
+            player.reset(seed=seed + i)
+        total = 0.0
+        while not g.done:
+            obs = encode(g, 0)
+            mask = g.action_mask()
+            view = decode(obs, rules, 1)
+            assert isinstance(view, ScorecardView)
+            values = decision_values(solution, view, mask)
+            a = int(player.act(obs, mask))
+            if not 0 <= a < mask.shape[0] or not mask[a]:
+                raise ValueError(f"agent {name!r} chose illegal action {a}; legal: {np.flatnonzero(mask)}")
+            loss = float(values.max() - values[a])
+            total += loss if loss > TIE else 0.0
+            decisions += 1
+            g.apply(a)
+        per_game.append(total)
+    mean, ci = _mean_ci(per_game)
+    return RegretResult(str(name), games, mean, ci, tuple(per_game), decisions)
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """Head-to-head of agent A against agent B: A's share of the wins (ties half) per A's seat."""
+
+    a: str
+    b: str
+    games_per_seat: int
+    share: tuple[float, float]  # A's win share with A in seat 0, in seat 1
+
+    @property
+    def win_rate(self) -> float:
+        """A's win rate with seats balanced."""
+        return (self.share[0] + self.share[1]) / 2
+
+    @property
+    def ci95(self) -> tuple[float, float]:
+        """95% interval of :attr:`win_rate` (normal approximation, each seat's games independent)."""
+        n = self.games_per_seat
+        var = sum(p * (1 - p) for p in self.share) / (4 * n)
+        h = Z95 * math.sqrt(var)
+        return self.win_rate - h, self.win_rate + h
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "a": self.a,
+            "b": self.b,
+            "games_per_seat": self.games_per_seat,
+            "share_by_seat": list(self.share),
+            "win_rate": self.win_rate,
+            "ci95": list(self.ci95),
+        }
+
+
+def _load_seated(spec: str | Agent, rules: FarkleRules, seat: int, seed: int) -> Agent:
+    if not isinstance(spec, str):
+        return spec
+    if spec.strip().lower() in ("win-optimal", "win_optimal"):
+        return load(spec, game=rules, num_players=2, seed=seed, seat=seat)  # the seat is known here
+    return load(spec, game=rules, num_players=2, seed=seed)
+
+
+def seat_games(
+    learner: Agent,
+    opponent: Agent,
+    rules: FarkleRules,
+    seat: int,
+    games: int,
+    seed: int,
+    num_envs: int = 1000,
+) -> np.ndarray:
+    """Play ``games`` two-player games in the native vector env, ``learner`` in ``seat`` (batched
+    with ``act_batch``), and return the learner's win share of each (1, 0.5 or 0).
+
+    Every env plays the same number of episodes (its first ones are kept), so no game length is
+    favoured."""
+    from dice_envs.vector import FarkleVectorEnv
+
+    n_env = max(1, min(num_envs, games))
+    per_env = -(-games // n_env)
+    env = FarkleVectorEnv(
+        num_envs=n_env, opponents=[opponent], seat=seat, rules=rules, autoreset_mode="same_step"
+    )
+    obs, info = env.reset(seed=seed)
+    if callable(getattr(learner, "reset", None)):
+        learner.reset(seed=seed)
+    done = np.zeros(n_env, dtype=np.int64)
+    results: list[list[float]] = [[] for _ in range(n_env)]
+    act = learner.act_batch if callable(getattr(learner, "act_batch", None)) else None
+    while (done < per_env).any():
+        mask = info["action_mask"]
+        if act is not None:
+            actions = np.asarray(act(obs, mask), dtype=np.int64)
+        else:
+            actions = np.array([learner.act(o, m) for o, m in zip(obs, mask, strict=True)], dtype=np.int64)
+        obs, _, term, trunc, info = env.step(actions)
+        ended = np.flatnonzero(term | trunc)
+        if ended.size:
+            fin = info["final_info"]
+            for i in ended.tolist():
+                if done[i] < per_env:
+                    w = fin["winners"][i]
+                    results[i].append(float(w[seat]) / float(w.sum()) if w.any() else 0.0)
+                    done[i] += 1
+    flat = [r for rows in results for r in rows]
+    return np.array(flat[:games])
+
+
+def farkle_match(
+    a: str | Agent,
+    b: str | Agent,
+    rules: str | RuleConfig = "farkle",
+    games: int = 2000,
+    seed: int = 0,
+    num_envs: int = 1000,
+) -> MatchResult:
+    """``games`` two-player games with A in seat 0 and ``games`` with A in seat 1 (seeds ``seed``
+    and ``seed + 1``); ``win-optimal`` specs are told their seat."""
+    r = make_rules(rules)
+    if not isinstance(r, FarkleRules):
+        raise ConfigError(f"a Farkle match needs farkle rules, got {r.game!r}")
+    shares = []
+    for seat in (0, 1):
+        learner = _load_seated(a, r, seat, seed + 2 * seat)
+        opponent = _load_seated(b, r, 1 - seat, seed + 2 * seat + 1)
+        shares.append(float(seat_games(learner, opponent, r, seat, games, seed + seat, num_envs).mean()))
+    return MatchResult(_name(a), _name(b), games, (shares[0], shares[1]))
+
+
+def _name(agent: str | Agent) -> str:
+    return agent if isinstance(agent, str) else str(getattr(agent, "spec", type(agent).__name__))
+
+
+def farkle_win_deficit(
+    agent: str | Agent, rules: str | RuleConfig = "farkle", games: int = 2000, seed: int = 0
+) -> tuple[float, tuple[float, float], MatchResult]:
+    """``0.5 - win rate`` of ``agent`` against ``win-optimal`` (seats balanced), with a 95% interval."""
+    m = farkle_match(agent, "win-optimal", rules, games, seed)
+    lo, hi = m.ci95
+    return 0.5 - m.win_rate, (0.5 - hi, 0.5 - lo), m
+
+
+# ------------------------------------------------------------------ report hooks
+def exact_references(
+    rules: RuleConfig, specs: Sequence[str], players: int, games: int, seed: int = 0
+) -> dict[str, dict[str, Any]]:
+    """Per agent spec: ``regret`` (scorecard solitaire) or ``win_deficit`` (two-player Farkle;
+    ``win-optimal`` itself is 0 by definition and not played); empty for other setups."""
+    out: dict[str, dict[str, Any]] = {}
+    if isinstance(rules, ScorecardRules) and players == 1:
+        for spec in specs:
+            r = scorecard_regret(spec, rules, games=games, seed=seed)
+            out[spec] = {"regret": r.mean, "regret_ci95": list(r.ci95), "regret_games": r.games}
+    elif isinstance(rules, FarkleRules) and players == 2:
+        for spec in specs:
+            if spec.strip().lower() in ("win-optimal", "win_optimal"):
+                out[spec] = {"win_deficit": 0.0, "win_deficit_ci95": [0.0, 0.0], "win_deficit_games": 0}
+                continue
+            d, ci, _ = farkle_win_deficit(spec, rules, games=games, seed=seed)
+            out[spec] = {"win_deficit": d, "win_deficit_ci95": list(ci), "win_deficit_games": 2 * games}
+    return out
+
+
+def exact_table(refs: dict[str, dict[str, Any]]) -> list[str]:
+    """Markdown rows of :func:`exact_references` (empty when there is nothing to show)."""
+    if not refs:
+        return []
+    if "regret" in next(iter(refs.values())):
+        lines = ["| agent | regret per game ± 95% CI (points lost to the optimum) |", "|---|---:|"]
+        for spec, r in sorted(refs.items(), key=lambda kv: kv[1]["regret"]):
+            lo, hi = r["regret_ci95"]
+            lines.append(f"| `{spec}` | {r['regret']:.2f} ± {(hi - lo) / 2:.2f} |")
+        return lines
+    lines = ["| agent | win-rate deficit vs `win-optimal` [95% CI] |", "|---|---:|"]
+    for spec, r in sorted(refs.items(), key=lambda kv: kv[1]["win_deficit"]):
+        lo, hi = r["win_deficit_ci95"]
+        lines.append(f"| `{spec}` | {r['win_deficit']:.1%} [{lo:.1%}, {hi:.1%}] |")
+    return lines
+
+
+def write_json(path: str | Path, data: Any, *, overwrite: bool = True) -> Path:
+    """Write ``data`` as JSON atomically (:func:`dice_envs.io.atomic_write_text`)."""
+    import json
+
+    from dice_envs.io import atomic_write_text
+
+    return atomic_write_text(path, json.dumps(data, indent=1) + "\n", overwrite=overwrite)

@@ -1,0 +1,248 @@
+"""The numba inner loops of :mod:`agents.solver.farkle_win` (imported only when a table is solved).
+
+Each function is documented where it is defined; all state sizes and meanings are those of
+:mod:`agents.solver.farkle_win`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_jit = njit(cache=True, nogil=True)
+
+
+@_jit
+def throw_value(t, n, Q, L, g_start, g_prob, o_start, o_pts, o_left, farkle_p):
+    """Value of throwing ``n`` dice at turn total ``t`` given after-set-aside values ``Q``."""
+    v = farkle_p[n] * L
+    for g in range(g_start[n], g_start[n + 1]):
+        best = -1.0
+        for o in range(o_start[g], o_start[g + 1]):
+            q = Q[t + o_pts[o], o_left[o]]
+            if q > best:
+                best = q
+        v += g_prob[g] * best
+    return v
+
+
+@_jit
+def final_turn(D, tb, g_start, g_prob, o_start, o_pts, o_left, farkle_p):
+    """``F[d]``: chance (ties half) that seat 1 ends its last turn above a lead of ``d``."""
+    F = np.zeros(D + 1)
+    Q = np.zeros((D + tb + 2 + 170, 7))
+    for d in range(1, D + 1):
+        top = max(d + 1, tb)  # from here on banking is legal and wins
+        for t in range(top, top + 161):
+            for n in range(1, 7):
+                Q[t, n] = 1.0
+        for t in range(top - 1, 0, -1):
+            for n in range(1, 7):
+                w = throw_value(t, n, Q, 0.0, g_start, g_prob, o_start, o_pts, o_left, farkle_p)
+                if t >= tb and t == d and w < 0.5:
+                    w = 0.5
+                Q[t, n] = w
+        F[d] = throw_value(0, 6, Q, 0.0, g_start, g_prob, o_start, o_pts, o_left, farkle_p)
+    return F
+
+
+@_jit
+def diag_turn(tops, B, L, Lf, Q, acc, best, g_start, g_prob, o_start, o_pts, o_left, farkle_p):
+    """Turns of ``m`` states at once (the last axis). ``B[t, i]``: value of banking turn total
+    ``t`` (-1 where not allowed); from ``tops[i]`` on the turn is settled at ``B``. Fills
+    ``Q[t, n, i]`` (after-set-aside values) and returns the turn-start values."""
+    m = tops.shape[0]
+    T = 0
+    for i in range(m):
+        if tops[i] > T:
+            T = tops[i]
+    for t in range(T, T + 161):
+        for n in range(1, 7):
+            for i in range(m):
+                Q[t, n, i] = B[t, i]
+    for t in range(T - 1, -1, -1):
+        for n in range(1, 7):
+            if t == 0 and n < 6:
+                continue
+            fp = farkle_p[n]
+            if t == 0:
+                for i in range(m):
+                    acc[i] = fp * Lf[i]
+            else:
+                for i in range(m):
+                    acc[i] = fp * L[i]
+            for g in range(g_start[n], g_start[n + 1]):
+                for i in range(m):
+                    best[i] = -1.0
+                for o in range(o_start[g], o_start[g + 1]):
+                    tt = t + o_pts[o]
+                    ll = o_left[o]
+                    for i in range(m):
+                        q = Q[tt, ll, i]
+                        best[i] = q if q > best[i] else best[i]
+                gp = g_prob[g]
+                for i in range(m):
+                    acc[i] += gp * best[i]
+            if t == 0:
+                break
+            for i in range(m):
+                if t >= tops[i]:
+                    Q[t, n, i] = B[t, i]
+                else:
+                    b = B[t, i]
+                    Q[t, n, i] = acc[i] if acc[i] > b else b
+    out = np.empty(m)
+    for i in range(m):
+        out[i] = acc[i]
+    return out
+
+
+@_jit
+def fill0(A, Bs, X, U, tb, S1, F, bankrupt, tops, B, L, Lf):
+    """Banking values of seat 0's turns at the pairs ``(A[i], Bs[i])``."""
+    m = A.shape[0]
+    T = 0
+    for i in range(m):
+        tops[i] = U - A[i]
+        T = max(T, tops[i])
+    for i in range(m):
+        a, b = A[i], Bs[i]
+        L[i] = 1.0 - S1[a, b]
+        Lf[i] = 1.0 - S1[0, b] if bankrupt else L[i]
+        for t in range(T + 161):
+            u = a + t
+            if t < tb:
+                B[t, i] = -1.0
+            elif u >= X:
+                B[t, i] = 1.0 - F[u - b]
+            else:
+                B[t, i] = 1.0 - S1[u, b]
+    return T
+
+
+@_jit
+def fill1(A, Bs, X, tb, S0, bankrupt, tops, B, L, Lf):
+    """Banking values of seat 1's turns at the pairs ``(A[i], Bs[i])``."""
+    m = A.shape[0]
+    T = 0
+    for i in range(m):
+        tops[i] = max(X - Bs[i], tb)
+        T = max(T, tops[i])
+    for i in range(m):
+        a, b = A[i], Bs[i]
+        L[i] = 1.0 - S0[a, b]
+        Lf[i] = 1.0 - S0[a, 0] if bankrupt else L[i]
+        for t in range(T + 161):
+            v = b + t
+            if t < tb:
+                B[t, i] = -1.0
+            elif v >= X:
+                B[t, i] = 1.0
+            else:
+                B[t, i] = 1.0 - S0[a, v]
+    return T
+
+
+@_jit
+def sweep(S0, S1, X, U, tb, F, bankrupt, g_start, g_prob, o_start, o_pts, o_left, farkle_p):
+    """One Gauss-Seidel sweep over all score pairs in decreasing ``a + b`` (in place); the
+    pairs of one sum do not depend on each other, so each sum is one batch."""
+    rows = U + tb + 2 * 161 + 2
+    Qbuf = np.zeros(rows * 7 * X)
+    Bbuf = np.zeros(rows * X)
+    tops = np.zeros(X, dtype=np.int64)
+    L = np.zeros(X)
+    Lf = np.zeros(X)
+    acc = np.zeros(X)
+    best = np.zeros(X)
+    for s in range(2 * X - 2, -1, -1):
+        lo = max(0, s - X + 1)
+        hi = min(X - 1, s)
+        m = hi - lo + 1
+        A = np.arange(lo, hi + 1)
+        Bs = s - A
+        Qm = Qbuf[: rows * 7 * m].reshape(rows, 7, m)
+        Bm = Bbuf[: rows * m].reshape(rows, m)
+        fill0(A, Bs, X, U, tb, S1, F, bankrupt, tops[:m], Bm, L[:m], Lf[:m])
+        v = diag_turn(
+            tops[:m],
+            Bm,
+            L[:m],
+            Lf[:m],
+            Qm,
+            acc[:m],
+            best[:m],
+            g_start,
+            g_prob,
+            o_start,
+            o_pts,
+            o_left,
+            farkle_p,
+        )
+        for i in range(m):
+            S0[A[i], Bs[i]] = v[i]
+        fill1(A, Bs, X, tb, S0, bankrupt, tops[:m], Bm, L[:m], Lf[:m])
+        v = diag_turn(
+            tops[:m],
+            Bm,
+            L[:m],
+            Lf[:m],
+            Qm,
+            acc[:m],
+            best[:m],
+            g_start,
+            g_prob,
+            o_start,
+            o_pts,
+            o_left,
+            farkle_p,
+        )
+        for i in range(m):
+            S1[A[i], Bs[i]] = v[i]
+
+
+@_jit
+def throw_table(top, Q, L, g_start, g_prob, o_start, o_pts, o_left, farkle_p):
+    """``W[t, n]``: value of throwing ``n`` dice on from turn total ``t`` (1 <= t < top) given the
+    after-set-aside values ``Q`` of one turn; -1 from ``top`` on (the turn is settled there)."""
+    W = np.full((Q.shape[0], 7), -1.0)
+    for t in range(1, top):
+        for n in range(1, 7):
+            W[t, n] = throw_value(t, n, Q, L, g_start, g_prob, o_start, o_pts, o_left, farkle_p)
+    return W
+
+
+@_jit
+def throw_tables(tops, Q, L, W, g_start, g_prob, o_start, o_pts, o_left, farkle_p):
+    """:func:`throw_table` of ``m`` turns at once: ``W[t, n, i]`` from ``Q[t, n, i]`` (last axis)."""
+    m = tops.shape[0]
+    rows = Q.shape[0]
+    best = np.empty(m)
+    acc = np.empty(m)
+    for t in range(rows):
+        for n in range(7):
+            for i in range(m):
+                W[t, n, i] = -1.0
+    T = 0
+    for i in range(m):
+        T = max(T, tops[i])
+    for t in range(1, T):
+        for n in range(1, 7):
+            fp = farkle_p[n]
+            for i in range(m):
+                acc[i] = fp * L[i]
+            for g in range(g_start[n], g_start[n + 1]):
+                for i in range(m):
+                    best[i] = -1.0
+                for o in range(o_start[g], o_start[g + 1]):
+                    tt = t + o_pts[o]
+                    ll = o_left[o]
+                    for i in range(m):
+                        q = Q[tt, ll, i]
+                        best[i] = q if q > best[i] else best[i]
+                gp = g_prob[g]
+                for i in range(m):
+                    acc[i] += gp * best[i]
+            for i in range(m):
+                if t < tops[i]:
+                    W[t, n, i] = acc[i]

@@ -1,0 +1,174 @@
+"""``win-optimal``: the Farkle player that maximises its chance of winning a two-player game.
+
+It acts from the exact tables of :mod:`agents.solver.farkle_win`: at every decision it compares
+the chance of winning after each legal action (banking, or throwing the dice left on) and takes
+the best (ties: banking first, then the smallest action).
+
+**Its seat.** The observation does not say which seat the agent holds, and the two seats play
+different games (seat 0 banking past the target gives seat 1 a last turn; seat 1 doing so wins at
+once). Give ``seat=0`` or ``seat=1`` when it is known (exact play). Otherwise the agent infers it:
+in the last round it is seat 1 (seat 0 has finished); on its first turn it is seat 1 when the
+other seat has already banked points; else it assumes seat 0 (the only wrong guess: seat 1 after
+seat 0 farkled its first turn). The guess made on the first turn is kept for the game by
+:meth:`WinOptimalAgent.act` (``reset()`` starts a new game) and per game in the native vector
+env (``start_episodes`` / ``games=``); a row without that history is judged on its own.
+
+**Three or more players** (an approximation, not an optimum): the agent plays the two-player
+policy of seat 0 against the strongest other seat (the highest banked total), and in the last
+round plays to end above the leader.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dice_envs.encoding import FarkleBatchView, decode_farkle_batch
+from dice_envs.rules import ConfigError, FarkleRules
+from dice_envs.rules.farkle import BANK_FLAG, NUM_DICE
+from dice_envs.tables import farkle_batch_tables
+
+from .base import BaseAgent, check_mask
+from .solver.farkle_win import DEFAULT_CAP, STEP, FarkleWinSolution, solve_farkle_win
+
+__all__ = ["WinOptimalAgent"]
+
+_ACTIONS = np.arange(2 * BANK_FLAG)
+_MASKS = _ACTIONS % BANK_FLAG
+_IS_BANK = _ACTIONS >= BANK_FLAG
+_POP = np.array([bin(m).count("1") for m in range(BANK_FLAG)])
+# preference among equal values: banks first, then by action
+_ORDER = np.where(_IS_BANK, _ACTIONS - BANK_FLAG, _ACTIONS + BANK_FLAG)
+
+
+class WinOptimalAgent(BaseAgent):
+    """Maximises the chance of winning (exact for two players; see the module docstring)."""
+
+    spec = "win-optimal"
+
+    def __init__(
+        self,
+        rules: FarkleRules,
+        num_players: int = 2,
+        seed: int | None = None,
+        seat: int | None = None,
+        solution: FarkleWinSolution | None = None,
+        cap: int = DEFAULT_CAP,
+    ) -> None:
+        super().__init__(seed)
+        if not isinstance(rules, FarkleRules):
+            raise ConfigError(f"win-optimal plays farkle, got rules for {getattr(rules, 'game', rules)!r}")
+        if seat is not None and (isinstance(seat, bool) or seat not in (0, 1)):
+            raise ConfigError(f"seat must be None (inferred), 0 or 1, got {seat!r}")
+        if seat is not None and num_players != 2:
+            raise ConfigError(f"seat= is for two-player games, got num_players={num_players}")
+        self.rules = rules
+        self.num_players = int(num_players)
+        self.seat = seat
+        self._solution = solution
+        self._cap = cap
+        self._game_seat: int | None = None
+        self._games: dict[int, int] = {}
+
+    @property
+    def solution(self) -> FarkleWinSolution:
+        """The solved tables (solved or loaded from the disk cache on first use)."""
+        if self._solution is None:
+            self._solution = solve_farkle_win(self.rules, cap=self._cap)
+        return self._solution
+
+    # ------------------------------------------------------------------ episodes
+    def reset(self, seed: int | None = None) -> None:
+        """Start a new game (forgets the inferred seat); reseed when ``seed`` is given."""
+        super().reset(seed)
+        self._game_seat = None
+
+    def start_episodes(self, games: np.ndarray) -> None:
+        """Native vector env hook: the games with these indices start a new episode."""
+        for g in np.asarray(games).reshape(-1).tolist():
+            self._games.pop(int(g), None)
+
+    # ------------------------------------------------------------------ decisions
+    def _seats(self, bv: FarkleBatchView, ids: list[int] | None, scalar: bool = False) -> np.ndarray:
+        """Per row, the seat the agent plays (see the module docstring)."""
+        n = len(bv.banked)
+        if self.num_players != 2:
+            return np.zeros(n, dtype=np.int64)
+        if self.seat is not None:
+            seats = np.full(n, self.seat, dtype=np.int64)
+        else:
+            first = bv.turns == 0
+            guess = (bv.others_banked.max(axis=1) > 0).astype(np.int64)
+            if scalar and self._game_seat is not None:
+                memory = np.full(n, self._game_seat, dtype=np.int64)
+            elif ids is not None:
+                memory = np.array([self._games.get(i, 0) for i in ids], dtype=np.int64)
+            else:
+                memory = np.zeros(n, dtype=np.int64)
+            seats = np.where(first, guess, memory)
+            if ids is not None:
+                for i, s, f in zip(ids, seats.tolist(), first.tolist(), strict=True):
+                    if f or i not in self._games:
+                        self._games[i] = s
+        return np.where(bv.final_round, 1, seats)
+
+    def values(self, bv: FarkleBatchView, masks: np.ndarray, seats: np.ndarray) -> np.ndarray:
+        """``(B, 128)``: the chance of winning after each action (-inf where not legal)."""
+        n_rows = len(bv.banked)
+        if (bv.n_dice == 0).any():
+            raise ValueError("an observation of the batch shows no dice: it is not this agent's turn")
+        legal = np.asarray(masks) > 0
+        if legal.shape != (n_rows, len(_ACTIONS)):
+            raise ValueError(f"expected action masks of shape ({n_rows}, {len(_ACTIONS)}), got {legal.shape}")
+        target = self.rules.target
+        other = bv.others_banked.max(axis=1) if bv.others_banked.shape[1] else np.zeros(n_rows, np.int64)
+        final = bv.final_round & (other > bv.banked)
+        kind = np.where(final, 2, seats)
+        own = np.where(final, bv.banked, np.minimum(bv.banked, target - STEP))
+        oth = np.where(final, other, np.minimum(other, target - STEP))
+        bt = farkle_batch_tables()
+        code = ((bv.dice - 1).clip(0) * 6 ** np.arange(NUM_DICE)).sum(axis=1)
+        roll = bt.code_roll[bt.code_offset[bv.n_dice] + code]
+        pts = bt.points[roll].astype(np.int64)  # (B, 64): per set-aside mask
+        left = bv.n_dice[:, None] - _POP[None, :]
+        left = np.where(left <= 0, NUM_DICE, left)
+        keys = np.stack([kind, own, oth], axis=1)
+        uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        names = ("seat0", "seat1", "final")
+        tables = self.solution.many_turn_tables([(names[k], int(a), int(b)) for k, a, b in uniq.tolist()])
+        sizes = np.array([len(B) for B, _ in tables])
+        offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        b_all = np.concatenate([B for B, _ in tables])
+        w_all = np.concatenate([W for _, W in tables])
+        t2 = np.minimum((bv.turn_total[:, None] + pts) // STEP, sizes[inverse][:, None] - 1)
+        at = offsets[inverse][:, None] + t2
+        out = np.concatenate([w_all[at, left], b_all[at]], axis=1)  # throw on, then bank
+        pts = np.concatenate([pts, pts], axis=1)
+        return np.where(legal & (pts > 0), out, -np.inf)
+
+    def _choose(self, values: np.ndarray) -> np.ndarray:
+        best = values.max(axis=1, keepdims=True)
+        if not np.isfinite(best).all():
+            raise ValueError("an action mask of the batch has no legal scoring action")
+        near = values >= best - 1e-12  # ties: banks first, then the smallest action
+        return _ACTIONS[np.argmin(np.where(near, _ORDER, 10**6), axis=1)].astype(np.int64)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        obs = np.asarray(observation)[None, :]
+        check_mask(action_mask)
+        bv = decode_farkle_batch(obs, self.rules, self.num_players)
+        seats = self._seats(bv, None, scalar=True)
+        if self.num_players == 2 and self.seat is None:
+            self._game_seat = int(seats[0]) if bv.turns[0] == 0 or bv.final_round[0] else self._game_seat
+        return int(self._choose(self.values(bv, np.asarray(action_mask)[None, :], seats))[0])
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray, games: Any = None) -> np.ndarray:
+        """Actions for a batch, decided with array code (rows read by
+        :func:`dice_envs.encoding.decode_farkle_batch`); ``games``: the native vector env's game
+        indices (to keep each game's inferred seat)."""
+        bv = decode_farkle_batch(observations, self.rules, self.num_players)
+        ids = None if games is None else [int(g) for g in np.asarray(games).reshape(-1)]
+        seats = self._seats(bv, ids)
+        return self._choose(self.values(bv, action_masks, seats))
