@@ -777,7 +777,7 @@ RESULTS_SCHEMA: dict[str, Any] = {
 
 
 #: The files :func:`write_outputs` may write into its folder.
-OUTPUT_FILES = ("results.json", "games.csv", "scores.png", "win_matrix.png")
+OUTPUT_FILES = ("results.json", "games.csv", "scores.png", "win_matrix.png", "exact.json")
 
 
 def write_outputs(
