@@ -131,7 +131,9 @@ def test_models_that_cannot_play_are_refused_with_what_fits() -> None:
     rules = make_rules("spiffel")
     with pytest.raises(ConfigError, match=r"2-player spiffel model cannot play a 1-player game.*2 to 8"):
         fit_card(make_card(rules, 2), rules, 1)
-    with pytest.raises(ConfigError, match=r"game: expected 'yahtzee'.*models for yahtzee: none shipped"):
+    with pytest.raises(
+        ConfigError, match=r"game: expected 'yahtzee'.*models for yahtzee: pretrained:yahtzee-scratch"
+    ):
         agents.load("pretrained:spiffel", game="yahtzee")
     with pytest.raises(ConfigError, match=r"models for farkle: pretrained:farkle"):
         agents.load("pretrained:spiffel", game="farkle")
@@ -210,4 +212,5 @@ def test_play_against_the_shipped_spiffel_bot() -> None:
         cwd=ROOT,
     )
     assert out.returncode == 0, out.stderr
-    assert "P2:pretrained:spiffel:" in out.stdout and "game over" in out.stdout
+    assert "round 1 of 13: P2 (pretrained:spiffel)" in out.stdout and "game over" in out.stdout
+    assert "P2: score " in out.stdout and "final results" in out.stdout

@@ -47,6 +47,7 @@ RULES_MD_DEFAULTS = {
         "yahtzee_bonus_limit": None,
         "joker": True,
         "num_throws": 3,
+        "joker_rule": "forced",  # the official forced joker; "verhoeff" is the other convention
     },
     "farkle": {"target": 10_000, "bank_minimum": 350, "bankruptcy": True, "max_turns": 100},
 }
@@ -66,7 +67,9 @@ def test_structure_of_each_game() -> None:
     assert DicePokerRules.categories[13] == "poker" and DicePokerRules().num_boxes == 15
     assert (SpiffelRules.joker_order, SpiffelRules.joker_trigger) == ("free", "bonus")
     assert (DicePokerRules.joker_order, DicePokerRules.joker_trigger) == ("forced", "bonus")
-    assert (YahtzeeRules.joker_order, YahtzeeRules.joker_trigger) == ("forced", "filled")
+    assert (YahtzeeRules().joker_order, YahtzeeRules().joker_trigger) == ("forced", "filled")
+    verhoeff = YahtzeeRules(joker_rule="verhoeff")
+    assert (verhoeff.joker_order, verhoeff.joker_trigger) == ("free", "filled_upper")
     assert DicePokerRules().five_kind_bonus == 100 and DicePokerRules().five_kind_bonus_limit is None
     assert SpiffelRules().five_kind_bonus_limit == 1
 

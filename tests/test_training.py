@@ -205,8 +205,9 @@ def test_selfplay_run_builds_a_pool_and_a_two_player_model(tmp_path: Path, vec_e
     from dice_envs.rules import make_rules
 
     _maybe_agents_load(result.model_path, make_rules("farkle", target=2000), 2)
-    with pytest.raises(ConfigError, match="target expected 10000, the file holds 2000"):
-        _maybe_agents_load(result.model_path, "farkle", 2)  # the card guards the rules
+    _maybe_agents_load(result.model_path, "farkle", 2)  # a game name takes the card's rules
+    with pytest.raises(ConfigError, match="target"):
+        _maybe_agents_load(result.model_path, make_rules("farkle"), 2)  # other rules are refused
 
 
 def test_pool_opponent_mixes_snapshots_and_builtins(tmp_path: Path) -> None:
