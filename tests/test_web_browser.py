@@ -1,7 +1,7 @@
 """The game pad in a real headless Chromium (Debian's ``chromium`` + ``chromium-driver``, via Selenium).
 
 A person plays whole games by clicking — Spiffel against ``optimal``, Farkle against
-``max-expected`` — and two browser sessions share one room. Screenshots of the pad are saved
+``win-optimal`` — and two browser sessions share one room. Screenshots of the pad are saved
 under ``test-artifacts/`` (git-ignored). The browser is the system's: Selenium is pointed at
 ``/usr/bin/chromedriver`` and ``/usr/bin/chromium`` and never downloads anything; the tests skip
 (with that reason) only where those are not installed.
@@ -267,8 +267,8 @@ def test_a_person_plays_spiffel_against_optimal_by_clicking(server: str, browser
     shot(d, "spiffel-final")
 
 
-# ---------------------------------------------------------------------- Farkle against max-expected
-def test_a_person_plays_farkle_against_max_expected_by_clicking(
+# ---------------------------------------------------------------------- Farkle against win-optimal
+def test_a_person_plays_farkle_against_win_optimal_by_clicking(
     server: str, browser: Callable[[], Any]
 ) -> None:
     d = browser()
@@ -277,7 +277,10 @@ def test_a_person_plays_farkle_against_max_expected_by_clicking(
     target = d.find_element(By.CSS_SELECTOR, "#rule-fields input[name=target]")
     target.clear()
     target.send_keys("2000")
-    set_seat(d, 1, "max-expected")
+    from agents.solver import win_probability
+
+    win_probability("farkle", num_players=2, target=2000)  # solve (and cache) before the clock runs
+    set_seat(d, 1, "win-optimal")
     d.find_element(By.ID, "create-room").click()
     wait(d, lambda d: d.find_element(By.ID, "start-game").is_displayed(), "Start Game")
     d.find_element(By.ID, "start-game").click()
