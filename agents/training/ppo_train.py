@@ -49,7 +49,7 @@ from .ppo import (
     sample_actions,
     schedule_value,
 )
-from .train import TrainResult, final_evaluation, previous_wall_time, reference_lines
+from .train import TrainResult, evaluation_record, final_evaluation, reference_lines
 
 __all__ = ["PROGRESS_FIELDS", "make_vector_env", "train_ppo"]
 
@@ -356,15 +356,13 @@ def train_ppo(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
     rows = final_evaluation(model, cfg) if cfg.final_eval_games else []
     from .evaluate import format_table
 
-    evaluation: dict[str, Any] = {"games_per_row": cfg.final_eval_games, "rows": [r.to_dict() for r in rows]}
-    if bc_stats:
-        evaluation["warm_start"] = bc_stats
+    evaluation = evaluation_record(cfg, rows, bc_stats)
     card = make_card(
         rules,
         cfg.num_players,
         cfg.to_dict(),
         steps=steps,
-        wall_time_s=max(wall, previous_wall_time(model_path.with_suffix(".json")) if found else 0.0),
+        wall_time_s=wall,  # includes the time of the runs before a resume (from the checkpoint)
         evaluation=evaluation,
         command=command,
         seed=cfg.seed,

@@ -26,7 +26,7 @@ import numpy as np
 from .artifacts import atomic_write_text, checkpoints, make_card, plot_learning_curve, save_card
 from .config import TrainConfig
 from .envs import backend_name, make_eval_env, make_train_env
-from .train import TrainResult, final_evaluation, previous_wall_time, reference_lines
+from .train import TrainResult, evaluation_record, final_evaluation, previous_wall_time, reference_lines
 
 __all__ = ["train_sb3"]
 
@@ -166,9 +166,7 @@ def train_sb3(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
 
     table = format_table(rows) if rows else ""
     previous_wall = previous_wall_time(model_path.with_suffix(".json")) if resumed_from else 0.0
-    evaluation: dict[str, Any] = {"games_per_row": cfg.final_eval_games, "rows": [r.to_dict() for r in rows]}
-    if bc_stats:
-        evaluation["warm_start"] = bc_stats
+    evaluation = evaluation_record(cfg, rows, bc_stats)
     card = make_card(
         rules,
         cfg.num_players,

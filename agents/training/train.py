@@ -27,6 +27,7 @@ from .envs import eval_opponents
 __all__ = [
     "TrainResult",
     "check_resume",
+    "evaluation_record",
     "final_evaluation",
     "output_folder",
     "reference_lines",
@@ -141,6 +142,14 @@ def train(
     from .ppo_train import train_ppo
 
     return train_ppo(cfg, folder, resume, command, device)
+
+
+def evaluation_record(cfg: TrainConfig, rows: list[Any], bc_stats: dict[str, Any] | None) -> dict[str, Any]:
+    """The card's ``evaluation``: the final table's rows and, after a warm start, its statistics."""
+    evaluation: dict[str, Any] = {"games_per_row": cfg.final_eval_games, "rows": [r.to_dict() for r in rows]}
+    if bc_stats:
+        evaluation["warm_start"] = bc_stats
+    return evaluation
 
 
 def reference_lines(cfg: TrainConfig, rows: list[Any]) -> dict[str, float]:
