@@ -241,6 +241,72 @@ def test_selfplay_run_on_farkle(tmp_path: Path) -> None:
     assert state["pool"]["steps"] == [3072, 4096]  # snapshots every 1024 steps, newest pool_size kept
 
 
+def test_bfloat16_forward_stays_close_to_float32_and_returns_float32() -> None:
+    from agents.training.ppo import forward, make_model
+    from dice_envs.vector.env import SpiffelVectorEnv
+
+    env = SpiffelVectorEnv(num_envs=256)
+    obs, _ = env.reset(seed=3)
+    cfg = TrainConfig.from_dict({"name": "p", "game": "spiffel", "net_arch": [64, 64], "n_envs": 64})
+    policy = make_model(cfg, env.single_observation_space, env.single_action_space).policy
+    x = torch.as_tensor(obs)
+    with torch.no_grad():
+        logits32, values32 = forward(policy, x)
+        logits16, values16 = forward(policy, x, "bfloat16")
+    assert logits16.dtype == values16.dtype == torch.float32  # heads and losses stay float32
+    assert not torch.equal(logits16, logits32)  # the hidden layers did run in bfloat16
+    assert torch.allclose(logits16, logits32, atol=0.05) and torch.allclose(values16, values32, atol=0.05)
+    with pytest.raises(ValueError, match="allowed: float32, bfloat16"):
+        forward(policy, x, "float16")
+
+
+def test_bfloat16_run_trains_and_its_model_is_float32(tmp_path: Path) -> None:
+    from sb3_contrib import MaskablePPO
+
+    cfg = TrainConfig.from_yaml(CONFIGS / "tiny_ppo.yaml").with_overrides(["precision=bfloat16"])
+    result = _train(cfg, tmp_path / "bf")
+    assert result.steps >= cfg.total_timesteps
+    model = MaskablePPO.load(result.model_path, device="cpu")
+    assert all(p.dtype == torch.float32 for p in model.policy.parameters())
+    with pytest.raises(ConfigError, match=r"precision.*needs trainer: ppo"):
+        cfg.with_overrides(["trainer=sb3"])
+
+
+def test_farkle_learns_from_win_optimal(tmp_path: Path) -> None:
+    """The recipe of the shipped Farkle bot at a small target: behaviour cloning of win-optimal
+    (with DAgger), then PPO against a pool holding win-optimal; the card says so."""
+    import json
+
+    cfg = TrainConfig.from_yaml(CONFIGS / "farkle.yaml").with_overrides(
+        [
+            "rules={target: 500}",
+            "bc_samples=3000",
+            "bc_dagger_rounds=1",
+            "bc_dagger_samples=1000",
+            "bc_epochs=5",
+            "total_timesteps=2048",
+            "n_envs=64",
+            "n_steps=16",
+            "batch_size=256",
+            "snapshot_freq=1024",
+            "eval_freq=0",
+            "checkpoint_freq=0",
+            "final_eval_games=40",
+            "progress_bar=false",
+            "tensorboard=false",
+        ]
+    )
+    assert cfg.bc_expert == "win-optimal" and "win-optimal" in cfg.pool_builtin
+    result = _train(cfg, tmp_path / "wo")
+    card = json.loads(result.card_path.read_text())
+    warm = card["evaluation"]["warm_start"]
+    assert warm["expert"] == "win-optimal" and warm["samples"] >= 4000
+    assert warm["accuracy"] > 0.8, warm  # the exact policy is learnable from the observation
+    rows = {r["opponent"]: r for r in card["evaluation"]["rows"]}
+    assert set(rows) == {"win-optimal", "max-expected", "heuristic"}
+    assert all(r["wins"] + r["draws"] + r["losses"] == r["games"] == 40 for r in rows.values())
+
+
 def test_pool_seats_draw_members_per_game_and_act_legally() -> None:
     from agents import RandomAgent
     from agents.training.ppo import make_model

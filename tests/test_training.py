@@ -38,6 +38,8 @@ CARD_KEYS = {
     "zip_sha256",
     "policy",
 }
+#: Keys a card may add (the native trainer names itself and the machine it ran on).
+CARD_EXTRA_KEYS = {"trainer", "machine"}
 
 
 def _train(cfg: TrainConfig, out: Path, resume: bool = False):
@@ -67,7 +69,7 @@ def _check_model(
 
     assert path.is_file()
     card = json.loads(path.with_suffix(".json").read_text())
-    assert set(card) == CARD_KEYS
+    assert CARD_KEYS <= set(card) <= CARD_KEYS | CARD_EXTRA_KEYS
     rules = make_rules(game, **card["config"]["rules"])
     assert card["format"] == "dice-envs-model-card" and card["format_version"] == 1
     assert card["game"] == game and card["rules"] == rules.to_dict()
@@ -351,6 +353,20 @@ def test_shipped_bot_loads_plainly_and_by_name(name: str) -> None:
         game.apply(action)
         if game.done:
             break
+
+
+def test_shipped_farkle_bot_learned_from_win_optimal_and_is_measured_against_it() -> None:
+    path = PRETRAINED / "farkle.json"
+    if not path.is_file():
+        pytest.skip("farkle.zip not shipped")
+    card = json.loads(path.read_text())
+    assert card["evaluation"]["warm_start"]["expert"] == "win-optimal"
+    assert "win-optimal" in card["config"]["pool_builtin"]
+    measured = json.loads((PRETRAINED / "measurements.json").read_text())["farkle"]["vs"]
+    row = measured["win-optimal"]
+    assert row["games"] >= 5000 and row["wins"] + row["draws"] + row["losses"] == row["games"]
+    lo, hi = row["win_rate_ci95"]
+    assert lo <= row["win_rate"] <= hi
 
 
 def test_same_seed_same_model(tmp_path: Path) -> None:

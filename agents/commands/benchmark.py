@@ -62,6 +62,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--net-arch", nargs="+", type=int, default=[256, 256], help="hidden layers of both nets")
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="torch device of the trainers")
     p.add_argument("--subproc", action="store_true", help="also time MaskablePPO on SubprocVecEnv")
+    p.add_argument(
+        "--bf16", action="store_true", help="also time the native trainer with precision: bfloat16"
+    )
     p.add_argument("--threads", type=int, default=None, help="BLAS/OMP/torch threads (default: all cores)")
     p.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
     p.add_argument(
@@ -177,7 +180,8 @@ def bench_native(game: str, num_envs: int, seconds: float, opponent: str | None 
 def bench_loop(game: str, trainer: str, args: argparse.Namespace, threads: int) -> dict[str, float]:
     """Env steps per second of a whole training loop (rollout + update), ``--loop-updates`` rollouts.
 
-    ``ppo``: the native trainer (its loop time, without start-up and saving); ``sb3-native`` /
+    ``ppo``: the native trainer (its loop time, without start-up and saving); ``ppo-bf16``: the
+    same with ``precision: bfloat16``; ``sb3-native`` /
     ``sb3-subproc``: ``MaskablePPO.learn`` on the native env / on ``SubprocVecEnv`` — the same
     network, rollout size, minibatch and epochs.
     """
@@ -186,7 +190,7 @@ def bench_loop(game: str, trainer: str, args: argparse.Namespace, threads: int) 
     import torch
 
     total = args.loop_updates * args.loop_envs * args.loop_steps
-    if trainer == "ppo":
+    if trainer in ("ppo", "ppo-bf16"):
         from agents.training.config import TrainConfig
         from agents.training.train import train
 
@@ -207,6 +211,7 @@ def bench_loop(game: str, trainer: str, args: argparse.Namespace, threads: int) 
                 "progress_bar": False,
                 "device": args.device,
                 "torch_threads": threads,
+                "precision": "bfloat16" if trainer == "ppo-bf16" else "float32",
             }
         )
         with tempfile.TemporaryDirectory() as tmp:
@@ -268,11 +273,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for game in args.games:
         r: dict[str, Any] = {}
         if not args.no_train:
-            kinds = ["ppo", "sb3-native"] + (["sb3-subproc"] if args.subproc else [])
+            kinds = ["ppo"] + (["ppo-bf16"] if args.bf16 else []) + ["sb3-native"]
+            kinds += ["sb3-subproc"] if args.subproc else []
             r["train"] = {k: bench_loop(game, k, args, threads) for k in kinds}
             r["train"]["ppo_speedup_vs_sb3_native"] = (
                 r["train"]["ppo"]["steps_per_s"] / r["train"]["sb3-native"]["steps_per_s"]
             )
+            if args.bf16:
+                r["train"]["ppo_bf16_speedup_vs_sb3_native"] = (
+                    r["train"]["ppo-bf16"]["steps_per_s"] / r["train"]["sb3-native"]["steps_per_s"]
+                )
         if args.only_train:
             results["games"][game] = r
             print_game(game, r)
@@ -320,6 +330,9 @@ def print_game(game: str, r: dict[str, Any]) -> None:
             if isinstance(v, dict):
                 print(f"  {k:<20}{v['steps_per_s']:>12,.0f}{v['steps_per_cpu_s']:>13,.0f}")
         print(f"  native PPO / MaskablePPO (native env): {train['ppo_speedup_vs_sb3_native']:.1f}x")
+        if "ppo_bf16_speedup_vs_sb3_native" in train:
+            ratio = train["ppo_bf16_speedup_vs_sb3_native"]
+            print(f"  native PPO bfloat16 / MaskablePPO (native env): {ratio:.1f}x")
     sys.stdout.flush()
 
 

@@ -112,14 +112,23 @@ def make_model(cfg: Any, observation_space: Any, action_space: Any, device: str 
     )
 
 
-def forward(policy: Any, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Raw action logits ``(B, A)`` and values ``(B,)`` of an SB3 actor-critic policy."""
+def forward(policy: Any, obs: torch.Tensor, precision: str = "float32") -> tuple[torch.Tensor, torch.Tensor]:
+    """Raw action logits ``(B, A)`` and values ``(B,)`` of an SB3 actor-critic policy.
+
+    With ``precision="bfloat16"`` the hidden layers run under ``torch.autocast`` (their matrix
+    products in bfloat16, the weights kept in float32); the latents are cast back to float32
+    before the action and value heads, so logits, log-probabilities and losses stay float32.
+    """
+    if precision not in ("float32", "bfloat16"):
+        raise ValueError(f"unknown precision {precision!r}; allowed: float32, bfloat16")
     features = policy.extract_features(obs, policy.pi_features_extractor)
-    if policy.share_features_extractor:
-        latent_pi, latent_vf = policy.mlp_extractor(features)
-    else:  # pragma: no cover - not built by make_model
-        latent_pi = policy.mlp_extractor.forward_actor(features[0])
-        latent_vf = policy.mlp_extractor.forward_critic(features[1])
+    with torch.autocast(device_type=obs.device.type, dtype=torch.bfloat16, enabled=precision == "bfloat16"):
+        if policy.share_features_extractor:
+            latent_pi, latent_vf = policy.mlp_extractor(features)
+        else:  # pragma: no cover - not built by make_model
+            latent_pi = policy.mlp_extractor.forward_actor(features[0])
+            latent_vf = policy.mlp_extractor.forward_critic(features[1])
+    latent_pi, latent_vf = latent_pi.float(), latent_vf.float()  # no-ops in float32
     return policy.action_net(latent_pi), policy.value_net(latent_vf).squeeze(-1)
 
 

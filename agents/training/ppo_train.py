@@ -230,7 +230,7 @@ def train_ppo(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
             for t in range(n_steps):
                 obs = torch.as_tensor(obs_np, device=device)
                 mask = torch.as_tensor(mask_np, device=device)
-                logits, values = forward(policy, obs)
+                logits, values = forward(policy, obs, cfg.precision)
                 logits = masked_logits(logits, mask)
                 actions = sample_actions(logits, generator)
                 buf.obs[t], buf.masks[t], buf.actions[t], buf.values[t] = obs, mask, actions, values
@@ -251,7 +251,7 @@ def train_ppo(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
                         winners = info["final_info"]["winners"][ended]
                         mine = winners[np.arange(ended.size), info["final_info"]["seat"][ended]]
                         wins += float((mine / winners.sum(axis=1)).sum())
-            last_values = forward(policy, torch.as_tensor(obs_np, device=device))[1]
+            last_values = forward(policy, torch.as_tensor(obs_np, device=device), cfg.precision)[1]
 
         # 4b. advantages
         advantages, returns = gae(buf.rewards, buf.values, buf.dones, last_values, cfg.gamma, cfg.gae_lambda)
@@ -265,7 +265,7 @@ def train_ppo(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
             epoch_kl = []
             for start in range(0, size - cfg.batch_size + 1, cfg.batch_size):
                 idx = order[start : start + cfg.batch_size]
-                logits, values = forward(policy, batch["obs"][idx])
+                logits, values = forward(policy, batch["obs"][idx], cfg.precision)
                 loss, s = ppo_loss(
                     masked_logits(logits, batch["masks"][idx]),
                     values,
