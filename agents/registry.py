@@ -109,11 +109,12 @@ def check_spec(spec: str, game: str | RuleConfig = "spiffel") -> None:
         return
     farkle = isinstance(rules, FarkleRules)
     builtin = {"random", "greedy", "heuristic", "human"}
-    builtin |= {"max-expected", "max_expected"} if farkle else {"optimal"}
+    farkle_only = {"max-expected", "max_expected", "win-optimal", "win_optimal"}
+    builtin |= farkle_only if farkle else {"optimal"}
     if key in builtin or (farkle and key.startswith("threshold:")):
         return
     known = ", ".join(known_specs(rules))
-    if key in {"optimal", "max-expected", "max_expected"} or key.startswith("threshold:"):
+    if key in {"optimal"} | farkle_only or key.startswith("threshold:"):
         raise ConfigError(f"agent spec {spec!r} is not available for {rules.game}; known: {known}")
     raise ConfigError(f"unknown agent spec {spec!r} for {rules.game}; known: {known}")
 

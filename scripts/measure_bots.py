@@ -146,7 +146,10 @@ def main(argv: list[str] | None = None) -> int:
             card.setdefault("evaluation", {})["measured"] = res
             atomic_write_text(card_path, json.dumps(card, indent=2) + "\n")
     if out is not None:
-        atomic_write_text(out, json.dumps(figures, indent=2) + "\n")
+        # merged into the file as it is now, so a run measuring other bots meanwhile keeps its figures
+        current = json.loads(out.read_text()) if out.is_file() else {}
+        current.update({name: figures[name] for name in names})
+        atomic_write_text(out, json.dumps(current, indent=2) + "\n")
         print(f"figures: {out}")
     return 0
 

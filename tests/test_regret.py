@@ -94,3 +94,19 @@ def test_evaluate_cli_writes_exact_references(tmp_path):
     refs = json.loads((out / "exact.json").read_text())
     assert refs["optimal"]["regret"] == 0.0 and refs["greedy"]["regret"] > 0
     assert "regret per game" in run.stdout
+
+
+def test_win_optimal_is_a_known_spec_in_tournaments_and_refused_elsewhere():
+    """evaluate() / the leaderboard check every spec before playing: win-optimal must pass for
+    Farkle (it plays a 2-player round robin) and be refused, naming the choices, for a scorecard game."""
+    from agents.evaluation import evaluate
+    from agents.registry import check_spec
+
+    check_spec("win-optimal", "farkle")
+    with pytest.raises(ConfigError, match=r"'win-optimal' is not available for spiffel; known: .*optimal"):
+        check_spec("win-optimal", "spiffel")
+    res = evaluate("farkle", ["win-optimal", "threshold:400"], games=40, players=2, seed=3,
+                   rules={"target": 400}, workers=1)  # fmt: skip
+    assert res.agents == ["win-optimal", "threshold:400"] and len(res.records) == 80  # both seat orders
+    orders = {("win-optimal", "threshold:400"), ("threshold:400", "win-optimal")}
+    assert {r.seats for r in res.records} == orders
