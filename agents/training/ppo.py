@@ -50,6 +50,7 @@ __all__ = [
     "forward",
     "gae",
     "make_model",
+    "maskable_ppo_kwargs",
     "masked_logits",
     "ppo_loss",
     "sample_actions",
@@ -80,6 +81,28 @@ class SpacesOnlyEnv(gym.Env):
         return np.ones(int(self.action_space.n), dtype=bool)
 
 
+def maskable_ppo_kwargs(cfg: Any) -> dict[str, Any]:
+    """The ``MaskablePPO`` arguments both trainers take from ``cfg`` unchanged.
+
+    The one mapping of config keys onto sb3-contrib's: rollout length, epochs, discount, GAE,
+    clipping, loss weights, network, seed. Each caller adds what it sets its own way (learning
+    rate, minibatch, logging).
+    """
+    activation = {"tanh": nn.Tanh, "relu": nn.ReLU}[cfg.activation]
+    return {
+        "n_steps": cfg.n_steps,
+        "n_epochs": cfg.n_epochs,
+        "gamma": cfg.gamma,
+        "gae_lambda": cfg.gae_lambda,
+        "clip_range": cfg.clip_range,
+        "ent_coef": cfg.ent_coef,
+        "vf_coef": cfg.vf_coef,
+        "max_grad_norm": cfg.max_grad_norm,
+        "policy_kwargs": {"net_arch": list(cfg.net_arch), "activation_fn": activation},
+        "seed": cfg.seed,
+    }
+
+
 def make_model(cfg: Any, observation_space: Any, action_space: Any, device: str = "cpu") -> Any:
     """A ``MaskablePPO`` holding a fresh ``MaskableActorCriticPolicy`` for ``cfg``'s network.
 
@@ -90,25 +113,15 @@ def make_model(cfg: Any, observation_space: Any, action_space: Any, device: str 
     """
     from sb3_contrib import MaskablePPO
 
-    activation = {"tanh": nn.Tanh, "relu": nn.ReLU}[cfg.activation]
     return MaskablePPO(
         "MlpPolicy",
         SpacesOnlyEnv(observation_space, action_space),
         learning_rate=cfg.learning_rate,
-        n_steps=cfg.n_steps,
         batch_size=min(cfg.batch_size, cfg.n_steps),
-        n_epochs=cfg.n_epochs,
-        gamma=cfg.gamma,
-        gae_lambda=cfg.gae_lambda,
-        clip_range=cfg.clip_range,
         clip_range_vf=cfg.clip_range_vf,
-        ent_coef=cfg.ent_coef,
-        vf_coef=cfg.vf_coef,
-        max_grad_norm=cfg.max_grad_norm,
-        policy_kwargs={"net_arch": list(cfg.net_arch), "activation_fn": activation},
-        seed=cfg.seed,
         device=device,
         verbose=0,
+        **maskable_ppo_kwargs(cfg),
     )
 
 

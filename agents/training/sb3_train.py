@@ -47,7 +47,7 @@ def train_sb3(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
     from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
     from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
 
-    from .ppo import choose_threads
+    from .ppo import choose_threads, maskable_ppo_kwargs
 
     ckpt_dir, pool_dir = out / "checkpoints", out / "pool"
     torch.set_num_threads(choose_threads(cfg.torch_threads, device))
@@ -63,26 +63,16 @@ def train_sb3(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
     # that loads. Only the zip's tensors are read (weights_only): nothing in a run folder is unpickled.
     t_start = time.perf_counter()
     bc_stats = None
-    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[cfg.activation]
     model = MaskablePPO(
         "MlpPolicy",
         train_env,
         learning_rate=_lr(cfg),
-        n_steps=cfg.n_steps,
         batch_size=cfg.batch_size,
-        n_epochs=cfg.n_epochs,
-        gamma=cfg.gamma,
-        gae_lambda=cfg.gae_lambda,
-        clip_range=cfg.clip_range,
-        ent_coef=cfg.ent_coef,
-        vf_coef=cfg.vf_coef,
-        max_grad_norm=cfg.max_grad_norm,
         target_kl=cfg.target_kl,
-        policy_kwargs={"net_arch": list(cfg.net_arch), "activation_fn": activation},
         tensorboard_log=str(out / "tb") if cfg.tensorboard else None,
-        seed=cfg.seed,
         device=device,
         verbose=cfg.verbose,
+        **maskable_ppo_kwargs(cfg),
     )
     resumed_from = None
     for path in reversed(candidates):
