@@ -35,7 +35,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from dice_envs.encoding import observation_size
+from dice_envs.layouts import Layout, layout
 from dice_envs.rules import ConfigError, FarkleRules, RuleConfig
 
 __all__ = ["SeatView", "seat_view"]
@@ -48,51 +48,54 @@ def _identity(obs: np.ndarray) -> np.ndarray:
     return obs
 
 
+def _own_fields(lay: Layout) -> list[str]:
+    """The fields of the own seat (everything but the per-opponent blocks and the derived lead)."""
+    return [n for n in lay.names if not n.startswith("other") and n != "lead"]
+
+
+def _opponent_kinds(lay: Layout) -> list[str]:
+    """The kinds of per-opponent field (``other1_<kind>``), in layout order."""
+    return [n.removeprefix("other1_") for n in lay.names if n.startswith("other1_")]
+
+
 def seat_view(rules: RuleConfig, model_players: int, num_players: int) -> SeatView:
     """The view of a ``model_players``-seat model at a ``num_players``-seat table of ``rules``."""
     if model_players == num_players:
         return _identity
-    table = observation_size(rules, num_players)
-    if isinstance(rules, FarkleRules):
-        return _farkle_view(model_players, num_players)
-    k = len(rules.categories)  # type: ignore[attr-defined]
-    if model_players > num_players:
+    farkle = isinstance(rules, FarkleRules)
+    if model_players > num_players and not farkle:
         raise ConfigError(
             f"a {model_players}-player {rules.game} model cannot play a {num_players}-player game: the "
             f"table has no cards for {model_players - num_players} of the seats it was trained to see; "
             f"it fits tables of {model_players} to 8 players"
         )
-    solo = observation_size(rules, 1)
+    table, model = layout(rules, num_players), layout(rules, model_players)
+    own = [(table.slice(n), model.slice(n)) for n in _own_fields(model)]
+    # rank the other seats by grand total (scorecard) or points banked (Farkle), strongest first
+    rank_by = [f.start for f in table.others("banked" if farkle else "total")]
+    kinds = _opponent_kinds(model) or _opponent_kinds(table)
     shown = model_players - 1
 
     def view(obs: np.ndarray) -> np.ndarray:
         obs = np.asarray(obs, dtype=np.float32)
-        if obs.shape[-1] != table:
-            raise ValueError(f"observation of width {obs.shape[-1]}, expected {table} ({num_players} seats)")
-        if not shown:
-            return obs[:, :solo]
-        others = obs[:, solo:].reshape(len(obs), num_players - 1, k + 2)
-        order = np.argsort(-others[:, :, k + 1], axis=1, kind="stable")[:, :shown]
-        picked = np.take_along_axis(others, order[:, :, None], axis=1)
-        return np.concatenate([obs[:, :solo], picked.reshape(len(obs), -1)], axis=1)
-
-    return view
-
-
-def _farkle_view(model_players: int, num_players: int) -> SeatView:
-    table = observation_size(FarkleRules(), num_players)  # width does not depend on rule values
-    shown = model_players - 1
-
-    def view(obs: np.ndarray) -> np.ndarray:
-        obs = np.asarray(obs, dtype=np.float32)
-        if obs.shape[-1] != table:
-            raise ValueError(f"observation of width {obs.shape[-1]}, expected {table} ({num_players} seats)")
-        b = len(obs)
-        others = -np.sort(-obs[:, 48 : 48 + num_players - 1], axis=1)  # strongest first
-        picked = np.zeros((b, shown), dtype=np.float32)
-        m = min(shown, others.shape[1])
-        picked[:, :m] = others[:, :m]
-        lead = (picked.max(axis=1) - obs[:, 45]) if shown else np.zeros(b, dtype=np.float32)
-        return np.concatenate([obs[:, :48], picked, lead[:, None]], axis=1).astype(np.float32)
+        if obs.shape[-1] != table.size:
+            raise ValueError(
+                f"observation of width {obs.shape[-1]}, expected {table.size} ({num_players} seats)"
+            )
+        out = np.zeros((len(obs), model.size), dtype=np.float32)
+        for src, dst in own:
+            out[:, dst] = obs[:, src]
+        m = min(shown, len(rank_by))
+        order = np.argsort(-obs[:, rank_by], axis=1, kind="stable")[:, :m] if m else None
+        for kind in kinds if m else ():
+            block = np.stack([obs[:, f.slice] for f in table.others(kind)], axis=1)  # (B, n - 1, size)
+            picked = np.take_along_axis(block, order[:, :, None], axis=1)
+            for j, f in enumerate(model.others(kind)[:m]):
+                out[:, f.slice] = picked[:, j]
+        if farkle:  # the lead over the seats shown (seats the table lacks have nothing banked)
+            best = np.stack([out[:, f.start] for f in model.others("banked")], axis=1)
+            lead = best.max(axis=1) - out[:, model.index("banked")] if shown else 0.0
+            out[:, model.index("lead")] = lead
+        return out
 
     return view

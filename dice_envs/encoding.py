@@ -50,6 +50,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .layouts import ENCODING_VERSION, Layout, encoding_family, layout
 from .rules import FarkleGame, FarkleRules, RuleConfig, ScorecardGame, ScorecardRules
 from .rules.scorecard import _box_score_cached
 
@@ -57,38 +58,29 @@ __all__ = [
     "ENCODING_VERSION",
     "FarkleBatchView",
     "FarkleView",
+    "Layout",
     "ScorecardView",
     "decode",
     "decode_farkle_batch",
     "encode",
     "encoding_id",
+    "layout",
     "observation_bounds",
     "observation_size",
 ]
 
-#: Version of each family's encoding; bump on any change of layout or scaling. (Farkle v2 dropped
-#: an always-zero spare slot that v1 reserved after the ``lead`` field.)
-ENCODING_VERSION: dict[str, int] = {"scorecard": 1, "farkle": 2}
-
-
-def family(rules: RuleConfig) -> str:
-    """``"farkle"`` or ``"scorecard"``."""
-    return "farkle" if isinstance(rules, FarkleRules) else "scorecard"
+#: ``"farkle"`` or ``"scorecard"`` (see :func:`dice_envs.layouts.encoding_family`).
+family = encoding_family
 
 
 def encoding_id(rules: RuleConfig) -> str:
     """A string naming the encoding of ``rules`` and its version, e.g. ``"scorecard-v1"``."""
-    fam = family(rules)
-    return f"{fam}-v{ENCODING_VERSION[fam]}"
+    return layout(rules, 1).encoding
 
 
 def observation_size(rules: RuleConfig, num_players: int) -> int:
     """Length of the observation vector of ``rules`` with ``num_players`` seats."""
-    if isinstance(rules, FarkleRules):
-        return 48 + num_players
-    assert isinstance(rules, ScorecardRules)
-    k, t = len(rules.categories), rules.num_throws  # type: ignore[attr-defined]
-    return 30 + 6 + t + 2 * k + 8 + k + (num_players - 1) * (k + 2)
+    return layout(rules, num_players).size
 
 
 #: Bound of the Farkle fields that no rule caps (turn total, banked totals, turns without a cap):
@@ -116,28 +108,27 @@ def observation_bounds(rules: RuleConfig, num_players: int) -> tuple[np.ndarray,
     >>> float(low.min()), float(high[:30].max()), low.shape == (observation_size(make_rules("spiffel"), 1),)
     (0.0, 1.0, True)
     """
-    n = observation_size(rules, num_players)
-    low = np.zeros(n, dtype=np.float32)
-    high = np.ones(n, dtype=np.float32)
+    lay = layout(rules, num_players)
+    low = np.zeros(lay.size, dtype=np.float32)
+    high = np.ones(lay.size, dtype=np.float32)
     if isinstance(rules, FarkleRules):
-        high[43] = UNCAPPED  # turn total / 1000
-        high[45] = UNCAPPED  # banked / target
-        high[46] = 1.0 if rules.max_turns else UNCAPPED
-        high[48 : 48 + num_players - 1] = UNCAPPED
-        low[48 + num_players - 1], high[48 + num_players - 1] = -UNCAPPED, UNCAPPED
+        for name in ("turn_total", "banked"):
+            high[lay.slice(name)] = UNCAPPED
+        high[lay.slice("turns")] = 1.0 if rules.max_turns else UNCAPPED
+        for f in lay.others("banked"):
+            high[f.slice] = UNCAPPED
+        low[lay.slice("lead")], high[lay.slice("lead")] = -UNCAPPED, UNCAPPED
         return low, high
     assert isinstance(rules, ScorecardRules)
-    k, t = len(rules.categories), rules.num_throws  # type: ignore[attr-defined]
+    k = rules.num_boxes
     total = _max_grand_total(rules) / 400.0
-    o = 36 + t + 2 * k
-    high[o] = 105 / 100.0  # upper total
-    high[o + 2] = max(1.0, (k - 1) / 10.0)  # five-of-a-kind bonuses / 10
-    high[o + 7] = total
-    o += 8 + k
-    for _ in range(num_players - 1):
-        high[o + k] = 105 / 100.0
-        high[o + k + 1] = total
-        o += k + 2
+    high[lay.slice("upper_total")] = 105 / 100.0
+    high[lay.slice("bonuses")] = max(1.0, (k - 1) / 10.0)  # five-of-a-kind bonuses / 10
+    high[lay.slice("total")] = total
+    for f in lay.others("upper_total"):
+        high[f.slice] = 105 / 100.0
+    for f in lay.others("total"):
+        high[f.slice] = total
     return low, high
 
 
@@ -154,66 +145,68 @@ def _seats_after(player: int, n: int) -> list[int]:
 
 def _encode_scorecard(g: ScorecardGame, player: int) -> np.ndarray:
     r = g.rules
-    k, t = len(g.categories), r.num_throws  # type: ignore[attr-defined]
-    obs = np.zeros(observation_size(r, g.num_players), dtype=np.float32)
+    lay = layout(r, g.num_players)
+    obs = np.zeros(lay.size, dtype=np.float32)
     dice = g.dice
     active = not g.done and g.current_player == player and len(dice) == 5
     if active:
+        d, fc = lay.field("dice").start, lay.field("face_counts").start
         for i, f in enumerate(dice):
-            obs[i * 6 + f - 1] = 1.0
-            obs[30 + f - 1] += 0.2
-        obs[36 + g.throw - 1] = 1.0
-    o = 36 + t
+            obs[d + i * 6 + f - 1] = 1.0
+            obs[fc + f - 1] += 0.2
+        obs[lay.field("throw").start + g.throw - 1] = 1.0
     card = g.cards[player]
+    o, p = lay.field("open").start, lay.field("points").start
     for b, v in enumerate(card.boxes):
         obs[o + b] = 1.0 if v is None else 0.0
-        obs[o + k + b] = 0.0 if v is None else v / 50.0
-    o += 2 * k
+        obs[p + b] = 0.0 if v is None else v / 50.0
     five = card.boxes[g._five]
     bonus_due, joker = g.joker_status() if active else (False, False)
-    obs[o : o + 8] = (
-        g.upper_total(player) / 100.0,
-        float(card.upper_bonus_paid),
-        card.five_kind_bonuses / 10.0,
-        float(five == 50),
-        float(bonus_due),
-        float(joker),
-        g.round / k,
-        g.total(player) / 400.0,
-    )
-    o += 8
+    for name, value in (
+        ("upper_total", g.upper_total(player) / 100.0),
+        ("upper_bonus", float(card.upper_bonus_paid)),
+        ("bonuses", card.five_kind_bonuses / 10.0),
+        ("five_kind_50", float(five == 50)),
+        ("bonus_due", float(bonus_due)),
+        ("joker", float(joker)),
+        ("round", g.round / r.num_boxes),
+        ("total", g.total(player) / 400.0),
+    ):
+        obs[lay.index(name)] = value
     if active:
+        pot = lay.field("potential").start
         for b, name in enumerate(g.categories):
-            obs[o + b] = _box_score_cached(name, dice, joker) / 50.0
-    o += k
-    for other in _seats_after(player, g.num_players):
+            obs[pot + b] = _box_score_cached(name, dice, joker) / 50.0
+    for i, other in enumerate(_seats_after(player, g.num_players), start=1):
+        oo = lay.field(f"other{i}_open").start
         for b, v in enumerate(g.cards[other].boxes):
-            obs[o + b] = 1.0 if v is None else 0.0
-        obs[o + k] = g.upper_total(other) / 100.0
-        obs[o + k + 1] = g.total(other) / 400.0
-        o += k + 2
+            obs[oo + b] = 1.0 if v is None else 0.0
+        obs[lay.index(f"other{i}_upper_total")] = g.upper_total(other) / 100.0
+        obs[lay.index(f"other{i}_total")] = g.total(other) / 400.0
     return obs
 
 
 def _encode_farkle(g: FarkleGame, player: int) -> np.ndarray:
     r = g.rules
     n = g.num_players
-    obs = np.zeros(observation_size(r, n), dtype=np.float32)
+    lay = layout(r, n)
+    obs = np.zeros(lay.size, dtype=np.float32)
     active = not g.done and g.current_player == player
     if active:
+        fc = lay.field("face_counts").start
         for i, f in enumerate(g.dice):
             obs[i * 6 + f - 1] = 1.0
-            obs[36 + f - 1] += 1.0 / 6.0
-        obs[42] = len(g.dice) / 6.0
-        obs[43] = g.turn_total / 1000.0
-        obs[44] = float(g.first_throw)
-    obs[45] = g.banked[player] / r.target
-    obs[46] = g.turns[player] / (r.max_turns or 100)
-    obs[47] = float(g.final_round_by is not None)
+            obs[fc + f - 1] += 1.0 / 6.0
+        obs[lay.index("n_dice")] = len(g.dice) / 6.0
+        obs[lay.index("turn_total")] = g.turn_total / 1000.0
+        obs[lay.index("first_throw")] = float(g.first_throw)
+    obs[lay.index("banked")] = g.banked[player] / r.target
+    obs[lay.index("turns")] = g.turns[player] / (r.max_turns or 100)
+    obs[lay.index("final_round")] = float(g.final_round_by is not None)
     others = [g.banked[s] for s in _seats_after(player, n)]
-    for i, v in enumerate(others):
-        obs[48 + i] = v / r.target
-    obs[48 + n - 1] = (max(others) - g.banked[player]) / r.target if others else 0.0
+    for f, v in zip(lay.others("banked"), others, strict=True):
+        obs[f.start] = v / r.target
+    obs[lay.index("lead")] = (max(others) - g.banked[player]) / r.target if others else 0.0
     return obs
 
 
@@ -252,50 +245,48 @@ class FarkleView:
 def decode(obs: np.ndarray, rules: RuleConfig, num_players: int) -> ScorecardView | FarkleView:
     """Recover the game facts from an observation made by :func:`encode`."""
     obs = np.asarray(obs, dtype=np.float64)
-    if obs.shape != (observation_size(rules, num_players),):
+    lay = layout(rules, num_players)
+    if obs.shape != (lay.size,):
         raise ValueError(
             f"observation of shape {obs.shape} does not fit {rules.game} with {num_players} players "
-            f"(expected ({observation_size(rules, num_players)},))"
+            f"(expected ({lay.size},))"
         )
+
+    def num(name: str) -> int:
+        return int(lay.read(obs, name))
+
     if isinstance(rules, FarkleRules):
-        onehot = obs[:36].reshape(6, 6)
-        dice = tuple(int(np.argmax(row)) + 1 for row in onehot if row.max() > 0.5)
-        target = rules.target
+        onehot = obs[lay.slice("dice")].reshape(6, 6)
         return FarkleView(
-            dice=dice,
-            turn_total=round(float(obs[43]) * 1000),
-            first_throw=bool(obs[44] > 0.5),
-            banked=round(float(obs[45]) * target),
-            turns=round(float(obs[46]) * (rules.max_turns or 100)),
-            final_round=bool(obs[47] > 0.5),
-            others_banked=tuple(round(float(v) * target) for v in obs[48 : 48 + num_players - 1]),
+            dice=tuple(int(np.argmax(row)) + 1 for row in onehot if row.max() > 0.5),
+            turn_total=num("turn_total"),
+            first_throw=bool(lay.flag(obs, "first_throw")),
+            banked=num("banked"),
+            turns=num("turns"),
+            final_round=bool(lay.flag(obs, "final_round")),
+            others_banked=tuple(int(lay.read(obs, f.name)) for f in lay.others("banked")),
         )
     assert isinstance(rules, ScorecardRules)
-    k, t = len(rules.categories), rules.num_throws  # type: ignore[attr-defined]
-    onehot = obs[:30].reshape(5, 6)
-    dice = tuple(int(np.argmax(row)) + 1 for row in onehot if row.max() > 0.5)
-    throw_hot = obs[36 : 36 + t]
+    t = rules.num_throws  # type: ignore[attr-defined]
+    onehot = obs[lay.slice("dice")].reshape(5, 6)
+    throw_hot = obs[lay.slice("throw")]
     throw = int(np.argmax(throw_hot)) + 1 if throw_hot.max() > 0.5 else 0
-    o = 36 + t
-    boxes = tuple(None if obs[o + b] > 0.5 else round(float(obs[o + k + b]) * 50) for b in range(k))
-    o += 2 * k
-    f = obs[o : o + 8]
-    o += 8 + k
-    others = tuple(round(float(obs[o + i * (k + 2) + k + 1]) * 400) for i in range(num_players - 1))
+    is_open = obs[lay.slice("open")] > 0.5
+    points = lay.read(obs, "points")
     return ScorecardView(
-        dice=dice,
+        dice=tuple(int(np.argmax(row)) + 1 for row in onehot if row.max() > 0.5),
         throw=throw,
         throws_left=t - throw if throw else 0,
-        boxes=boxes,
-        upper_total=round(float(f[0]) * 100),
-        upper_bonus_paid=bool(f[1] > 0.5),
-        five_kind_bonuses=round(float(f[2]) * 10),
-        five_kind_50=bool(f[3] > 0.5),
-        bonus_due=bool(f[4] > 0.5),
-        joker=bool(f[5] > 0.5),
-        round=round(float(f[6]) * k),
-        total=round(float(f[7]) * 400),
-        others_totals=others,
+        boxes=tuple(None if o else int(v) for o, v in zip(is_open, points, strict=True)),
+        upper_total=num("upper_total"),
+        upper_bonus_paid=bool(lay.flag(obs, "upper_bonus")),
+        five_kind_bonuses=num("bonuses"),
+        five_kind_50=bool(lay.flag(obs, "five_kind_50")),
+        bonus_due=bool(lay.flag(obs, "bonus_due")),
+        joker=bool(lay.flag(obs, "joker")),
+        round=num("round"),
+        total=num("total"),
+        others_totals=tuple(int(lay.read(obs, f.name)) for f in lay.others("total")),
     )
 
 
@@ -326,17 +317,18 @@ def decode_farkle_batch(obs: np.ndarray, rules: FarkleRules, num_players: int) -
             f"observations of shape {obs.shape} do not fit {rules.game} with {num_players} players "
             f"(expected (B, {size}))"
         )
-    onehot = obs[:, :36].reshape(-1, 6, 6)
+    lay = layout(rules, num_players)
+    onehot = obs[:, lay.slice("dice")].reshape(-1, 6, 6)
     present = onehot.max(axis=2) > 0.5
     dice = np.where(present, onehot.argmax(axis=2) + 1, 0).astype(np.int64)
-    target = rules.target
+    others = [lay.read(obs, f.name) for f in lay.others("banked")]
     return FarkleBatchView(
         dice=dice,
         n_dice=present.sum(axis=1).astype(np.int64),
-        turn_total=np.rint(obs[:, 43] * 1000).astype(np.int64),
-        first_throw=obs[:, 44] > 0.5,
-        banked=np.rint(obs[:, 45] * target).astype(np.int64),
-        turns=np.rint(obs[:, 46] * (rules.max_turns or 100)).astype(np.int64),
-        final_round=obs[:, 47] > 0.5,
-        others_banked=np.rint(obs[:, 48 : 48 + num_players - 1] * target).astype(np.int64),
+        turn_total=lay.read(obs, "turn_total"),
+        first_throw=lay.flag(obs, "first_throw"),
+        banked=lay.read(obs, "banked"),
+        turns=lay.read(obs, "turns"),
+        final_round=lay.flag(obs, "final_round"),
+        others_banked=np.stack(others, axis=1) if others else np.zeros((len(obs), 0), dtype=np.int64),
     )
