@@ -103,6 +103,7 @@ class Room:
     # ------------------------------------------------------------------ seats
     @property
     def status(self) -> str:
+        """``"waiting"`` (not started), ``"playing"`` or ``"over"``."""
         if self.game is None:
             return "waiting"
         return "over" if self.game.done else "playing"
@@ -115,6 +116,7 @@ class Room:
         raise PadError(403, f"this token holds no seat in room {self.code}")
 
     def is_opener(self, token: Any) -> bool:
+        """Whether ``token`` is the opener's (who may start the game)."""
         return same_token(token, self.opener_token)
 
     def join(self, name: Any = None) -> tuple[Seat, str]:
