@@ -33,7 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "solve": ("agents.commands.solve:main", "exact solvers: optimal solitaire value of a game"),
     "leaderboard": ("agents.commands.leaderboard:main", "every agent on every game, as markdown"),
     "benchmark": ("agents.commands.benchmark:main", "throughput of the envs, the native engine and PPO"),
-    "serve": ("dice_envs.web:main", "the web game pad (needs the [web] extra)"),
+    "serve": ("agents.web:main", "the web game pad (needs the [web] extra)"),
 }
 
 #: What to install when a command's module is missing.

@@ -22,12 +22,13 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from agents import load
+from agents.web import main
+from agents.web.app import MAX_BODY, create_app
+from agents.web.hints import hint
+from agents.web.players import parse_models
+from agents.web.protocol import PadError
+from agents.web.rooms import RoomManager
 from dice_envs.encoding import encode
-from dice_envs.web import main
-from dice_envs.web.app import MAX_BODY, create_app
-from dice_envs.web.hints import hint
-from dice_envs.web.players import parse_models
-from dice_envs.web.rooms import PadError, RoomManager
 
 PRETRAINED = Path(__file__).resolve().parents[1] / "agents" / "pretrained"
 TWO_PEOPLE = {"game": "spiffel", "seats": [{"kind": "person"}, {"kind": "person"}], "seed": 5, "name": "Ann"}

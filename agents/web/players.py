@@ -1,4 +1,4 @@
-"""Who may sit at a seat of the game pad: agent specs, resolved in this one place.
+"""Who may sit at a seat of the game pad, and the bots' turns: agent specs, resolved in this one place.
 
 A seat is a person or an agent spec. The specs a room accepts are the built-in ones that
 :func:`agents.load` knows for the game (``random``, ``greedy``, ``heuristic``, ``optimal``,
@@ -7,28 +7,45 @@ A seat is a person or an agent spec. The specs a room accepts are the built-in o
 A path in a request is never opened: a spec that is not one of those is refused by name, so
 nothing on the server's disk is reachable through a request.
 
-:func:`agents.load` is imported lazily (the web pad needs the ``agents`` package only when a bot
-sits down or a hint is asked for). Issue 14 will replace this module's spec handling with the
-opponent registry; until then it is the single place that turns a seat spec into an agent.
+:func:`make_agent` is the single place that turns a seat spec into an agent (through
+:func:`agents.load`); :func:`bot_action` asks a seated agent for its move, under
+:data:`COMPUTE_LOCK` (the solvers' plan caches are not thread-safe, and the server decides in
+worker threads).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..rules import ConfigError, FarkleRules, RuleConfig
+from dice_envs.encoding import encode
+from dice_envs.rules import ConfigError, FarkleGame, FarkleRules, RuleConfig, ScorecardGame
 
-__all__ = ["SPEC_PATTERN", "available_specs", "check_spec", "make_agent", "parse_models"]
+from ..learned import PRETRAINED_DIR, pretrained_names
+from ..registry import load
+
+__all__ = [
+    "COMPUTE_LOCK",
+    "SPEC_PATTERN",
+    "available_specs",
+    "bot_action",
+    "check_spec",
+    "make_agent",
+    "parse_models",
+]
 
 #: The shape of every spec a request may name (no slashes, dots or backslashes: never a path).
 SPEC_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,39}(:[A-Za-z0-9_-]{1,64})?$")
 _BUILTIN_SCORECARD = ("optimal", "heuristic", "greedy", "random")
 _BUILTIN_FARKLE = ("max-expected", "heuristic", "greedy", "random", "threshold:N")
 _MODEL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+#: A thread lock around agent decisions and hints: the solvers' plan caches are not thread-safe.
+COMPUTE_LOCK = threading.Lock()
 
 
 def parse_models(items: list[str] | None) -> dict[str, Path]:
@@ -57,18 +74,12 @@ def parse_models(items: list[str] | None) -> dict[str, Path]:
 
 def _win_optimal_available() -> bool:
     try:
-        import importlib.util
-
         return importlib.util.find_spec("agents.win_optimal") is not None
-    except (ImportError, ValueError):  # pragma: no cover - agents not importable
+    except (ImportError, ValueError):  # pragma: no cover - a broken install
         return False
 
 
 def _pretrained_for(game: str) -> list[str]:
-    try:
-        from agents.learned import PRETRAINED_DIR, pretrained_names
-    except ImportError:  # pragma: no cover - agents not installed
-        return []
     names = []
     for name in pretrained_names():
         try:
@@ -112,8 +123,6 @@ def make_agent(
 ) -> Any:
     """The agent of ``spec`` for a seat (``ConfigError`` with the reason when it cannot be built)."""
     spec = check_spec(spec, models)
-    from agents import load  # lazy: the web pad needs agents only for bots and hints
-
     target: str = str(models[spec]) if spec in models else spec
     try:
         return load(target, game=rules, num_players=num_players, seed=seed)
@@ -123,3 +132,9 @@ def make_agent(
         raise ConfigError(
             f"agent {spec!r} cannot play {rules.game} with {num_players} players: {exc}"
         ) from exc
+
+
+def bot_action(agent: Any, game: ScorecardGame | FarkleGame) -> int:
+    """The move ``agent`` makes for the player to move in ``game`` (under :data:`COMPUTE_LOCK`)."""
+    with COMPUTE_LOCK:
+        return int(agent.act(encode(game, game.current_player), game.action_mask()))

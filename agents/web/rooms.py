@@ -1,12 +1,11 @@
-"""Rooms of the game pad: seats, secret tokens, moves checked by the rules engine, public views.
+"""Rooms of the game pad: seats, secret tokens, turns, the log, and the server's bounded set of rooms.
 
 Everything here is plain Python (no web framework), so it is tested directly and the ASGI app in
-:mod:`dice_envs.web.app` stays a thin layer. Game flow lives only in :mod:`dice_envs.rules`: a move
-from the page is turned into an engine action (holding / setting aside dice is named by their
-positions and made canonical with :mod:`agents.actions`) and handed to the engine's ``apply``,
-which refuses an illegal one without changing anything. What the page shows — which boxes are
-open, what each would score now, which Farkle selections score and whether banking is allowed —
-comes from the engine too (:meth:`Room.view`).
+:mod:`agents.web.app` stays a thin layer. Game flow lives only in :mod:`dice_envs.rules`: a move
+from the page is turned into an engine action by :mod:`agents.web.protocol` and handed to the
+engine's ``apply``, which refuses an illegal one without changing anything. What the page shows
+comes from the engine too (:mod:`agents.web.views`); the bots' moves from
+:mod:`agents.web.players`.
 
 >>> rooms = RoomManager(max_rooms=2)
 >>> room, token = rooms.create({"game": "spiffel", "seats": [{"kind": "person"}], "seed": 3})
@@ -18,12 +17,11 @@ True
 >>> room.move("forged", {"type": "score", "box": "ones"})
 Traceback (most recent call last):
 ...
-dice_envs.web.rooms.PadError: this token holds no seat in room ...
+agents.web.protocol.PadError: this token holds no seat in room ...
 """
 
 from __future__ import annotations
 
-import hmac
 import secrets
 import threading
 import time
@@ -33,49 +31,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..encoding import encode
-from ..rules import ConfigError, FarkleGame, RuleConfig, ScorecardGame, make_rules, new_game
-from ..rules.farkle import BANK_FLAG, FarkleEvent
-from ..rules.scorecard import N_REROLL_ACTIONS, UPPER_FACES
-from .players import available_specs, check_spec, make_agent
+from dice_envs.rules import GAMES, ConfigError, FarkleGame, RuleConfig, ScorecardGame, make_rules, new_game
+from dice_envs.rules.scorecard import N_REROLL_ACTIONS
 
-__all__ = ["BOX_LABELS", "PadError", "Room", "RoomManager", "Seat"]
+from . import players
+from .protocol import PadError, clean_name, move_action, same_token
+from .views import event_lines, farkle_view, game_over_line, scorecard_view
 
-#: Labels of the boxes on the pad (the rule texts' names).
-BOX_LABELS: dict[str, str] = {
-    "ones": "1s",
-    "twos": "2s",
-    "threes": "3s",
-    "fours": "4s",
-    "fives": "5s",
-    "sixes": "6s",
-    "pair": "Pair",
-    "two_pairs": "Two pairs",
-    "three_of_a_kind": "Three of a kind",
-    "four_of_a_kind": "Four of a kind",
-    "full_house": "Fullhouse",
-    "small_straight": "Small Straight",
-    "large_straight": "Large Straight",
-    "spiffel": "Spiffel",
-    "poker": "Poker",
-    "yahtzee": "Yahtzee",
-    "chance": "Chance",
-}
+__all__ = ["Room", "RoomManager", "Seat"]
+
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 6
 LOG_SIZE = 40
-NAME_LIMIT = 24
-#: A thread lock around agent decisions and hints: the solvers' plan caches are not thread-safe.
-COMPUTE_LOCK = threading.Lock()
-
-
-class PadError(Exception):
-    """A refused request: ``status`` is the HTTP status, ``message`` says why (and what is allowed)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 @dataclass
@@ -95,6 +62,7 @@ class Seat:
         return self.kind == "agent" or self.token is not None
 
     def public(self) -> dict[str, Any]:
+        """What everyone may see of the seat (never its token)."""
         return {
             "index": self.index,
             "kind": self.kind,
@@ -102,27 +70,6 @@ class Seat:
             "spec": self.spec,
             "taken": self.taken,
         }
-
-
-def _clean_name(value: Any, default: str) -> str:
-    if value is None or value == "":
-        return default
-    if not isinstance(value, str):
-        raise PadError(400, f"a name must be a string, got {value!r}")
-    name = " ".join(value.split())[:NAME_LIMIT]
-    return name or default
-
-
-def _positions(value: Any, n: int, what: str) -> list[int]:
-    if not isinstance(value, list) or any(isinstance(p, bool) or not isinstance(p, int) for p in value):
-        raise PadError(400, f"{what} must be a list of die positions 0-{n - 1}, got {value!r}")
-    if any(not 0 <= p < n for p in value) or len(set(value)) != len(value):
-        raise PadError(400, f"{what} must name distinct die positions 0-{n - 1}, got {value!r}")
-    return sorted(value)
-
-
-def _same_token(given: Any, held: str | None) -> bool:
-    return isinstance(given, str) and held is not None and hmac.compare_digest(given.encode(), held.encode())
 
 
 class Room:
@@ -156,6 +103,7 @@ class Room:
     # ------------------------------------------------------------------ seats
     @property
     def status(self) -> str:
+        """``"waiting"`` (not started), ``"playing"`` or ``"over"``."""
         if self.game is None:
             return "waiting"
         return "over" if self.game.done else "playing"
@@ -163,12 +111,13 @@ class Room:
     def seat_of(self, token: Any) -> Seat:
         """The person seat holding ``token`` (403 for any other token)."""
         for s in self.seats:
-            if s.kind == "person" and _same_token(token, s.token):
+            if s.kind == "person" and same_token(token, s.token):
                 return s
         raise PadError(403, f"this token holds no seat in room {self.code}")
 
     def is_opener(self, token: Any) -> bool:
-        return _same_token(token, self.opener_token)
+        """Whether ``token`` is the opener's (who may start the game)."""
+        return same_token(token, self.opener_token)
 
     def join(self, name: Any = None) -> tuple[Seat, str]:
         """Take the first free person seat; ``(seat, token)``."""
@@ -178,7 +127,7 @@ class Room:
         if not free:
             raise PadError(409, f"room {self.code} has no free seat")
         seat = free[0]
-        seat.name = _clean_name(name, seat.name)
+        seat.name = clean_name(name, seat.name)
         seat.token = secrets.token_urlsafe(24)
         self._changed(f"{seat.name} joined (seat {seat.index + 1})")
         return seat, seat.token
@@ -199,38 +148,8 @@ class Room:
     # ------------------------------------------------------------------ moves
     def to_action(self, body: Mapping[str, Any]) -> int:
         """The engine action a move request names (checked for shape, not yet for legality)."""
-        g = self.game
-        assert g is not None
-        if "action" in body:
-            a = body["action"]
-            if isinstance(a, bool) or not isinstance(a, int):
-                raise PadError(400, f"'action' must be an integer action index, got {a!r}")
-            return a
-        kind = body.get("type")
-        from agents.actions import hold_to_reroll_mask, select_mask
-
-        if isinstance(g, ScorecardGame):
-            if kind == "roll":
-                hold = _positions(body.get("hold", []), len(g.dice), "'hold'")
-                if len(hold) == len(g.dice):
-                    raise PadError(
-                        400, "every die is held: unmark a die to roll it, or enter the throw in a box"
-                    )
-                return hold_to_reroll_mask(g.dice, [g.dice[i] for i in hold])
-            if kind == "score":
-                box = body.get("box")
-                if box not in g.categories:
-                    raise PadError(400, f"unknown box {box!r}; boxes: {', '.join(g.categories)}")
-                return g.box_action(box)
-            raise PadError(
-                400, f"unknown move type {kind!r}; a scorecard move is 'roll' (with 'hold') or 'score'"
-            )
-        if kind in ("roll", "bank"):
-            take = _positions(body.get("take"), len(g.dice), "'take'")
-            if not take:
-                raise PadError(400, "select the scoring dice to set aside first")
-            return select_mask(g.dice, [g.dice[i] for i in take]) + (BANK_FLAG if kind == "bank" else 0)
-        raise PadError(400, f"unknown move type {kind!r}; a Farkle move is 'roll' or 'bank' (with 'take')")
+        assert self.game is not None
+        return move_action(self.game, body)
 
     def move(self, token: Any, body: Mapping[str, Any]) -> dict[str, Any]:
         """A person's move: token checked, turn checked, action checked by the engine; new view."""
@@ -274,9 +193,7 @@ class Room:
         g = self.game
         if g is None or g.done or self.seats[g.current_player].kind != "agent":
             return None
-        seat = self.seats[g.current_player]
-        with COMPUTE_LOCK:
-            return int(seat.agent.act(encode(g, seat.index), g.action_mask()))
+        return players.bot_action(self.seats[g.current_player].agent, g)
 
     # ------------------------------------------------------------------ log
     def _note(self, text: str, kind: str = "info") -> None:
@@ -296,51 +213,16 @@ class Room:
         names = [s.name for s in self.seats]
         new = g.history[self._history_seen :]
         self._history_seen = len(g.history)
-        if isinstance(g, ScorecardGame):
-            for ev in new:
-                label = BOX_LABELS.get(ev.box, ev.box)
-                text = f"{names[ev.player]}: " + (
-                    f"{ev.points} in {label}" if ev.points else f"XXX in {label}"
-                )
-                if ev.upper_bonus:
-                    text += f", upper bonus +{ev.upper_bonus}"
-                if ev.five_kind_bonus:
-                    text += f", {BOX_LABELS[g.rules.five_kind_box]} bonus +{ev.five_kind_bonus}"
-                self._note(text, "score")
-        else:
-            for fe in new:
-                self._farkle_note(fe, names)
-            if g.final_round_by is not None and not self._final_announced:
-                self._final_announced = True
-                who = names[g.final_round_by]
-                self._note(
-                    f"FINAL ROUND: {who} reached {g.banked[g.final_round_by]}; the round is played out",
-                    "final",
-                )
+        for text, kind in event_lines(g, new, names):
+            self._note(text, kind)
+        if isinstance(g, FarkleGame) and g.final_round_by is not None and not self._final_announced:
+            self._final_announced = True
+            who = names[g.final_round_by]
+            self._note(
+                f"FINAL ROUND: {who} reached {g.banked[g.final_round_by]}; the round is played out", "final"
+            )
         if g.done:
-            wins = ", ".join(names[w] for w in g.winners())
-            extra = " (turn limit reached)" if getattr(g, "truncated", False) else ""
-            self._note(
-                f"Game over{extra}. Grand Total: "
-                + ", ".join(f"{n} {t}" for n, t in zip(names, g.totals(), strict=True))
-                + f". Winner: {wins}",
-                "over",
-            )
-
-    def _farkle_note(self, ev: FarkleEvent, names: list[str]) -> None:
-        who = names[ev.player]
-        dice = " ".join(map(str, ev.dice))
-        if ev.kind == "set_aside":
-            self._note(f"{who} sets aside {dice} ({ev.points})", "take")
-        elif ev.kind == "bank":
-            self._note(f"{who} banks {ev.points}", "bank")
-        elif ev.kind == "farkle":
-            lost = f", loses the turn total {-ev.points}" if ev.points else ""
-            self._note(f"FARKLE! {who} throws {dice}: nothing scores{lost}", "farkle")
-        elif ev.kind == "bankrupt":
-            self._note(
-                f"BANKRUPT! {who}'s first throw scores nothing: {-ev.points} banked points lost", "bankrupt"
-            )
+            self._note(game_over_line(g, names), "over")
 
     # ------------------------------------------------------------------ view
     def view(self) -> dict[str, Any]:
@@ -362,96 +244,10 @@ class Room:
         out["totals"] = g.totals()
         out["winners"] = g.winners() if g.done else None
         if isinstance(g, ScorecardGame):
-            out["scorecard"] = self._scorecard_view(g)
+            out["scorecard"] = scorecard_view(g, self.held_faces)
         else:
-            out["farkle"] = self._farkle_view(g)
+            out["farkle"] = farkle_view(g)
         return out
-
-    def _scorecard_view(self, g: ScorecardGame) -> dict[str, Any]:
-        r = g.rules
-        legal = set(g.legal_actions())
-        five = r.five_kind_box
-        cards = []
-        for p in range(g.num_players):
-            c = g.cards[p]
-            cards.append(
-                {
-                    "boxes": list(c.boxes),
-                    "upper_total": g.upper_total(p),
-                    "upper_bonus": g.upper_bonus(p),
-                    "lower_total": g.lower_total(p),
-                    "five_kind_bonuses": c.five_kind_bonuses,
-                    "five_kind_bonus_points": g.five_kind_bonus_points(p),
-                    "total": g.total(p),
-                }
-            )
-        now = None
-        if not g.done:
-            bonus_due, joker = g.joker_status()
-            now = {
-                "points": [
-                    g.box_points(b) if g.cards[g.current_player].boxes[b] is None else None
-                    for b in range(len(g.categories))
-                ],
-                "legal": [N_REROLL_ACTIONS + b in legal for b in range(len(g.categories))],
-                "bonus_due": bonus_due,
-                "joker": joker,
-            }
-        return {
-            "categories": [
-                {"name": b, "label": BOX_LABELS.get(b, b), "upper": b in UPPER_FACES} for b in g.categories
-            ],
-            "dice": list(g.dice),
-            "held_faces": list(self.held_faces),
-            "throw": g.throw,
-            "num_throws": r.num_throws,  # type: ignore[attr-defined]
-            "throws_left": g.throws_left if not g.done else 0,
-            "can_roll": any(a < N_REROLL_ACTIONS for a in legal),
-            "round": min(g.round + 1, r.num_boxes),
-            "rounds": r.num_boxes,
-            "upper_bonus_threshold": r.upper_bonus_threshold,
-            "upper_bonus": r.upper_bonus,
-            "five_kind_box": five,
-            "five_kind_label": BOX_LABELS.get(five, five),
-            "five_kind_bonus": r.five_kind_bonus,
-            "now": now,
-            "cards": cards,
-        }
-
-    def _farkle_view(self, g: FarkleGame) -> dict[str, Any]:
-        selections = []
-        if not g.done:
-            legal = set(g.legal_actions())
-            for mask in sorted(a for a in legal if a < BANK_FLAG):  # every scoring selection
-                selections.append(
-                    {
-                        "faces": [g.dice[i] for i in range(len(g.dice)) if mask >> i & 1],
-                        "points": g.selection_points(mask),
-                        "roll": True,
-                        "bank": mask + BANK_FLAG in legal,
-                    }
-                )
-        aside: list[list[int]] = []
-        for ev in reversed(g.history):
-            if ev.kind in ("bank", "farkle", "bankrupt") or ev.player != g.current_player:
-                break
-            if ev.kind == "set_aside":
-                aside.append(list(ev.dice))
-        r = g.rules
-        return {
-            "dice": list(g.dice),
-            "turn_total": g.turn_total,
-            "first_throw": g.first_throw,
-            "selections": selections,
-            "set_aside": aside[::-1],
-            "banked": list(g.banked),
-            "turns": list(g.turns),
-            "final_round_by": g.final_round_by,
-            "target": r.target,
-            "bank_minimum": r.bank_minimum,
-            "bankruptcy": r.bankruptcy,
-            "truncated": g.truncated,
-        }
 
 
 class RoomManager:
@@ -493,14 +289,12 @@ class RoomManager:
 
     def options(self) -> dict[str, Any]:
         """Games, their rule parameters with defaults, and the agent specs each accepts."""
-        from ..rules import GAMES
-
         games = {}
         for name, cls in GAMES.items():
             rules = cls()
             games[name] = {
                 "rules": rules.to_dict(),
-                "agents": available_specs(rules, self.models),
+                "agents": players.available_specs(rules, self.models),
                 "max_players": 8,
             }
         return {"games": games, "max_rooms": self.max_rooms, "max_connections": self.max_connections}
@@ -547,10 +341,10 @@ class RoomManager:
                     400, f"seat {i + 1} must be {{'kind': 'person'}} or {{'kind': 'agent', 'spec': ...}}"
                 )
             if s["kind"] == "person":
-                seats.append(Seat(i, "person", _clean_name(s.get("name"), f"Player {i + 1}")))
+                seats.append(Seat(i, "person", clean_name(s.get("name"), f"Player {i + 1}")))
             else:
                 try:
-                    spec = check_spec(s.get("spec"), self.models)
+                    spec = players.check_spec(s.get("spec"), self.models)
                 except ConfigError as exc:
                     raise PadError(400, f"seat {i + 1}: {exc}") from None
                 seats.append(Seat(i, "agent", f"{spec} (bot)", spec=spec))
@@ -559,7 +353,9 @@ class RoomManager:
         for s in seats:
             if s.kind == "agent":
                 try:
-                    s.agent = make_agent(s.spec, rules, len(seats), room.seed + 1 + s.index, self.models)
+                    s.agent = players.make_agent(
+                        s.spec, rules, len(seats), room.seed + 1 + s.index, self.models
+                    )
                 except ConfigError as exc:
                     raise PadError(400, f"seat {s.index + 1}: {exc}") from None
         room._note(f"room {code} opened for {rules.game}")

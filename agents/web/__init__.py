@@ -1,4 +1,4 @@
-"""The game pad in the browser: play any game against people and bots (``python -m dice_envs.web``).
+"""The game pad in the browser: play any game against people and bots (``python -m agents.web``).
 
 A local web server (Starlette + uvicorn, the ``[web]`` extra) with in-memory rooms and one
 static page (no build tools). Open a room for any game and rule parameters, share its code,
@@ -7,12 +7,17 @@ spec (``optimal``, ``heuristic``, ``max-expected``, ``threshold:N``, ``pretraine
 model name given with ``--model NAME=PATH``, ...). Bots move by themselves at a pace a person
 can follow. The hint button shows the exact solver's choice and what each alternative costs.
 
-* :mod:`dice_envs.web.rooms` — rooms, seats and their secret tokens, moves checked by the
-  rules engine, the public view the page draws;
-* :mod:`dice_envs.web.players` — agent specs, resolved in one place (lazy ``agents.load``;
-  issue 14 will replace it with the opponent registry);
-* :mod:`dice_envs.web.hints` — the hint button's solver advice;
-* :mod:`dice_envs.web.app` — the ASGI app (routes, WebSocket live updates, bots' pace).
+The pad plays with agents (bots, hints), so it sits in the ``agents`` layer, above
+:mod:`dice_envs` (whose rules engine it drives).
+
+* :mod:`agents.web.rooms` — rooms, seats and their secret tokens, turns and the log;
+* :mod:`agents.web.protocol` — what a request may say: refusals (``PadError``), names, and
+  moves turned into engine actions;
+* :mod:`agents.web.views` — the public view the page draws and the log lines of engine events;
+* :mod:`agents.web.players` — agent specs, resolved in one place (``agents.load``), and the
+  bots' moves;
+* :mod:`agents.web.hints` — the hint button's solver advice;
+* :mod:`agents.web.app` — the ASGI app (routes, WebSocket live updates, bots' pace).
 
 ``dice-envs serve`` calls :func:`main`.
 """
@@ -23,18 +28,22 @@ import argparse
 import ipaddress
 import sys
 
+from dice_envs.rules import ConfigError
+
+from .players import parse_models
+
 __all__ = ["build_parser", "create_app", "main"]
 
 
 def create_app(*args, **kwargs):  # type: ignore[no-untyped-def]
-    """:func:`dice_envs.web.app.create_app` (imported lazily: it needs the ``[web]`` extra)."""
+    """:func:`agents.web.app.create_app` (imported lazily: it needs the ``[web]`` extra)."""
     from .app import create_app as _create_app
 
     return _create_app(*args, **kwargs)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command line of ``python -m dice_envs.web`` / ``dice-envs serve``."""
+    """The command line of ``python -m agents.web`` / ``dice-envs serve``."""
     p = argparse.ArgumentParser(
         prog="dice-envs serve",
         description="The dice-envs game pad: play in the browser against people and bots.",
@@ -65,8 +74,6 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Start the server; returns the exit status (2 for a bad option, with the reason on stderr)."""
     args = build_parser().parse_args(argv)
-    from ..rules import ConfigError
-    from .players import parse_models
 
     try:
         if not 0 <= args.port <= 65535:

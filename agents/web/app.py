@@ -39,7 +39,8 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from .hints import hint
-from .rooms import PadError, Room, RoomManager
+from .protocol import PadError
+from .rooms import Room, RoomManager
 
 __all__ = ["MAX_BODY", "create_app"]
 
@@ -60,7 +61,7 @@ SECURITY_HEADERS = {
 
 
 def _static_files() -> dict[str, bytes]:
-    root = resources.files("dice_envs.web") / "static"
+    root = resources.files("agents.web") / "static"
     return {name: (root / name).read_bytes() for name in STATIC}
 
 

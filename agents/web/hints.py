@@ -8,7 +8,7 @@
   points it expects to bank this turn. (A win-optimal Farkle solver, when present, can be plugged
   in here; issue 16.)
 
-The solver is asked lazily; a first solve of new rule parameters takes seconds.
+The solver is asked on the first hint; a first solve of new rule parameters takes seconds.
 """
 
 from __future__ import annotations
@@ -17,11 +17,16 @@ from typing import Any
 
 import numpy as np
 
-from ..encoding import decode, encode
-from ..rules import FarkleGame, ScorecardGame
-from ..rules.farkle import BANK_FLAG
-from ..rules.scorecard import N_REROLL_ACTIONS
-from .rooms import BOX_LABELS, COMPUTE_LOCK
+from dice_envs.encoding import decode, encode
+from dice_envs.rules import FarkleGame, ScorecardGame
+from dice_envs.rules.farkle import BANK_FLAG
+from dice_envs.rules.scorecard import N_REROLL_ACTIONS
+from dice_envs.tables import scorecard_tables
+
+from ..farkle_agents import MaxExpectedAgent
+from ..solver import scorecard_solution
+from .players import COMPUTE_LOCK
+from .views import BOX_LABELS
 
 __all__ = ["hint"]
 
@@ -53,9 +58,6 @@ def _finish(options: list[dict[str, Any]], unit: str, note: str) -> dict[str, An
 
 
 def _scorecard_hint(g: ScorecardGame) -> dict[str, Any]:
-    from agents.solver import scorecard_solution
-    from dice_envs.tables import scorecard_tables
-
     sol = scorecard_solution(g.rules)
     p = g.current_player
     card = g.cards[p]
@@ -104,8 +106,6 @@ def _scorecard_hint(g: ScorecardGame) -> dict[str, Any]:
 
 
 def _farkle_hint(g: FarkleGame) -> dict[str, Any]:
-    from agents.farkle_agents import MaxExpectedAgent
-
     agent = MaxExpectedAgent(g.rules, num_players=g.num_players)
     view = decode(encode(g, g.current_player), g.rules, g.num_players)
     legal = np.array(g.legal_actions())

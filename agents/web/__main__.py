@@ -1,0 +1,5 @@
+"""``python -m agents.web``: start the game pad (see :func:`agents.web.main`)."""
+
+from . import main
+
+raise SystemExit(main())
