@@ -1,7 +1,7 @@
 """Tournaments on Ray: the tasks of :func:`agents.evaluation.evaluate` spread over a cluster.
 
-:func:`run_tasks` runs the very ``_Task`` objects the local process pool runs (same chunks,
-same seeds derived per pairing and deal, agents reseeded before every game), each as one Ray
+:func:`run_tasks` runs the very ``_Task`` objects the local process pool runs (same batches,
+same seeds derived per pairing and deal, agents reseeded before every task), each as one Ray
 task, so ``evaluate(..., backend="ray")`` gives records equal to the local pool's, bit for bit,
 for any cluster size. Needs the ``[ray]`` extra (only ``ray`` itself; RLlib is not imported).
 
@@ -40,7 +40,7 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> bool:
 
 
 def _remote_run(task: Any) -> list[Any]:
-    from .evaluation import _init_worker, _run_task
+    from .evaluation.tournament import _init_worker, _run_task
 
     _init_worker()
     return _run_task(task)
@@ -52,7 +52,8 @@ def run_tasks(
     workers: int | None = None,
     on_done: Callable[[int, list[Any]], None] | None = None,
 ) -> Iterator[tuple[int, list[Any]]]:
-    """Run ``tasks`` (``agents.evaluation._Task``) as Ray tasks; yield ``(index, records)`` as they end.
+    """Run ``tasks`` (``agents.evaluation.tournament._Task``) as Ray tasks; yield ``(index, records)``
+    as they end.
 
     ``workers``: CPUs of a local Ray this call starts (default: all); ignored on a cluster.
     A Ray this call started is shut down at the end.

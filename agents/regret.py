@@ -7,7 +7,7 @@
   games is an unbiased, far less noisy estimate of the gap to the optimum than mean scores (the
   dice noise cancels out of each difference), reported with a 95% interval.
 * **Two-player Farkle** (:func:`farkle_win_deficit`): the agent plays ``win-optimal``
-  (:mod:`agents.win_optimal`) with seats balanced in the native vector env; the deficit is
+  (:mod:`agents.win_optimal`) with seats balanced, on the game runner; the deficit is
   ``0.5`` (what ``win-optimal`` scores against itself, seats balanced) minus the agent's win rate
   (shared wins half), with a 95% interval. :func:`farkle_match` is the head-to-head behind it.
 
@@ -32,6 +32,8 @@ from dice_envs.rules.scorecard import N_REROLL_ACTIONS
 from dice_envs.tables import scorecard_tables
 
 from .base import Agent
+from .evaluation.play import dice_seed, run_games
+from .evaluation.stats import Z95, mean_ci, win_shares
 from .registry import load
 
 __all__ = [
@@ -47,7 +49,6 @@ __all__ = [
     "write_json",
 ]
 
-Z95 = 1.959963984540054
 #: Value differences up to this are ties (the solver's agents break ties within it).
 TIE = 1e-9
 
@@ -65,15 +66,6 @@ class RegretResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"agent": self.agent, "games": self.games, "mean": self.mean, "ci95": list(self.ci95)}
-
-
-def _mean_ci(values: Sequence[float]) -> tuple[float, tuple[float, float]]:
-    x = np.asarray(values, dtype=np.float64)
-    m = float(x.mean()) if x.size else float("nan")
-    if x.size < 2:
-        return m, (m, m)
-    h = Z95 * float(x.std(ddof=1)) / math.sqrt(x.size)
-    return m, (m - h, m + h)
 
 
 def decision_values(solution: Any, view: ScorecardView, action_mask: np.ndarray) -> np.ndarray:
@@ -140,7 +132,7 @@ def scorecard_regret(
             decisions += 1
             g.apply(a)
         per_game.append(total)
-    mean, ci = _mean_ci(per_game)
+    mean, ci = mean_ci(per_game)
     return RegretResult(str(name), games, mean, ci, tuple(per_game), decisions)
 
 
@@ -194,41 +186,21 @@ def seat_games(
     seed: int,
     num_envs: int = 1000,
 ) -> np.ndarray:
-    """Play ``games`` two-player games in the native vector env, ``learner`` in ``seat`` (batched
-    with ``act_batch``), and return the learner's win share of each (1, 0.5 or 0).
-
-    Every env plays the same number of episodes (its first ones are kept), so no game length is
-    favoured."""
-    from dice_envs.vector import FarkleVectorEnv
-
-    n_env = max(1, min(num_envs, games))
-    per_env = -(-games // n_env)
-    env = FarkleVectorEnv(
-        num_envs=n_env, opponents=[opponent], seat=seat, rules=rules, autoreset_mode="same_step"
+    """Play ``games`` two-player games, ``learner`` in ``seat``, and return the learner's win share
+    of each (1, 0.5 or 0): the game runner (:func:`agents.evaluation.run_games`, ``num_envs``
+    games side by side; game ``g`` throws the dice of :func:`agents.evaluation.dice_seed` for
+    ``(seed, g)``), the learner reset with ``seed`` first."""
+    lineups = np.zeros((games, 2), dtype=np.int64)
+    lineups[:, 1 - seat] = 1
+    out = run_games(
+        rules,
+        [learner, opponent],
+        lineups,
+        [dice_seed(seed, g) for g in range(games)],
+        agent_seeds=[seed, None],
+        width=num_envs,
     )
-    obs, info = env.reset(seed=seed)
-    if callable(getattr(learner, "reset", None)):
-        learner.reset(seed=seed)
-    done = np.zeros(n_env, dtype=np.int64)
-    results: list[list[float]] = [[] for _ in range(n_env)]
-    act = learner.act_batch if callable(getattr(learner, "act_batch", None)) else None
-    while (done < per_env).any():
-        mask = info["action_mask"]
-        if act is not None:
-            actions = np.asarray(act(obs, mask), dtype=np.int64)
-        else:
-            actions = np.array([learner.act(o, m) for o, m in zip(obs, mask, strict=True)], dtype=np.int64)
-        obs, _, term, trunc, info = env.step(actions)
-        ended = np.flatnonzero(term | trunc)
-        if ended.size:
-            fin = info["final_info"]
-            for i in ended.tolist():
-                if done[i] < per_env:
-                    w = fin["winners"][i]
-                    results[i].append(float(w[seat]) / float(w.sum()) if w.any() else 0.0)
-                    done[i] += 1
-    flat = [r for rows in results for r in rows]
-    return np.array(flat[:games])
+    return win_shares(out.winners)[:, seat]
 
 
 def farkle_match(

@@ -2,12 +2,15 @@
 """Measure the shipped bots of ``agents/pretrained/`` over many games and record the figures.
 
 Each bot is loaded with plain ``sb3_contrib.MaskablePPO.load`` and acts by
-``model.predict(obs, action_masks=mask, deterministic=True)`` in the Gymnasium env of its card:
+``model.predict(obs, action_masks=mask, deterministic=True)`` on whole batches of games, played
+by the game runner (:func:`agents.training.evaluate.play_games` over
+:func:`agents.evaluation.run_games`) with the rules of its card:
 
 * scorecard solitaire bots: mean final score ± standard error, and the share of the exact
   solitaire optimum (``agents.solver``) for the same rules;
-* multi-player bots: win rate against each ``--opponents`` agent, seats balanced (the bot sits
-  in every seat equally often), with a Wilson 95% interval.
+* multi-player bots: win rate (sole wins) against each ``--opponents`` agent, seats balanced
+  (the bot sits in every seat equally often, every deal in every seat), with a Wilson 95%
+  interval (:func:`agents.evaluation.wilson_interval`).
 
     python scripts/measure_bots.py                     # every bot, 5,000 games each, printed
     python scripts/measure_bots.py --record            # ... and recorded (see below)
@@ -23,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from pathlib import Path
@@ -33,15 +35,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from agents.training.artifacts import atomic_write_text
 
 PRETRAINED = Path(__file__).resolve().parents[1] / "agents" / "pretrained"
-
-
-def wilson(p: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval of a proportion."""
-    if n == 0:
-        return (math.nan, math.nan)
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (centre - half, centre + half)
 
 
 def optimum(rules) -> float | None:
@@ -56,7 +49,9 @@ def optimum(rules) -> float | None:
 def measure(path: Path, games: int, opponents: list[str], seed: int) -> dict:
     from sb3_contrib import MaskablePPO
 
-    from agents.training.evaluate import ModelAgent, play_games
+    from agents.evaluation import wilson_interval
+    from agents.learned import ModelAgent
+    from agents.training.evaluate import play_games
     from dice_envs.rules import make_rules
 
     card = json.loads(path.with_suffix(".json").read_text())
@@ -82,16 +77,15 @@ def measure(path: Path, games: int, opponents: list[str], seed: int) -> dict:
         rows = {}
         for spec in opponents:
             stats = play_games(agent, rules, games, opponents=[spec] * (players - 1), seed=seed, batch=128)
-            p = stats.wins / stats.games
             rows[spec] = {
                 "games": stats.games,
                 "wins": stats.wins,
                 "draws": stats.draws,
                 "losses": stats.losses,
-                "win_rate": p,
-                "win_rate_ci95": wilson(p, stats.games),
+                "win_rate": stats.win_rate,
+                "win_rate_ci95": wilson_interval(stats.wins, stats.games),
                 "mean_score": stats.mean_score,
-                "seats": "balanced (seat cycles over every game)",
+                "seats": "balanced (seat cycles over every game; each deal in every seat)",
             }
         result["vs"] = rows
     result["seconds"] = time.perf_counter() - t0

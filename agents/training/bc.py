@@ -73,8 +73,8 @@ def collect_expert_data(
     ``actor`` (an agent with ``act_batch``) chooses the moves actually played, the expert only
     labels them (DAgger); by default the expert plays its own games.
     """
+    from ..evaluation.play import batch_actions as _act
     from ..registry import load
-    from .evaluate import _act
 
     rules = cfg.rule_config()
     expert = load(cfg.expert_spec, game=rules, num_players=cfg.num_players, seed=seed)

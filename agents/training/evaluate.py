@@ -1,8 +1,10 @@
-"""Evaluation of a trained model (or any agent) in the Gymnasium envs, batched over games.
+"""Evaluation of a trained model (or any agent) against opponents, for training's tables.
 
-Games are played in lockstep over a batch of envs so a neural policy answers a whole batch with
-one forward pass. Solitaire: the mean final score. Several players: the learner's seat cycles
-over every seat (balanced), and wins / draws / losses count the final scores of ``info``.
+:func:`play_games` plays through the one game runner (:func:`agents.evaluation.run_games`):
+every game in lockstep on the batched engine, so a neural policy answers a whole batch with one
+forward pass. Solitaire: the mean final score. Several players: the agent sits in every seat in
+turn (seats balanced, each deal played in every seat order with the same dice), and wins / draws
+/ losses are counted by :func:`agents.evaluation.wins_draws_losses`.
 """
 
 from __future__ import annotations
@@ -10,16 +12,17 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 
 from dice_envs.rules import RuleConfig
 
-from ..learned import ModelAgent
-from .config import GYM_IDS
-from .envs import _import_envs, action_mask_of
+from ..evaluation.play import balanced_lineups, derive_seeds, dice_seed, run_games
+from ..evaluation.stats import wins_draws_losses
+from ..learned import ModelAgent  # re-exported: the trainers build their evaluated agent from here
+from ..registry import load
 
 __all__ = ["GameStats", "ModelAgent", "format_table", "play_games"]
 
@@ -66,152 +69,55 @@ def play_games(
     seed: int = 0,
     batch: int = 64,
     agent_name: str | None = None,
-    native: bool | None = None,
 ) -> GameStats:
-    """Play ``games`` games of ``agent`` (seat cycling over all seats) against ``opponents``.
+    """Play ``games`` games of ``agent`` against ``opponents`` (agents, or specs for
+    :func:`agents.load`, one per other seat), the agent's seat cycling over every seat.
 
-    ``native``: use the native vector env (``None``: when importable; ``False``: scalar
-    Gymnasium envs stepped in lockstep).
+    Game ``g`` is deal ``g // K`` (dice seed :func:`agents.evaluation.dice_seed`) in seat rotation
+    ``g mod K``; opponents are reseeded from ``seed`` first, ``agent`` is used as it is. ``batch``:
+    games played side by side.
     """
-    _import_envs()
-    num_players = 1 + len(opponents)
-    if native is not False:
-        try:
-            from dice_envs.vector.sb3 import SB3VecEnv
-        except ImportError:
-            if native:
-                raise
-        else:
-            return _play_native(SB3VecEnv, agent, rules, games, list(opponents), seed, batch, agent_name)
-    gym_id = GYM_IDS[rules.game]
-    width = min(batch, games)
-    envs = [
-        gym.make(
-            gym_id,
-            **rules.to_dict(),
-            opponents=list(opponents),
-            seat=i % num_players,
-            reward="win" if num_players > 1 else "score",
-        )
-        for i in range(width)
+    k = 1 + len(opponents)
+    _, opp_seeds = derive_seeds(seed, 0, 0, k)
+    seated = [
+        load(str(o), game=rules, num_players=k, seed=s) if isinstance(o, (str, Path)) else o
+        for o, s in zip(opponents, opp_seeds[1:], strict=True)
     ]
-    seats = [i % num_players for i in range(width)]
-    obs, masks, active = [], [], []
-    started = 0
-    for i, env in enumerate(envs):
-        o, info = env.reset(seed=seed + i)
-        obs.append(o)
-        masks.append(action_mask_of(env, info))
-        active.append(True)
-        started += 1
-    scores: list[float] = []
-    wdl = [0, 0, 0]  # wins, draws, losses
-    while any(active):
-        idx = [i for i in range(width) if active[i]]
-        acts = _act(agent, np.stack([obs[i] for i in idx]), np.stack([masks[i] for i in idx]))
-        for i, a in zip(idx, acts, strict=True):
-            o, _, terminated, truncated, info = envs[i].step(int(a))
-            if terminated or truncated:
-                final = list(info["final_scores"])
-                seat = int(info.get("seat", seats[i]))
-                scores.append(float(final[seat]))
-                if num_players > 1:
-                    wdl[_outcome(final, seat)] += 1
-                if started < games:
-                    o, info = envs[i].reset(seed=seed + started)
-                    started += 1
-                else:
-                    active[i] = False
-                    continue
-            obs[i] = o
-            masks[i] = action_mask_of(envs[i], info)
-    for env in envs:
-        env.close()
-    return _stats(agent, agent_name, opponents, scores, (wdl[0], wdl[1], wdl[2]))
-
-
-def _play_native(
-    vec_cls: Any,
-    agent: Any,
-    rules: RuleConfig,
-    games: int,
-    opponents: list[Any],
-    seed: int,
-    batch: int,
-    agent_name: str | None,
-) -> GameStats:
-    """:func:`play_games` on the native vector env: each slot plays a fixed number of games
-    (no bias towards short games), one env per learner seat for balanced seats."""
-    num_players = 1 + len(opponents)
-    scores: list[float] = []
-    wdl = [0, 0, 0]  # wins, draws, losses
-    for seat in range(num_players):
-        n_seat = games // num_players + (1 if seat < games % num_players else 0)
-        if n_seat == 0:
-            continue
-        width = min(batch, n_seat)
-        quota = np.full(width, n_seat // width)
-        quota[: n_seat % width] += 1
-        venv = vec_cls(
-            rules.game,
-            num_envs=width,
-            **rules.to_dict(),
-            opponents=opponents,
-            seat=seat,
-            reward="win" if num_players > 1 else "score",
-        )
-        venv.seed(seed + 1_000_003 * seat)
-        obs = venv.reset()
-        done_count = np.zeros(width, dtype=np.int64)
-        while (done_count < quota).any():
-            acts = _act(agent, obs, venv.action_masks())
-            obs, _, dones, infos = venv.step(acts)
-            for i in np.flatnonzero(dones):
-                if done_count[i] >= quota[i]:
-                    continue
-                done_count[i] += 1
-                final = list(infos[i]["final_scores"])
-                scores.append(float(final[seat]))
-                if num_players > 1:
-                    wdl[_outcome(final, seat)] += 1
-        venv.close()
-    return _stats(agent, agent_name, opponents, scores, (wdl[0], wdl[1], wdl[2]))
-
-
-def _outcome(final: Sequence[float], seat: int) -> int:
-    """0 for a sole win of ``seat``, 1 for a shared win, 2 for a loss."""
-    best = max(final)
-    if final[seat] < best:
-        return 2
-    return 1 if list(final).count(best) > 1 else 0
+    lineups = balanced_lineups(k, games)
+    deal_seeds = [dice_seed(seed, d) for d in range(-(-games // k))]
+    out = run_games(
+        rules,
+        [agent, *seated],
+        lineups,
+        [deal_seeds[g // k] for g in range(games)],
+        agent_seeds=[None, *opp_seeds[1:]],
+        width=batch,
+    )
+    seat = np.argmax(lineups == 0, axis=1)
+    scores = out.scores[np.arange(games), seat].astype(np.float64)
+    wdl = wins_draws_losses(out.winners, seat) if k > 1 else (0, 0, 0)
+    return _stats(agent, agent_name, opponents, scores, wdl)
 
 
 def _stats(
     agent: Any,
     agent_name: str | None,
     opponents: Sequence[Any],
-    scores: list[float],
+    scores: np.ndarray,
     wdl: tuple[int, int, int],
 ) -> GameStats:
     """The row of one agent against one set of opponents (``wdl``: wins, draws, losses)."""
-    arr = np.asarray(scores, dtype=np.float64)
     opp = "solitaire" if not opponents else ",".join(str(getattr(o, "spec", o)) for o in opponents)
     return GameStats(
         agent=agent_name or str(getattr(agent, "spec", type(agent).__name__)),
         opponent=opp,
         games=len(scores),
-        mean_score=float(arr.mean()),
-        std_score=float(arr.std(ddof=1)) if arr.size > 1 else 0.0,
+        mean_score=float(scores.mean()),
+        std_score=float(scores.std(ddof=1)) if scores.size > 1 else 0.0,
         wins=wdl[0],
         draws=wdl[1],
         losses=wdl[2],
     )
-
-
-def _act(agent: Any, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
-    if hasattr(agent, "act_batch"):
-        return np.asarray(agent.act_batch(observations, masks))
-    return np.array([agent.act(o, m) for o, m in zip(observations, masks, strict=True)])
 
 
 def format_table(rows: Sequence[GameStats]) -> str:

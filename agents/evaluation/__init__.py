@@ -1,0 +1,95 @@
+"""Evaluation: playing games, their statistics, ratings and reports — one module per job.
+
+* :mod:`.play` — the game runner :func:`run_games` (every game played for a figure: tournaments,
+  training's evaluation table, ``scripts/measure_bots.py``, the leaderboard, the win-rate
+  deficits of :mod:`agents.regret`), seat-balanced lineups and seeds;
+* :mod:`.stats` — win counting (:func:`win_shares`, :func:`wins_draws_losses`), intervals
+  (:func:`mean_ci`, :func:`wilson_interval`) and the per-agent / per-pairing summaries;
+* :mod:`.ratings` — Bradley-Terry ratings on the Elo scale (:func:`rate_agents`);
+* :mod:`.tournament` — :func:`evaluate`: solitaire series and seat-balanced round robins over a
+  process pool or Ray, and :func:`replay`;
+* :mod:`.report` — ``results.json`` (:data:`RESULTS_SCHEMA`), ``games.csv`` and the plots.
+
+Two modes, chosen by the number of seats ``players``:
+
+* **solitaire** (``players=1``, the default for the scorecard games): every agent plays ``games``
+  games alone; per agent the mean score with a 95% confidence interval, median, standard
+  deviation, and for scorecard games the upper-bonus rate, the five-of-a-kind rate (five-kind box
+  holds 50) and the gap to the exact optimum (``agents.solver.expected_score``) when a solver
+  exists; for Farkle the rate of reaching the target, the mean turns to the target and the
+  final score.
+* **tables** (``players=K >= 2``, the default for Farkle): every combination of ``K`` agents
+  (a *pairing*) plays ``games`` deals, each deal once in every cyclic seat rotation, so each agent
+  sits in each seat equally often and meets the same dice in every seat. Win rates (shared wins
+  count fractionally) with Wilson 95% intervals per pairing, and a Bradley-Terry rating per agent
+  (Elo scale, maximum likelihood over all games at once, so the order games were played in does
+  not matter; 95% bootstrap intervals with a fixed seed), see :func:`rate_agents`.
+
+>>> res = evaluate("spiffel", ["random"], games=3, seed=1, workers=1, optimum=False)
+>>> summary = res.summary()
+>>> summary["agents"]["random"]["games"], summary["pairings"]
+(3, [])
+>>> res == evaluate("spiffel", ["random"], games=3, seed=1, workers=2, optimum=False)
+True
+"""
+
+from __future__ import annotations
+
+from .play import (
+    MAX_PLAYERS,
+    Outcomes,
+    SeededDice,
+    balanced_lineups,
+    batch_actions,
+    derive_seeds,
+    dice_seed,
+    play_game,
+    rotations,
+    run_games,
+    schedule,
+)
+from .ratings import ELO_MEAN, ELO_SCALE, bradley_terry, rate_agents
+from .report import OUTPUT_FILES, RESULTS_SCHEMA, write_outputs
+from .stats import Z95, mean_ci, wilson_interval, win_shares, wins_draws_losses
+from .tournament import (
+    DEALS_PER_TASK,
+    EvaluationResult,
+    GameRecord,
+    default_players,
+    evaluate,
+    parse_rule_overrides,
+    replay,
+)
+
+__all__ = [
+    "DEALS_PER_TASK",
+    "ELO_MEAN",
+    "ELO_SCALE",
+    "MAX_PLAYERS",
+    "OUTPUT_FILES",
+    "RESULTS_SCHEMA",
+    "Z95",
+    "EvaluationResult",
+    "GameRecord",
+    "Outcomes",
+    "SeededDice",
+    "balanced_lineups",
+    "batch_actions",
+    "bradley_terry",
+    "default_players",
+    "derive_seeds",
+    "dice_seed",
+    "evaluate",
+    "mean_ci",
+    "parse_rule_overrides",
+    "play_game",
+    "rate_agents",
+    "replay",
+    "rotations",
+    "run_games",
+    "schedule",
+    "wilson_interval",
+    "win_shares",
+    "wins_draws_losses",
+    "write_outputs",
+]
