@@ -9,7 +9,8 @@ plugs into every environment as an opponent. :func:`load` builds one from a spec
 
 Modules: :mod:`agents.scorecard_agents` and :mod:`agents.farkle_agents` (built-in players),
 :mod:`agents.solver` (exact solvers and their disk cache), :mod:`agents.learned` (trained models
-and model cards), :mod:`agents.human` (a person at the terminal).
+as agents), :mod:`agents.model_card` (the card beside every model), :mod:`agents.model_io` (model
+files, weights only), :mod:`agents.human` (a person at the terminal).
 """
 
 from __future__ import annotations

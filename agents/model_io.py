@@ -8,13 +8,8 @@ network's weights), checks its SHA-256 against the model card, loads it with
 ``torch.load(weights_only=True)`` (plain tensors only: a pickled object is refused), and rebuilds
 the network, a sb3-contrib ``MaskableActorCriticPolicy``, from the card alone.
 
-Card keys written by :func:`save_model` and :func:`stamp_card`:
-
-``weights_sha256``  SHA-256 (hex) of the zip member ``policy.pth``
-``zip_sha256``      SHA-256 (hex) of the whole zip file
-``policy``          the network: ``{"class": "MaskableActorCriticPolicy", "observation_size": n,
-                    "n_actions": k, "net_arch": [..] or {"pi": [..], "vf": [..]},
-                    "activation": "tanh" | "relu", "share_features_extractor": true}``
+:func:`save_model` and :func:`stamp_card` add the card keys ``weights_sha256``, ``zip_sha256``
+and ``policy`` (their schema, like the rest of the card's, is :mod:`agents.model_card`'s).
 
 A card without ``weights_sha256`` is refused; stamp one you trust with
 ``python -m agents.model_io stamp path/to/model.zip`` (or :func:`stamp_card`).
@@ -34,12 +29,21 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from dice_envs.encoding import observation_bounds, observation_size
 from dice_envs.io import atomic_write_bytes
-from dice_envs.rules import ConfigError, make_rules
+from dice_envs.rules import ConfigError
+
+from .model_card import (
+    ACTIVATIONS,
+    DEFAULT_NET_ARCH,
+    card_path,
+    card_spaces,
+    network_spec,
+    read_card,
+    validate_card,
+    write_card,
+)
 
 __all__ = [
-    "ACTIVATIONS",
     "MAX_WEIGHTS_BYTES",
     "WEIGHTS_MEMBER",
     "check_model_path",
@@ -52,11 +56,8 @@ __all__ = [
 
 #: The zip member holding the policy's weights (SB3's name).
 WEIGHTS_MEMBER = "policy.pth"
-#: Activation names a card may give, and the torch modules they stand for.
-ACTIVATIONS = ("tanh", "relu")
 #: Largest ``policy.pth`` accepted (a guard against zip bombs).
 MAX_WEIGHTS_BYTES = 256 * 2**20
-_SB3_DEFAULT_ARCH: dict[str, list[int]] = {"pi": [64, 64], "vf": [64, 64]}
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -75,8 +76,6 @@ def _sha(data: bytes) -> str:
 
 def check_model_path(path: str | Path) -> Path:
     """A user-given model path, checked: it exists, is a file, ends in ``.zip``, has its card beside it."""
-    from .learned import card_path
-
     p = Path(path).expanduser()
     if p.suffix.lower() != ".zip":
         raise ConfigError(f"a model file must be a .zip (with its .json card beside it), got {str(path)!r}")
@@ -109,7 +108,7 @@ def _activation_name(fn: Any) -> str:
 
 def _plain_arch(arch: Any) -> list[int] | dict[str, list[int]]:
     if arch is None:
-        return copy.deepcopy(_SB3_DEFAULT_ARCH)
+        return copy.deepcopy(DEFAULT_NET_ARCH)
     if isinstance(arch, dict):
         return {k: [int(x) for x in v] for k, v in arch.items()}
     return [int(x) for x in arch]
@@ -139,73 +138,6 @@ def policy_spec(model: Any) -> dict[str, Any]:
     }
 
 
-def _card_spec(card: dict[str, Any], where: str) -> dict[str, Any]:
-    """The network spec from a card: its ``policy`` entry, else ``config.net_arch`` / ``activation``."""
-    spec = card.get("policy")
-    if spec is None:
-        config = card.get("config") if isinstance(card.get("config"), dict) else {}
-        spec = {
-            "net_arch": config.get("net_arch"),
-            "activation": config.get("activation", "tanh"),
-            "share_features_extractor": True,
-        }
-    if not isinstance(spec, dict):
-        raise ConfigError(f"{where}: the card's policy entry must be an object, got {spec!r}")
-    arch = spec.get("net_arch")
-    if arch is None:
-        arch = copy.deepcopy(_SB3_DEFAULT_ARCH)
-
-    def layers(v: Any) -> bool:
-        return isinstance(v, list) and all(
-            isinstance(x, int) and not isinstance(x, bool) and 0 < x <= 65536 for x in v
-        )
-
-    ok = layers(arch) or (
-        isinstance(arch, dict) and set(arch) <= {"pi", "vf"} and all(layers(v) for v in arch.values())
-    )
-    if not ok:
-        raise ConfigError(
-            f"{where}: net_arch must be a list of layer sizes (1..65536) or {{'pi': [...], 'vf': [...]}}, "
-            f"got {arch!r}"
-        )
-    act = spec.get("activation", "tanh")
-    if act not in ACTIVATIONS:
-        raise ConfigError(f"{where}: activation must be one of {', '.join(ACTIVATIONS)}, got {act!r}")
-    share = spec.get("share_features_extractor", True)
-    if not isinstance(share, bool):
-        raise ConfigError(f"{where}: share_features_extractor must be true or false, got {share!r}")
-    return {"net_arch": arch, "activation": act, "share_features_extractor": share}
-
-
-def _card_spaces(card: dict[str, Any], where: str) -> tuple[Any, Any]:
-    from gymnasium import spaces
-
-    try:
-        rules = make_rules(str(card["game"]), **dict(card["rules"]))
-        num_players = card["num_players"]
-        n_obs = observation_size(rules, num_players)
-        low, high = observation_bounds(rules, num_players)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ConfigError(
-            f"{where}: the card's game/rules/num_players do not describe a game: {exc}"
-        ) from exc
-    n_act = card.get("n_actions")
-    if n_act != int(rules.n_actions):  # type: ignore[attr-defined]
-        raise ConfigError(
-            f"{where}: n_actions {n_act!r} does not fit {rules.game} ({rules.n_actions} actions)"
-        )  # type: ignore[attr-defined]
-    spec = card.get("policy")
-    if isinstance(spec, dict):
-        for key, want in (("observation_size", n_obs), ("n_actions", n_act)):
-            if key in spec and spec[key] != want:
-                raise ConfigError(
-                    f"{where}: policy {key} {spec[key]!r} does not fit the card's game ({want})"
-                )
-    import numpy as np
-
-    return spaces.Box(low, high, (n_obs,), np.float32), spaces.Discrete(int(n_act))
-
-
 # ---------------------------------------------------------------------------------------------- save
 def save_model(model: Any, path: str | Path, card: dict[str, Any], *, overwrite: bool = False) -> Path:
     """Write ``model`` (a sb3-contrib ``MaskablePPO``) as an SB3 zip plus its stamped card; return the zip.
@@ -214,8 +146,6 @@ def save_model(model: Any, path: str | Path, card: dict[str, Any], *, overwrite:
     plus ``weights_sha256``, ``zip_sha256`` and ``policy`` (see the module docstring). An existing
     zip or card is a :class:`FileExistsError` unless ``overwrite``. ``card`` is not modified.
     """
-    from .learned import _validate_format, card_path, write_card
-
     p = Path(path)
     if p.suffix.lower() != ".zip":
         raise ConfigError(f"a model file must end in .zip, got {str(path)!r}")
@@ -224,9 +154,9 @@ def save_model(model: Any, path: str | Path, card: dict[str, Any], *, overwrite:
         for q in (p, cp):
             if q.exists():
                 raise FileExistsError(f"{q} already exists; pass overwrite=True to replace it")
-    _validate_format(card, str(cp))
+    validate_card(card, str(cp))
     spec = policy_spec(model)
-    _card_spaces(dict(card, policy=spec), str(cp))  # the model fits the card's game
+    card_spaces(dict(card, policy=spec), str(cp))  # the model fits the card's game
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.stem}.", suffix=".zip")
     os.close(fd)
@@ -251,8 +181,6 @@ def stamp_card(path: str | Path) -> Path:
     so a card that does not describe its weights is refused; the zip is not touched. Returns the
     card's path.
     """
-    from .learned import card_path, read_card, write_card
-
     p = check_model_path(path)
     card = read_card(p)
     weights = _read_weights(p)
@@ -324,8 +252,8 @@ def load_policy(path: str | Path, card: dict[str, Any], device: str = "cpu") -> 
             f"{where}: {WEIGHTS_MEMBER} has sha256 {got}, its card says {want} "
             "(the weights were changed or damaged after the card was written)"
         )
-    spec = _card_spec(card, where)
-    obs_space, act_space = _card_spaces(card, where)
+    spec = network_spec(card, where)
+    obs_space, act_space = card_spaces(card, where)
     try:
         import torch
         import torch.nn as nn

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from dice_envs.rules import GAMES, ConfigError, FarkleRules, RuleConfig, ScorecardRules, make_rules
+from dice_envs.rules import ConfigError, FarkleRules, RuleConfig, ScorecardRules, make_rules
 from dice_envs.rules.config import check_int
 
 from .base import Agent, RandomAgent
@@ -103,7 +103,8 @@ def check_spec(spec: str, game: str | RuleConfig = "spiffel") -> None:
     name = str(spec).strip()
     key = name.lower()
     if key.startswith("pretrained:") or key.endswith(".zip") or _is_file(name):
-        from .learned import read_card, resolve_model_path
+        from .learned import resolve_model_path
+        from .model_card import read_card
 
         read_card(resolve_model_path(name))
         return
@@ -125,7 +126,8 @@ def make_opponent(spec: str, rules: RuleConfig, num_players: int, seed: int | No
 
 
 def _models_for(game: str) -> str:
-    from .learned import pretrained_names, read_card, resolve_model_path
+    from .learned import pretrained_names, resolve_model_path
+    from .model_card import read_card
 
     fits = []
     for n in pretrained_names():
@@ -146,15 +148,12 @@ def _load_model(
     overrides: dict[str, Any],
     kwargs: dict[str, Any],
 ) -> Agent:
-    from .learned import LearnedAgent, check_card, read_card, resolve_model_path
+    from .learned import ModelAgent, resolve_model_path
+    from .model_card import card_rules, check_card, read_card
 
     card = read_card(resolve_model_path(name))
-    card_game = card.get("game")
-    if card_game not in GAMES:
-        raise ConfigError(
-            f"{name}: the model card names an unknown game {card_game!r}; known: {', '.join(GAMES)}"
-        )
-    trained = make_rules(card_game, **dict(card.get("rules") or {}))
+    trained = card_rules(card, name)
+    card_game = trained.game
     if game is not None:
         given = make_rules(game)
         if given.game != card_game:
@@ -179,7 +178,14 @@ def _load_model(
     n = int(card.get("num_players", 1)) if num_players is None else num_players
     check_int("num_players", n, 1, 8)
     return _build(
-        spec, LearnedAgent, name, rules_cfg, num_players=n, seed=seed, allow_rules=tuple(overrides), **kwargs
+        spec,
+        ModelAgent.from_file,
+        name,
+        rules_cfg,
+        num_players=n,
+        seed=seed,
+        allow_rules=tuple(overrides),
+        **kwargs,
     )
 
 
@@ -241,8 +247,8 @@ def _is_file(name: str) -> bool:
         return False
 
 
-def _build(spec: str, cls: type, *args: Any, **kwargs: Any) -> Agent:
-    """``cls(*args, **kwargs)``, with options the agent does not take refused by name."""
+def _build(spec: str, cls: Any, *args: Any, **kwargs: Any) -> Agent:
+    """``cls(*args, **kwargs)`` (a class or factory), with options the agent does not take refused by name."""
     params = inspect.signature(cls).parameters
     if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
         allowed = [n for n, p in params.items() if p.kind is p.KEYWORD_ONLY or p.default is not p.empty]

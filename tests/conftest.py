@@ -1,4 +1,5 @@
-"""Shared pytest configuration: the hypothesis profile and one solver cache per session.
+"""Shared pytest configuration: the hypothesis profile, one solver cache per session, and the
+``one_torch_thread`` fixture of the training tests.
 
 Hypothesis: no per-example deadline (the CI machines are shared and timing is noisy); under
 ``CI=true`` examples are derandomized so a CI run is reproducible.
@@ -34,3 +35,17 @@ def solver_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     os.environ["DICE_ENVS_CACHE"] = str(path)
     yield str(path)
     os.environ.pop("DICE_ENVS_CACHE", None)
+
+
+@pytest.fixture
+def one_torch_thread() -> Iterator[None]:
+    """Torch on one thread for the test (tiny nets: one thread is fastest, and CI machines are shared).
+
+    Used by the training test modules (``pytestmark = pytest.mark.usefixtures("one_torch_thread")``);
+    torch is imported only by the tests that ask for it.
+    """
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -4,22 +4,22 @@ from __future__ import annotations
 
 import json
 
-import gymnasium as gym
 import numpy as np
 import pytest
 
 import agents
-from agents.learned import (
+from agents.learned import ModelAgent, pretrained_names
+from agents.model_card import (
     CARD_FORMAT,
-    LearnedAgent,
     card_path,
+    card_rules,
+    card_spaces,
     check_card,
     make_card,
-    pretrained_names,
     read_card,
     write_card,
 )
-from dice_envs.encoding import encode, encoding_id, observation_size
+from dice_envs.encoding import encode, encoding_id
 from dice_envs.rules import ConfigError, make_rules, new_game
 
 
@@ -70,34 +70,18 @@ def test_bad_cards_and_missing_files(tmp_path) -> None:
     assert isinstance(pretrained_names(), list)
 
 
-class _ShapeEnv(gym.Env):
-    """Just the spaces of a game (MaskablePPO needs an env to build a model)."""
-
-    def __init__(self, rules, num_players: int) -> None:
-        n = observation_size(rules, num_players)
-        self.observation_space = gym.spaces.Box(-10.0, 10.0, shape=(n,), dtype=np.float32)
-        self.action_space = gym.spaces.Discrete(rules.n_actions)
-
-    def reset(self, *, seed=None, options=None):
-        return np.zeros(self.observation_space.shape, dtype=np.float32), {}
-
-    def step(self, action):
-        return np.zeros(self.observation_space.shape, dtype=np.float32), 0.0, True, False, {}
-
-    def action_masks(self) -> np.ndarray:
-        return np.ones(self.action_space.n, dtype=bool)
-
-
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory):
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
 
+    from agents.training.ppo import SpacesOnlyEnv
+
     rules = make_rules("spiffel")
     path = tmp_path_factory.mktemp("model") / "tiny-spiffel.zip"
     model = MaskablePPO(
         "MlpPolicy",
-        _ShapeEnv(rules, 1),
+        SpacesOnlyEnv(*card_spaces(make_card(rules, 1))),
         policy_kwargs={"net_arch": [8]},
         n_steps=8,
         batch_size=8,
@@ -113,7 +97,7 @@ def tiny_model(tmp_path_factory):
 def test_learned_agent_acts_legally_and_deterministically(tiny_model) -> None:
     rules = make_rules("spiffel")
     agent = agents.load(str(tiny_model), game="spiffel", seed=0)
-    assert isinstance(agent, LearnedAgent)
+    assert isinstance(agent, ModelAgent)
     obs, masks = [], []
     for seed in range(16):
         g = new_game(rules, seed=seed)
@@ -138,3 +122,45 @@ def test_model_for_another_game_is_refused(tiny_model) -> None:
     # another number of seats is not a mismatch: the solitaire model plays a seat of a 2-player
     # game through its seat view (agents.views)
     assert agents.load(str(tiny_model), game="spiffel", num_players=2).num_players == 2
+
+
+def test_card_provenance_and_rules() -> None:
+    rules = make_rules("farkle", target=5000)
+    bare = make_card(rules, 2, command="test")
+    assert not {"created", "seed", "library_versions"} & set(bare)
+    run = make_card(rules, 2, seed=7, provenance=True, trainer="x")
+    keys = list(run)
+    assert keys[keys.index("command") + 1 :] == ["created", "seed", "library_versions", "trainer"]
+    assert run["seed"] == 7 and {"python", "dice_envs", "torch"} <= set(run["library_versions"])
+    assert card_rules(run) == rules
+    with pytest.raises(
+        ConfigError, match=r"m\.json: the model card names an unknown game 'chess'; known: spiffel"
+    ):
+        card_rules(dict(run, game="chess"), "m.json")
+    with pytest.raises(ConfigError, match="the card's rules do not describe a farkle game"):
+        card_rules(dict(run, rules={"no_such_rule": 1}))
+
+
+def test_one_agent_class_samples_legally_and_reproducibly(tiny_model) -> None:
+    rules = make_rules("spiffel")
+    obs, masks = [], []
+    for seed in range(32):
+        g = new_game(rules, seed=seed)
+        obs.append(encode(g, 0))
+        masks.append(g.action_mask())
+    obs, masks = np.array(obs), np.array(masks)
+    greedy = agents.load(str(tiny_model), deterministic=True)
+    in_memory = ModelAgent(greedy.policy)  # an in-memory network: the same class, the same actions
+    assert in_memory.act_batch(obs, masks).tolist() == greedy.act_batch(obs, masks).tolist()
+    assert in_memory.card is None and greedy.card["game"] == "spiffel"
+    first, second = (agents.load(str(tiny_model), deterministic=False, seed=3) for _ in range(2))
+    drawn = [first.act_batch(obs, masks) for _ in range(8)]
+    assert [second.act_batch(obs, masks).tolist() for _ in range(8)] == [d.tolist() for d in drawn]
+    assert all(masks[np.arange(len(d)), d].all() for d in drawn)
+    assert len({tuple(d) for d in drawn}) > 1  # sampling, not argmax
+    with pytest.raises(ValueError, match=r"the network reads \(batch, 86\)"):
+        greedy.act_batch(obs[:, :10], masks)
+    with pytest.raises(
+        ConfigError, match="takes no option 'temperature'; its options: device, deterministic"
+    ):
+        agents.load(str(tiny_model), temperature=2.0)

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 import agents
 import dice_envs  # noqa: F401
-from agents.learned import LearnedAgent, fit_card, make_card, pretrained_names, read_card, resolve_model_path
+from agents.learned import ModelAgent, pretrained_names, resolve_model_path
+from agents.model_card import fit_card, make_card, read_card
 from agents.views import seat_view
 from dice_envs.encoding import decode, encode, observation_size
 from dice_envs.multiagent import farkle_v0, spiffel_v0
@@ -56,7 +57,7 @@ def test_bots_are_shipped() -> None:
 def test_load_reads_game_rules_and_players_from_the_card(name: str) -> None:
     card = _card(name)
     agent = agents.load(f"pretrained:{name}")  # no game given
-    assert isinstance(agent, LearnedAgent)
+    assert isinstance(agent, ModelAgent)
     assert agent.rules == make_rules(card["game"], **card["rules"])
     assert agent.num_players == card["num_players"]
     same = agents.load(f"pretrained:{name}", game=card["game"])
@@ -71,7 +72,7 @@ def test_every_bot_is_an_opponent_in_2_3_and_8_seat_games(name: str, seats: int)
     info = _play(env, seed=seats)
     assert len(info["final_scores"]) == seats
     bot = env.unwrapped.opponents[0]
-    assert isinstance(bot, LearnedAgent) and bot.num_players == seats
+    assert isinstance(bot, ModelAgent) and bot.num_players == seats
 
 
 @pytest.mark.parametrize("name", ["spiffel", "farkle"])

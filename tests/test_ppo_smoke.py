@@ -18,13 +18,7 @@ sb3_contrib = pytest.importorskip("sb3_contrib")
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """Tiny nets: one thread is fastest, and CI machines are shared."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
 @pytest.mark.parametrize("env_id", list(ENV_IDS))

@@ -30,12 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs" / "train"
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
 def _train(cfg: TrainConfig, out: Path, resume: bool = False):

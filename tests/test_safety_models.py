@@ -24,35 +24,23 @@ from sb3_contrib import MaskablePPO
 
 import agents
 import dice_envs  # noqa: F401
-from agents.learned import PRETRAINED_DIR, make_card, pretrained_names, read_card
+from agents.learned import PRETRAINED_DIR, pretrained_names
+from agents.model_card import card_spaces, make_card, read_card
 from agents.model_io import load_policy, save_model, stamp_card
-from dice_envs.encoding import encode, observation_size
+from agents.training.ppo import SpacesOnlyEnv
+from dice_envs.encoding import encode
 from dice_envs.rules import ConfigError, make_rules, new_game
 
 
-class _ShapeEnv(gym.Env):
+def _spaces(game: str, players: int) -> SpacesOnlyEnv:
     """Just the spaces of a game (MaskablePPO needs an env to build a model)."""
-
-    def __init__(self, rules, num_players: int) -> None:
-        n = observation_size(rules, num_players)
-        self.observation_space = gym.spaces.Box(-10.0, 10.0, shape=(n,), dtype=np.float32)
-        self.action_space = gym.spaces.Discrete(rules.n_actions)
-
-    def reset(self, *, seed=None, options=None):
-        return np.zeros(self.observation_space.shape, dtype=np.float32), {}
-
-    def step(self, action):
-        return np.zeros(self.observation_space.shape, dtype=np.float32), 0.0, True, False, {}
-
-    def action_masks(self) -> np.ndarray:
-        return np.ones(self.action_space.n, dtype=bool)
+    return SpacesOnlyEnv(*card_spaces(make_card(make_rules(game), players)))
 
 
 def _model(game: str = "spiffel", players: int = 1, net_arch=(8,), seed: int = 0) -> MaskablePPO:
-    rules = make_rules(game)
     return MaskablePPO(
         "MlpPolicy",
-        _ShapeEnv(rules, players),
+        _spaces(game, players),
         policy_kwargs={"net_arch": list(net_arch)},
         n_steps=8,
         batch_size=8,
@@ -180,7 +168,7 @@ def test_save_model_refuses_a_model_for_another_game(tmp_path: Path) -> None:
 def test_relu_and_separate_arch_round_trip(tmp_path: Path) -> None:
     model = MaskablePPO(
         "MlpPolicy",
-        _ShapeEnv(make_rules("farkle"), 2),
+        _spaces("farkle", 2),
         policy_kwargs={"net_arch": {"pi": [8, 4], "vf": [6]}, "activation_fn": torch.nn.ReLU},
         n_steps=8,
         batch_size=8,

@@ -9,8 +9,6 @@ opponents=[path])``, ``scripts/evaluate.py --agents path`` and ``MaskablePPO.loa
 
 from __future__ import annotations
 
-import os
-import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -64,7 +62,8 @@ def export_policy(
     """
     import torch
 
-    from ..training.artifacts import make_card, save_card
+    from ..model_card import card_path, make_card
+    from ..model_io import save_model
     from ..training.config import TrainConfig
     from ..training.ppo import make_model
 
@@ -101,15 +100,6 @@ def export_policy(
         )
     with torch.no_grad():
         model.policy.load_state_dict(state, strict=True)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".zip")
-    os.close(fd)
-    try:
-        model.save(tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     card = make_card(
         rules,
         int(num_players),
@@ -119,7 +109,9 @@ def export_policy(
         evaluation=dict(evaluation or {}),
         command=command,
         seed=int(seed),
+        provenance=True,
         algorithm="PPO (RLlib, MaskedPPOModule) exported to MaskablePPO",
         exported=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     )
-    return path, Path(save_card(path, card))
+    save_model(model, path, card, overwrite=True)  # zip and card, atomically, with checksums
+    return path, card_path(path)

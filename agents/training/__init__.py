@@ -10,7 +10,8 @@ with optional self-play and a behaviour-cloning warm start.
 * :mod:`.selfplay` — opponent pools of learner snapshots and built-in agents;
 * :mod:`.bc` — behaviour cloning of an expert (the exact solver) before PPO;
 * :mod:`.evaluate` — batched games of a model against built-in agents;
-* :mod:`.artifacts` — model card, learning curve, checkpoints, atomic writes.
+* :mod:`.artifacts` — learning curve, checkpoints, atomic writes (the model card is
+  :mod:`agents.model_card`'s).
 
 The command line is ``dice-envs train`` (``scripts/train.py``). This package needs the ``train``
 extra (torch, SB3).

@@ -1,21 +1,15 @@
-"""What a run leaves behind besides the model: its card, its learning curve, its checkpoints.
+"""What a run leaves behind besides the model and its card: its learning curve, its checkpoints.
 
-The model card (``<stem>.json`` beside ``<stem>.zip``) follows the schema that
-:mod:`agents.learned` checks when loading a model: ``format``, ``format_version``, ``game``,
-``rules``, ``num_players``, ``observation_encoding``, ``n_actions``, ``algorithm``, ``config``,
-``steps``, ``wall_time_s``, ``evaluation``, ``command``, ``created``, ``seed``,
-``library_versions``.
+The model and its card are written by :func:`agents.model_io.save_model`; the card's schema is
+:mod:`agents.model_card`'s.
 """
 
 from __future__ import annotations
 
 import csv
-import datetime as _dt
 import hashlib
 import io
-import os
 import re
-import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -23,29 +17,19 @@ from typing import Any
 import numpy as np
 
 from dice_envs import io as _io
-from dice_envs.encoding import encoding_id
-from dice_envs.rules import RuleConfig
 
 __all__ = [
-    "CARD_FORMAT",
-    "CARD_VERSION",
     "CHECKPOINT_FORMAT",
     "ProgressLog",
     "atomic_write_bytes",
     "atomic_write_text",
     "checkpoints",
     "latest_checkpoint",
-    "library_versions",
     "load_checkpoint",
-    "machine_info",
-    "make_card",
     "plot_learning_curve",
-    "save_card",
     "save_checkpoint",
 ]
 
-CARD_FORMAT = "dice-envs-model-card"
-CARD_VERSION = 1
 _CKPT = re.compile(r"^model_(\d+)_steps\.zip$")
 _PPO_CKPT = re.compile(r"^ckpt_(\d+)\.pt$")
 #: ``format`` of the native trainer's checkpoints (plain tensors and numbers, no pickled objects).
@@ -152,93 +136,6 @@ class ProgressLog:
         with path.open(encoding="utf-8", newline="") as fh:
             rows = list(csv.DictReader(fh))
         return [r for r in rows if r.get("steps") and None not in r.values()]
-
-
-def library_versions() -> dict[str, str]:
-    """Versions of the libraries a model depends on."""
-    import gymnasium
-    import sb3_contrib
-    import stable_baselines3
-    import torch
-
-    import dice_envs
-
-    return {
-        "python": sys.version.split()[0],
-        "dice_envs": dice_envs.__version__,
-        "numpy": np.__version__,
-        "torch": torch.__version__,
-        "gymnasium": gymnasium.__version__,
-        "stable_baselines3": stable_baselines3.__version__,
-        "sb3_contrib": sb3_contrib.__version__,
-    }
-
-
-def make_card(
-    rules: RuleConfig,
-    num_players: int,
-    config: dict[str, Any],
-    steps: int,
-    wall_time_s: float,
-    evaluation: dict[str, Any],
-    command: str,
-    seed: int,
-    algorithm: str = "MaskablePPO",
-    **extra: Any,
-) -> dict[str, Any]:
-    """The model card of a trained model: the schema's keys, then ``extra`` (e.g. ``machine``)."""
-    return {
-        "format": CARD_FORMAT,
-        "format_version": CARD_VERSION,
-        "game": rules.game,
-        "rules": rules.to_dict(),
-        "num_players": int(num_players),
-        "observation_encoding": encoding_id(rules),
-        "n_actions": int(rules.n_actions),  # type: ignore[attr-defined]
-        "algorithm": algorithm,
-        "config": config,
-        "steps": int(steps),
-        "wall_time_s": float(wall_time_s),
-        "evaluation": evaluation,
-        "command": command,
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "seed": int(seed),
-        "library_versions": library_versions(),
-        **extra,
-    }
-
-
-def machine_info(device: str, threads: int) -> dict[str, Any]:
-    """The machine a model was trained on (for its card)."""
-    import platform
-
-    import torch
-
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        cores = os.cpu_count() or 1
-    info: dict[str, Any] = {
-        "cpu": platform.processor() or platform.machine(),
-        "cores_usable": cores,
-        "torch_threads": int(threads),
-        "device": device,
-        "platform": platform.platform(terse=True),
-    }
-    if device.startswith("cuda") and torch.cuda.is_available():
-        info["gpu"] = torch.cuda.get_device_name(0)
-    return info
-
-
-def save_card(model_path: str | Path, card: dict[str, Any]) -> Path:
-    """Write ``card`` beside the saved model ``model_path`` (same stem, ``.json``), bound to its
-    weights by checksums (:func:`agents.model_io.stamp_card`); return the card's path."""
-    from ..learned import write_card
-    from ..model_io import stamp_card
-
-    path = write_card(model_path, card)
-    stamp_card(model_path)
-    return Path(path)
 
 
 def checkpoints(checkpoint_dir: str | Path) -> list[Path]:

@@ -181,7 +181,7 @@ def behaviour_clone(model: Any, cfg: TrainConfig) -> BCStats:
     ``cfg.bc_dagger_samples`` decisions, the expert labels every state it met, and the policy
     is fitted again on all data so far, so it learns to recover from its own mistakes.
     """
-    from .selfplay import SnapshotAgent
+    from ..learned import ModelAgent
 
     t0 = time.perf_counter()
     collect_s = 0.0
@@ -191,7 +191,7 @@ def behaviour_clone(model: Any, cfg: TrainConfig) -> BCStats:
     loss, accuracy = fit_policy(model.policy, data, cfg, seed=cfg.seed)
     for r in range(cfg.bc_dagger_rounds):
         t1 = time.perf_counter()
-        actor = SnapshotAgent(model.policy, deterministic=True, seed=cfg.seed + r)
+        actor = ModelAgent(model.policy, deterministic=True, seed=cfg.seed + r)
         new = collect_expert_data(cfg, cfg.bc_dagger_samples, seed=cfg.seed + 30_000 + 1000 * r, actor=actor)
         collect_s += time.perf_counter() - t1
         print(

@@ -1,15 +1,18 @@
 """The native trainer's run (``trainer: ppo``), read top to bottom.
 
-1. the machine: device, torch threads, seeds;
-2. the environment: ``n_envs`` games of the native vector env, the learner against fixed
-   opponents or (self-play) one :class:`~agents.training.selfplay.PoolSeat` per other seat;
-3. the model: fresh, warm-started by behaviour cloning, or restored from the newest checkpoint
-   that verifies (resume loses at most one ``checkpoint_freq``);
-4. the loop, one update per rollout of ``n_envs x n_steps`` samples: schedules → rollout →
-   advantages → epochs of minibatch updates → log (progress bar, ``progress.csv``,
-   TensorBoard) → periodic evaluation, self-play snapshots, checkpoints;
-5. the products: ``<name>.zip`` (an sb3-contrib file) and its model card, the final checkpoint,
-   the evaluation table and ``learning_curve.png``.
+1. the machine (:func:`_machine`): torch threads, seeds;
+2. the model (:func:`_learner`): network, optimizer and self-play store, fresh, warm-started by
+   behaviour cloning, or restored from the newest checkpoint that verifies (resume loses at
+   most one ``checkpoint_freq``);
+3. the environment (:class:`_Rollout`): ``n_envs`` games of the native vector env, the learner
+   against fixed opponents or (self-play) one :class:`~agents.training.selfplay.PoolSeat` per
+   other seat, drawing its members from the store of step 2;
+4. the loop, one update per rollout of ``n_envs x n_steps`` samples (:func:`_update`):
+   schedules → rollout (4a) → advantages (4b) → epochs of minibatch updates (4c) → the log row
+   (4d: ``progress.csv``, TensorBoard, progress bar) → periodic evaluation, self-play
+   snapshots, checkpoints (4e);
+5. the products (:func:`_products`): the final checkpoint, ``<name>.zip`` (an sb3-contrib file)
+   and its model card, the evaluation table and ``learning_curve.png``.
 
 The algorithm's pieces (loss, GAE, masking, sampling) are in :mod:`agents.training.ppo`.
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 import copy
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,14 +32,8 @@ from torch import nn
 
 from dice_envs.rules import ConfigError
 
-from .artifacts import (
-    ProgressLog,
-    load_checkpoint,
-    machine_info,
-    make_card,
-    plot_learning_curve,
-    save_checkpoint,
-)
+from ..model_card import machine_info
+from .artifacts import ProgressLog, load_checkpoint, save_checkpoint
 from .config import TrainConfig
 from .envs import eval_opponents
 from .ppo import (
@@ -49,7 +47,8 @@ from .ppo import (
     sample_actions,
     schedule_value,
 )
-from .train import TrainResult, evaluation_record, final_evaluation, reference_lines
+from .selfplay import SnapshotStore, pool_seats
+from .train import TrainResult, save_products
 
 __all__ = ["PROGRESS_FIELDS", "make_vector_env", "train_ppo"]
 
@@ -96,32 +95,12 @@ def make_vector_env(cfg: TrainConfig, opponents: list[Any], num_envs: int | None
     )
 
 
-def _opponents(cfg: TrainConfig, store: Any) -> list[Any]:
+def _opponents(cfg: TrainConfig, store: SnapshotStore) -> list[Any]:
     """One opponent per other seat: pool seats under self-play, else the configured specs."""
     n = cfg.num_players - 1
-    if not cfg.self_play:
-        return [cfg.opponents[i % len(cfg.opponents)] for i in range(n)]
-    from ..registry import load
-    from .selfplay import PoolSeat
-
-    rules = cfg.rule_config()
-    seats = []
-    for i in range(n):
-        builtins = [
-            load(spec, game=rules, num_players=cfg.num_players, seed=cfg.seed + 7919 * (i + 1) + k)
-            for k, spec in enumerate(cfg.pool_builtin)
-        ]
-        seats.append(
-            PoolSeat(
-                store,
-                builtins,
-                cfg.pool_builtin_prob,
-                cfg.pool_latest_prob,
-                deterministic=cfg.snapshot_deterministic,
-                seed=cfg.seed + 104_729 * (i + 1),
-            )
-        )
-    return seats
+    if cfg.self_play:
+        return pool_seats(cfg, store)
+    return [cfg.opponents[i % len(cfg.opponents)] for i in range(n)]
 
 
 def _evaluate(policy: Any, cfg: TrainConfig, seed: int) -> tuple[float, float]:
@@ -149,281 +128,333 @@ def _evaluate(policy: Any, cfg: TrainConfig, seed: int) -> tuple[float, float]:
 def train_ppo(cfg: TrainConfig, out: Path, resume: bool, command: str, device: str) -> TrainResult:
     """Run (or continue) ``cfg`` with the native PPO trainer in the folder ``out``."""
     t_start = time.perf_counter()
-    # 1. the machine -----------------------------------------------------------------------
+    threads = _machine(cfg, device)  # 1. the machine
+    learner = _learner(cfg, out, resume, device)  # 2. the model: fresh, resumed or warm-started
+    rollout = _Rollout(cfg, learner, device)  # 3. the environment
+    reporter = _Reporter(cfg, out, learner)
+    steps_at_start, t_loop = learner.steps, time.perf_counter()
+    while learner.steps < cfg.total_timesteps:  # 4. the loop, one update per rollout
+        row = _update(cfg, learner, rollout, wall_start=t_start)
+        _evaluate_and_snapshot_when_due(cfg, learner, row)
+        reporter.report(row, cfg.n_envs * cfg.n_steps)
+        _checkpoint_when_due(cfg, learner, out, wall_start=t_start)
+    learn_s = time.perf_counter() - t_loop
+    reporter.close()
+    rollout.env.close()
+    products = _products(cfg, out, learner, command, device, threads, wall_start=t_start)  # 5.
+    done_now = learner.steps - steps_at_start
+    return TrainResult(
+        **products,
+        steps=learner.steps,
+        steps_this_run=done_now,
+        wall_time_s=learn_s,
+        env_steps_per_s=done_now / learn_s if learn_s > 0 else float("nan"),
+        backend=f"native ppo, {cfg.n_envs} games, {device}",
+        resumed_from=learner.resumed_from,
+    )
+
+
+# ------------------------------------------------------------------------- 1. the machine
+def _machine(cfg: TrainConfig, device: str) -> int:
+    """Torch threads and seed; the number of threads."""
     threads = choose_threads(cfg.torch_threads, device)
     torch.set_num_threads(threads)
     torch.manual_seed(cfg.seed)
-    ckpt_dir = out / "checkpoints"
-    rules = cfg.rule_config()
+    return threads
 
-    # 2/3. the model and its self-play store, then the environment --------------------------
-    from .selfplay import SnapshotStore
 
+# ------------------------------------------------------------------------- 2. the model
+@dataclass
+class _Learner:
+    """What a run trains and what its checkpoints hold: network, optimizer, pool, counters."""
+
+    model: Any
+    optimizer: torch.optim.Optimizer
+    store: SnapshotStore
+    generator: torch.Generator
+    steps: int = 0
+    updates: int = 0
+    episodes: int = 0
+    wall_before: float = 0.0  # wall time of the runs before a resume
+    bc_stats: dict[str, Any] | None = None
+    resumed_from: Path | None = None
+    last: dict[str, int] = field(default_factory=dict)  # steps of the last eval/snapshot/checkpoint
+
+    @property
+    def policy(self) -> Any:
+        """The network being trained (an sb3-contrib ``MaskableActorCriticPolicy``)."""
+        return self.model.policy
+
+    def wall(self, wall_start: float) -> float:
+        """Wall time of the whole training, runs before a resume included."""
+        return self.wall_before + time.perf_counter() - wall_start
+
+    def state(self, wall: float) -> dict[str, Any]:
+        """The checkpoint of this learner (tensors and plain values only)."""
+        return {
+            "steps": self.steps,
+            "updates": self.updates,
+            "episodes": self.episodes,
+            "wall_time_s": wall,
+            "policy": self.policy.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "pool": self.store.state(),
+            "generator": self.generator.get_state(),
+            "warm_start": self.bc_stats or {},
+        }
+
+    def restore(self, path: Path, state: dict[str, Any]) -> None:
+        """Continue from the checkpoint ``state`` read from ``path``."""
+        self.policy.load_state_dict(state["policy"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.store.load_state(state["pool"])
+        self.generator.set_state(state["generator"])
+        self.steps, self.updates = int(state["steps"]), int(state["updates"])
+        self.episodes, self.wall_before = int(state["episodes"]), float(state["wall_time_s"])
+        self.bc_stats = state.get("warm_start") or None
+        self.resumed_from = path
+
+
+def _learner(cfg: TrainConfig, out: Path, resume: bool, device: str) -> _Learner:
+    """A fresh network, optimizer and self-play store; restored from the newest checkpoint that
+    verifies when resuming, else warm-started by behaviour cloning when ``warm_start: bc``."""
     probe = make_vector_env(cfg, ["random"] * (cfg.num_players - 1), num_envs=1)
     model = make_model(cfg, probe.single_observation_space, probe.single_action_space, device)
     probe.close()
     policy = model.policy
-    optimizer = torch.optim.Adam(policy.parameters(), lr=cfg.learning_rate, eps=cfg.adam_eps)
-    store = SnapshotStore(lambda: copy.deepcopy(policy), keep=cfg.pool_size, device=device)
-    generator = torch.Generator(device=device)
-    generator.manual_seed(cfg.seed)
-    steps = updates = episodes = 0
-    wall_before = 0.0
-    bc_stats = None
+    learner = _Learner(
+        model=model,
+        optimizer=torch.optim.Adam(policy.parameters(), lr=cfg.learning_rate, eps=cfg.adam_eps),
+        store=SnapshotStore(lambda: copy.deepcopy(policy), keep=cfg.pool_size, device=device),
+        generator=torch.Generator(device=device),
+    )
+    learner.generator.manual_seed(cfg.seed)
+    ckpt_dir = out / "checkpoints"
     found = load_checkpoint(ckpt_dir) if resume else None
     if found is not None:
-        path, state = found
-        policy.load_state_dict(state["policy"])
-        optimizer.load_state_dict(state["optimizer"])
-        store.load_state(state["pool"])
-        generator.set_state(state["generator"])
-        steps, updates, episodes = int(state["steps"]), int(state["updates"]), int(state["episodes"])
-        wall_before = float(state["wall_time_s"])
-        bc_stats = state.get("warm_start") or None
-        print(f"resuming {out} from {path.name} ({steps} steps)", file=sys.stderr)
+        learner.restore(*found)
+        print(f"resuming {out} from {found[0].name} ({learner.steps} steps)", file=sys.stderr)
+        if learner.steps >= cfg.total_timesteps:
+            raise ConfigError(
+                f"--resume: the run in {out} is finished ({learner.steps} steps >= total_timesteps "
+                f"{cfg.total_timesteps}); give --total-timesteps above {learner.steps} to train on"
+            )
     elif resume:
         print(f"--resume: no checkpoint that verifies in {ckpt_dir}; starting from scratch", file=sys.stderr)
-    if steps >= cfg.total_timesteps and found is not None:
-        raise ConfigError(
-            f"--resume: the run in {out} is finished ({steps} steps >= total_timesteps "
-            f"{cfg.total_timesteps}); give --total-timesteps above {steps} to train on"
-        )
     if found is None and cfg.warm_start == "bc":
         from .bc import behaviour_clone
 
         bc = behaviour_clone(model, cfg)
-        bc_stats = {
+        learner.bc_stats = {
             k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in bc.to_dict().items()
         }
         print(f"warm start: {bc.samples} decisions of {bc.expert!r}, accuracy {bc.accuracy:.3f}")
-    if cfg.self_play and not store.ids:
-        store.add(policy, steps)
-    env = make_vector_env(cfg, _opponents(cfg, store))
-    obs_np, info = env.reset(seed=cfg.seed + steps)
-    mask_np = info["action_mask"].astype(bool)
-    n_envs, n_steps = cfg.n_envs, cfg.n_steps
-    buf = RolloutBuffer(n_steps, n_envs, obs_np.shape[1], env.n_actions, device)
-    ep_return = np.zeros(n_envs)
-    log = ProgressLog(out / "progress.csv", PROGRESS_FIELDS, resume_steps=steps if found else None)
-    writer = _tensorboard(cfg, out, steps)
-    bar = _progress_bar(cfg, steps)
-    last = {"eval": steps, "snapshot": steps, "checkpoint": steps}
-    solitaire = cfg.num_players == 1
-    t_loop = time.perf_counter()
-    steps_at_start = steps
+    if cfg.self_play and not learner.store.ids:
+        learner.store.add(policy, learner.steps)
+    learner.last = dict.fromkeys(("eval", "snapshot", "checkpoint"), learner.steps)
+    return learner
 
-    # 4. the loop ----------------------------------------------------------------------------
-    while steps < cfg.total_timesteps:
-        t_update = time.perf_counter()
-        progress = steps / cfg.total_timesteps
-        lr = schedule_value(cfg.learning_rate, cfg.lr_final, cfg.lr_schedule, progress)
-        ent_coef = schedule_value(
-            cfg.ent_coef, cfg.ent_coef_final, "constant" if cfg.ent_coef_final is None else "linear", progress
-        )
-        for group in optimizer.param_groups:
-            group["lr"] = lr
 
-        # 4a. rollout: one forward pass per step over all games
+# ------------------------------------------------------------------------- 3. the environment
+class _Rollout:
+    """The training games (``n_envs`` of the native vector env), their current observations and
+    masks, and the buffer one rollout of ``n_steps`` fills."""
+
+    def __init__(self, cfg: TrainConfig, learner: _Learner, device: str) -> None:
+        self.cfg, self.device = cfg, device
+        self.env = make_vector_env(cfg, _opponents(cfg, learner.store))
+        self.obs, info = self.env.reset(seed=cfg.seed + learner.steps)
+        self.mask = info["action_mask"].astype(bool)
+        self.buf = RolloutBuffer(cfg.n_steps, cfg.n_envs, self.obs.shape[1], self.env.n_actions, device)
+        self.ep_return = np.zeros(cfg.n_envs)
+
+    def collect(self, policy: Any, generator: torch.Generator) -> tuple[list[float], float, torch.Tensor]:
+        """Play ``n_steps`` steps of every game, one forward pass per step (4a): the returns of the
+        episodes that ended, the learner's wins among them (a shared win counts 1/k), and the
+        values of the last observations."""
+        cfg, buf, device = self.cfg, self.buf, self.device
         finished: list[float] = []
         wins = 0.0
         with torch.inference_mode():
-            for t in range(n_steps):
-                obs = torch.as_tensor(obs_np, device=device)
-                mask = torch.as_tensor(mask_np, device=device)
+            for t in range(cfg.n_steps):
+                obs = torch.as_tensor(self.obs, device=device)
+                mask = torch.as_tensor(self.mask, device=device)
                 logits, values = forward(policy, obs, cfg.precision)
                 logits = masked_logits(logits, mask)
                 actions = sample_actions(logits, generator)
                 buf.obs[t], buf.masks[t], buf.actions[t], buf.values[t] = obs, mask, actions, values
                 buf.logprobs[t] = torch.log_softmax(logits, -1).gather(1, actions[:, None]).squeeze(1)
-                obs_np, reward, terminated, truncated, info = env.step(actions.cpu().numpy())
-                mask_np = info["action_mask"].astype(bool)
+                self.obs, reward, terminated, truncated, info = self.env.step(actions.cpu().numpy())
+                self.mask = info["action_mask"].astype(bool)
                 done = terminated | truncated  # max_turns ends the game: its win reward is paid
                 buf.rewards[t] = torch.as_tensor(
                     reward * cfg.reward_scale, dtype=torch.float32, device=device
                 )
                 buf.dones[t] = torch.as_tensor(done, dtype=torch.float32, device=device)
-                ep_return += reward
+                self.ep_return += reward
                 if done.any():
                     ended = np.flatnonzero(done)
-                    finished.extend(ep_return[ended].tolist())
-                    ep_return[ended] = 0.0
-                    if not solitaire:  # a shared win counts 1/k
+                    finished.extend(self.ep_return[ended].tolist())
+                    self.ep_return[ended] = 0.0
+                    if cfg.num_players > 1:
                         winners = info["final_info"]["winners"][ended]
                         mine = winners[np.arange(ended.size), info["final_info"]["seat"][ended]]
                         wins += float((mine / winners.sum(axis=1)).sum())
-            last_values = forward(policy, torch.as_tensor(obs_np, device=device), cfg.precision)[1]
+            last_values = forward(policy, torch.as_tensor(self.obs, device=device), cfg.precision)[1]
+        return finished, wins, last_values
 
-        # 4b. advantages
-        advantages, returns = gae(buf.rewards, buf.values, buf.dones, last_values, cfg.gamma, cfg.gae_lambda)
-        batch = buf.flat(advantages, returns)
 
-        # 4c. epochs of minibatch updates over the whole rollout
-        size = n_envs * n_steps
-        stats: list[Any] = []
-        for _epoch in range(cfg.n_epochs):
-            order = torch.randperm(size, generator=generator, device=device)
-            epoch_kl = []
-            for start in range(0, size - cfg.batch_size + 1, cfg.batch_size):
-                idx = order[start : start + cfg.batch_size]
-                logits, values = forward(policy, batch["obs"][idx], cfg.precision)
-                loss, s = ppo_loss(
-                    masked_logits(logits, batch["masks"][idx]),
-                    values,
-                    batch["actions"][idx],
-                    batch["logprobs"][idx],
-                    batch["values"][idx],
-                    batch["advantages"][idx],
-                    batch["returns"][idx],
-                    clip_range=cfg.clip_range,
-                    clip_range_vf=cfg.clip_range_vf,
-                    ent_coef=ent_coef,
-                    vf_coef=cfg.vf_coef,
-                    normalize_advantage=cfg.normalize_advantage,
-                )
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
-                optimizer.step()
-                stats.append(s)
-                epoch_kl.append(s.approx_kl)
-            if cfg.target_kl is not None and np.mean(epoch_kl) > cfg.target_kl:
-                break
-        steps += size
-        updates += 1
-        episodes += len(finished)
+# ------------------------------------------------------------------------- 4. the loop
+def _update(cfg: TrainConfig, learner: _Learner, rollout: _Rollout, wall_start: float) -> dict[str, Any]:
+    """One update: schedules, rollout (4a), advantages (4b), epochs of minibatch updates (4c);
+    the row it adds to the log (4d)."""
+    t_update = time.perf_counter()
+    progress = learner.steps / cfg.total_timesteps
+    lr = schedule_value(cfg.learning_rate, cfg.lr_final, cfg.lr_schedule, progress)
+    ent_kind = "constant" if cfg.ent_coef_final is None else "linear"
+    ent_coef = schedule_value(cfg.ent_coef, cfg.ent_coef_final, ent_kind, progress)
+    for group in learner.optimizer.param_groups:
+        group["lr"] = lr
+    finished, wins, last_values = rollout.collect(learner.policy, learner.generator)
+    buf = rollout.buf
+    advantages, returns = gae(buf.rewards, buf.values, buf.dones, last_values, cfg.gamma, cfg.gae_lambda)
+    batch = buf.flat(advantages, returns)
+    stats = _epochs(cfg, learner, batch, ent_coef)
+    size = cfg.n_envs * cfg.n_steps
+    learner.steps += size
+    learner.updates += 1
+    learner.episodes += len(finished)
+    row: dict[str, Any] = {
+        "steps": learner.steps,
+        "wall_s": learner.wall(wall_start),
+        "steps_per_s": size / (time.perf_counter() - t_update),
+        "episodes": learner.episodes,
+        "learning_rate": lr,
+        "ent_coef": ent_coef,
+        "explained_variance": _explained_variance(batch["values"], batch["returns"]),
+    }
+    if finished:
+        row["train_return"] = float(np.mean(finished))
+        if cfg.num_players > 1:
+            row["train_win_rate"] = wins / len(finished)
+    for key in ("loss", "policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction"):
+        row[key] = float(np.mean([getattr(s, key) for s in stats]))
+    return row
 
-        # 4d. log
-        row: dict[str, Any] = {
-            "steps": steps,
-            "wall_s": wall_before + time.perf_counter() - t_start,
-            "steps_per_s": size / (time.perf_counter() - t_update),
-            "episodes": episodes,
-            "learning_rate": lr,
-            "ent_coef": ent_coef,
-            "explained_variance": _explained_variance(batch["values"], batch["returns"]),
-        }
-        if finished:
-            row["train_return"] = float(np.mean(finished))
-            if not solitaire:
-                row["train_win_rate"] = wins / len(finished)
-        for key in ("loss", "policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction"):
-            row[key] = float(np.mean([getattr(s, key) for s in stats]))
 
-        # 4e. evaluation, self-play snapshot, checkpoint
-        if cfg.eval_freq and (steps - last["eval"] >= cfg.eval_freq or steps >= cfg.total_timesteps):
-            row["eval"], row["eval_se"] = _evaluate(policy, cfg, seed=cfg.seed + 10_000)
-            last["eval"] = steps
-            if cfg.verbose:
-                print(f"{steps} steps: evaluation {row['eval']:.4g} ± {row['eval_se']:.2g}", file=sys.stderr)
-        if cfg.self_play and cfg.snapshot_freq and steps - last["snapshot"] >= cfg.snapshot_freq:
-            store.add(policy, steps)
-            last["snapshot"] = steps
-        log.append(row)
-        if writer is not None:
+def _epochs(
+    cfg: TrainConfig, learner: _Learner, batch: dict[str, torch.Tensor], ent_coef: float
+) -> list[Any]:
+    """``n_epochs`` passes of shuffled minibatch updates over the rollout (stopped early past
+    ``target_kl``); the loss statistics of every minibatch."""
+    size = cfg.n_envs * cfg.n_steps
+    policy, optimizer = learner.policy, learner.optimizer
+    stats: list[Any] = []
+    for _epoch in range(cfg.n_epochs):
+        order = torch.randperm(size, generator=learner.generator, device=learner.generator.device)
+        epoch_kl = []
+        for start in range(0, size - cfg.batch_size + 1, cfg.batch_size):
+            idx = order[start : start + cfg.batch_size]
+            logits, values = forward(policy, batch["obs"][idx], cfg.precision)
+            loss, s = ppo_loss(
+                masked_logits(logits, batch["masks"][idx]),
+                values,
+                batch["actions"][idx],
+                batch["logprobs"][idx],
+                batch["values"][idx],
+                batch["advantages"][idx],
+                batch["returns"][idx],
+                clip_range=cfg.clip_range,
+                clip_range_vf=cfg.clip_range_vf,
+                ent_coef=ent_coef,
+                vf_coef=cfg.vf_coef,
+                normalize_advantage=cfg.normalize_advantage,
+            )
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
+            optimizer.step()
+            stats.append(s)
+            epoch_kl.append(s.approx_kl)
+        if cfg.target_kl is not None and np.mean(epoch_kl) > cfg.target_kl:
+            break
+    return stats
+
+
+def _evaluate_and_snapshot_when_due(cfg: TrainConfig, learner: _Learner, row: dict[str, Any]) -> None:
+    """4e: the periodic evaluation (into ``row``) and self-play snapshot, when due."""
+    steps, last = learner.steps, learner.last
+    if cfg.eval_freq and (steps - last["eval"] >= cfg.eval_freq or steps >= cfg.total_timesteps):
+        row["eval"], row["eval_se"] = _evaluate(learner.policy, cfg, seed=cfg.seed + 10_000)
+        last["eval"] = steps
+        if cfg.verbose:
+            print(f"{steps} steps: evaluation {row['eval']:.4g} ± {row['eval_se']:.2g}", file=sys.stderr)
+    if cfg.self_play and cfg.snapshot_freq and steps - last["snapshot"] >= cfg.snapshot_freq:
+        learner.store.add(learner.policy, steps)
+        last["snapshot"] = steps
+
+
+def _checkpoint_when_due(cfg: TrainConfig, learner: _Learner, out: Path, wall_start: float) -> None:
+    """4e: a checkpoint every ``checkpoint_freq`` steps."""
+    if cfg.checkpoint_freq and learner.steps - learner.last["checkpoint"] >= cfg.checkpoint_freq:
+        save_checkpoint(out / "checkpoints", learner.steps, learner.state(learner.wall(wall_start)))
+        learner.last["checkpoint"] = learner.steps
+
+
+class _Reporter:
+    """4d: where each update's row goes: ``progress.csv``, TensorBoard, the progress bar."""
+
+    def __init__(self, cfg: TrainConfig, out: Path, learner: _Learner) -> None:
+        resumed = learner.resumed_from is not None
+        self.log = ProgressLog(
+            out / "progress.csv", PROGRESS_FIELDS, resume_steps=learner.steps if resumed else None
+        )
+        self.writer = _tensorboard(cfg, out, learner.steps)
+        self.bar = _progress_bar(cfg, learner.steps)
+
+    def report(self, row: dict[str, Any], samples: int) -> None:
+        """Log ``row`` (one update of ``samples`` steps)."""
+        self.log.append(row)
+        if self.writer is not None:
             for key, value in row.items():
                 if key != "steps" and value is not None:
-                    writer.add_scalar(f"train/{key}", value, steps)
-        if bar is not None:
-            bar.update(size)
+                    self.writer.add_scalar(f"train/{key}", value, row["steps"])
+        if self.bar is not None:
+            self.bar.update(samples)
             shown = {k: f"{row[k]:.4g}" for k in ("train_return", "eval") if k in row}
-            bar.set_postfix(shown, refresh=False)
-        if cfg.checkpoint_freq and steps - last["checkpoint"] >= cfg.checkpoint_freq:
-            _checkpoint(
-                ckpt_dir,
-                policy,
-                optimizer,
-                store,
-                generator,
-                steps,
-                updates,
-                episodes,
-                wall_before + time.perf_counter() - t_start,
-                bc_stats,
-            )
-            last["checkpoint"] = steps
-    learn_s = time.perf_counter() - t_loop
-    if bar is not None:
-        bar.close()
-    if writer is not None:
-        writer.close()
-    env.close()
+            self.bar.set_postfix(shown, refresh=False)
 
-    # 5. the products ---------------------------------------------------------------------------
-    wall = wall_before + time.perf_counter() - t_start
-    _checkpoint(ckpt_dir, policy, optimizer, store, generator, steps, updates, episodes, wall, bc_stats)
-    model.num_timesteps = steps
-    model_path = out / f"{cfg.name}.zip"
-    rows = final_evaluation(model, cfg) if cfg.final_eval_games else []
-    from .evaluate import format_table
+    def close(self) -> None:
+        """Close the bar and the TensorBoard writer."""
+        if self.bar is not None:
+            self.bar.close()
+        if self.writer is not None:
+            self.writer.close()
 
-    evaluation = evaluation_record(cfg, rows, bc_stats)
-    card = make_card(
-        rules,
-        cfg.num_players,
-        cfg.to_dict(),
-        steps=steps,
-        wall_time_s=wall,  # includes the time of the runs before a resume (from the checkpoint)
-        evaluation=evaluation,
+
+# ------------------------------------------------------------------------- 5. the products
+def _products(
+    cfg: TrainConfig, out: Path, learner: _Learner, command: str, device: str, threads: int, wall_start: float
+) -> dict[str, Any]:
+    """The final checkpoint, then the model, its card, the evaluation table and the curve."""
+    wall = learner.wall(wall_start)  # includes the runs before a resume (from the checkpoint)
+    save_checkpoint(out / "checkpoints", learner.steps, learner.state(wall))
+    learner.model.num_timesteps = learner.steps
+    solitaire = cfg.num_players == 1
+    ylabel = "final score" if solitaire else f"win rate vs {', '.join(map(str, eval_opponents(cfg)))}"
+    return save_products(
+        learner.model,
+        cfg,
+        out,
+        steps=learner.steps,
+        wall_time_s=wall,
+        bc_stats=learner.bc_stats,
         command=command,
-        seed=cfg.seed,
-        algorithm="MaskablePPO",
+        title=f"{cfg.name}: PPO on {cfg.game}",
+        ylabel=ylabel,
+        references={} if solitaire else {"even (50%)": 0.5},
         trainer="dice-envs native PPO (agents.training.ppo)",
         machine=machine_info(device, threads),
-    )
-    from ..learned import card_path as card_of
-    from ..model_io import save_model
-
-    save_model(model, model_path, card, overwrite=True)  # zip and card, atomically, with checksums
-    card_path = card_of(model_path)
-    ylabel = "final score" if solitaire else f"win rate vs {', '.join(map(str, eval_opponents(cfg)))}"
-    references = reference_lines(cfg, rows)
-    if not solitaire:
-        references = {**references, "even (50%)": 0.5}
-    curve = plot_learning_curve(
-        out, out / "learning_curve.png", f"{cfg.name}: PPO on {cfg.game}", ylabel, references
-    )
-    done_now = steps - steps_at_start
-    return TrainResult(
-        model_path=model_path,
-        card_path=card_path,
-        curve_path=curve,
-        steps=steps,
-        steps_this_run=done_now,
-        wall_time_s=learn_s,
-        env_steps_per_s=done_now / learn_s if learn_s > 0 else float("nan"),
-        backend=f"native ppo, {cfg.n_envs} games, {device}",
-        resumed_from=found[0] if found else None,
-        evaluation=evaluation,
-        table=format_table(rows) if rows else "",
-    )
-
-
-def _checkpoint(
-    folder: Path,
-    policy: Any,
-    optimizer: Any,
-    store: Any,
-    generator: torch.Generator,
-    steps: int,
-    updates: int,
-    episodes: int,
-    wall: float,
-    bc_stats: dict[str, Any] | None,
-) -> None:
-    save_checkpoint(
-        folder,
-        steps,
-        {
-            "steps": steps,
-            "updates": updates,
-            "episodes": episodes,
-            "wall_time_s": wall,
-            "policy": policy.state_dict(),
-            "optimizer": optimizer.state_dict(),
-            "pool": store.state(),
-            "generator": generator.get_state(),
-            "warm_start": bc_stats or {},
-        },
     )
 
 

@@ -30,12 +30,16 @@ from stable_baselines3.common.callbacks import BaseCallback
 from dice_envs.rules import RuleConfig, make_rules
 
 from ..base import BaseAgent
+from ..learned import ModelAgent
 
 __all__ = [
     "PoolOpponent",
-    "SnapshotAgent",
+    "PoolSeat",
     "SnapshotCallback",
+    "SnapshotStore",
     "list_snapshots",
+    "load_snapshot",
+    "pool_seats",
     "save_snapshot",
 ]
 
@@ -84,66 +88,27 @@ def save_snapshot(policy: Any, pool_dir: str | Path, steps: int, keep: int) -> P
     return path
 
 
-class SnapshotAgent(BaseAgent):
-    """A frozen copy of a policy acting by masked sampling (or masked argmax)."""
+def load_snapshot(path: str | Path, deterministic: bool = False, seed: int | None = None) -> ModelAgent:
+    """The snapshot written by :func:`save_snapshot` as an agent (on the CPU; nothing is unpickled)."""
+    import gymnasium as gym
+    import torch
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-    def __init__(
-        self, policy: Any, deterministic: bool = False, seed: int | None = None, name: str = "snapshot"
-    ) -> None:
-        super().__init__(seed)
-        self.policy = policy
-        self.deterministic = deterministic
-        self.spec = name
-
-    @classmethod
-    def from_file(
-        cls, path: str | Path, deterministic: bool = False, seed: int | None = None
-    ) -> SnapshotAgent:
-        """Load a snapshot written by :func:`save_snapshot` (on the CPU; nothing is unpickled)."""
-        import gymnasium as gym
-        import torch
-        from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
-
-        data = torch.load(str(path), map_location="cpu", weights_only=True)
-        if not isinstance(data, dict) or "state_dict" not in data:
-            raise ValueError(f"{path} is not a self-play snapshot")
-        activation = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}[data["activation"]]
-        obs_space = gym.spaces.Box(-np.inf, np.inf, (int(data["obs_size"]),), np.float32)
-        policy = MaskableActorCriticPolicy(
-            obs_space,
-            gym.spaces.Discrete(int(data["n_actions"])),
-            lambda _: 0.0,
-            net_arch=list(data["net_arch"]),
-            activation_fn=activation,
-        )
-        policy.load_state_dict(data["state_dict"])
-        policy.set_training_mode(False)
-        return cls(policy, deterministic=deterministic, seed=seed, name=Path(path).stem)
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
-
-    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        """Masked actions for a batch, one forward pass."""
-        import torch
-
-        masks = np.asarray(action_masks, dtype=bool)
-        with torch.no_grad():
-            obs = torch.as_tensor(np.asarray(observations, dtype=np.float32), device=self.policy.device)
-            dist = self.policy.get_distribution(obs, action_masks=masks)
-            probs = dist.distribution.probs.cpu().numpy().astype(np.float64)
-        probs = np.where(masks, probs, 0.0)
-        if self.deterministic:
-            return np.argmax(np.where(masks, probs, -1.0), axis=1).astype(np.int64)
-        # inverse-CDF sampling per row (rows sum to 1 over the legal actions)
-        cdf = np.cumsum(probs, axis=1)
-        u = self.rng.random(len(probs))[:, None] * cdf[:, -1:]
-        actions = (cdf <= u).sum(axis=1)
-        # guard against float edges: fall back to the most likely legal action
-        bad = ~masks[np.arange(len(actions)), np.minimum(actions, masks.shape[1] - 1)]
-        actions = np.minimum(actions, masks.shape[1] - 1)
-        actions[bad] = np.argmax(np.where(masks[bad], probs[bad], -1.0), axis=1)
-        return actions.astype(np.int64)
+    data = torch.load(str(path), map_location="cpu", weights_only=True)
+    if not isinstance(data, dict) or "state_dict" not in data:
+        raise ValueError(f"{path} is not a self-play snapshot")
+    activation = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}[data["activation"]]
+    obs_space = gym.spaces.Box(-np.inf, np.inf, (int(data["obs_size"]),), np.float32)
+    policy = MaskableActorCriticPolicy(
+        obs_space,
+        gym.spaces.Discrete(int(data["n_actions"])),
+        lambda _: 0.0,
+        net_arch=list(data["net_arch"]),
+        activation_fn=activation,
+    )
+    policy.load_state_dict(data["state_dict"])
+    policy.set_training_mode(False)
+    return ModelAgent(policy, deterministic=deterministic, seed=seed, name=Path(path).stem)
 
 
 class PoolOpponent(BaseAgent):
@@ -171,7 +136,7 @@ class PoolOpponent(BaseAgent):
         self.pool_size = pool_size
         self.deterministic = deterministic
         self._builtins: dict[str, Any] = {}
-        self._snapshots: dict[str, SnapshotAgent] = {}
+        self._snapshots: dict[str, ModelAgent] = {}
         self.current: Any = None
         self.member = ""
         self._game_members: dict[int, tuple[str, Any]] = {}  # native vector env: game -> member
@@ -186,11 +151,11 @@ class PoolOpponent(BaseAgent):
             )
         return self._builtins[spec]
 
-    def _snapshot(self, path: Path) -> SnapshotAgent | None:
+    def _snapshot(self, path: Path) -> ModelAgent | None:
         key = path.name
         if key not in self._snapshots:
             try:
-                self._snapshots[key] = SnapshotAgent.from_file(path, self.deterministic)
+                self._snapshots[key] = load_snapshot(path, self.deterministic)
             except (OSError, EOFError, RuntimeError, ValueError, KeyError):  # pruned or half-seen file
                 return None
             # forget snapshots that left the pool, so memory stays bounded
@@ -332,6 +297,31 @@ class SnapshotStore:
             policy = self.policy_factory()
             policy.load_state_dict(weights)
             self.add(policy, int(steps))
+
+
+def pool_seats(cfg: Any, store: SnapshotStore) -> list[PoolSeat]:
+    """The native trainer's opponents under self-play: one :class:`PoolSeat` per other seat of
+    ``cfg`` (a :class:`~agents.training.config.TrainConfig`), each with its own built-in agents."""
+    from ..registry import load
+
+    rules = cfg.rule_config()
+    seats = []
+    for i in range(cfg.num_players - 1):
+        builtins = [
+            load(spec, game=rules, num_players=cfg.num_players, seed=cfg.seed + 7919 * (i + 1) + k)
+            for k, spec in enumerate(cfg.pool_builtin)
+        ]
+        seats.append(
+            PoolSeat(
+                store,
+                builtins,
+                cfg.pool_builtin_prob,
+                cfg.pool_latest_prob,
+                deterministic=cfg.snapshot_deterministic,
+                seed=cfg.seed + 104_729 * (i + 1),
+            )
+        )
+    return seats
 
 
 class PoolSeat(BaseAgent):

@@ -5,8 +5,10 @@
 2. the device (``auto`` → ``cuda`` when available; ``cuda`` without CUDA is a one-line error);
 3. the trainer: ``ppo`` (:func:`agents.training.ppo_train.train_ppo`, the default) or ``sb3``
    (:func:`agents.training.sb3_train.train_sb3`);
-4. what both end with: the evaluation table (:func:`final_evaluation`) and the reference lines
-   of the learning curve (:func:`reference_lines`).
+4. what both end with (:func:`save_products`): the evaluation table (:func:`final_evaluation`),
+   the model and its card (:func:`agents.model_io.save_model`, schema in
+   :mod:`agents.model_card`), and the learning curve with its reference lines
+   (:func:`reference_lines`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ __all__ = [
     "output_folder",
     "reference_lines",
     "resolve_device",
+    "save_products",
     "train",
 ]
 
@@ -176,8 +179,9 @@ def reference_lines(cfg: TrainConfig, rows: list[Any]) -> dict[str, float]:
 
 def final_evaluation(model: Any, cfg: TrainConfig) -> list[Any]:
     """Table rows: the trained agent (and, solitaire, each built-in agent) over ``final_eval_games``."""
+    from ..learned import ModelAgent
     from ..registry import load
-    from .evaluate import ModelAgent, play_games
+    from .evaluate import play_games
 
     rules = cfg.rule_config()
     games, seed = cfg.final_eval_games, cfg.seed + 50_000
@@ -209,8 +213,62 @@ def _try_load(load: Any, spec: str, rules: Any, num_players: int, seed: int) -> 
         return None
 
 
-def previous_wall_time(card_path: Path) -> float:
+def previous_wall_time(model_path: Path) -> float:
+    """The wall time on the card of an earlier run's model (0 when there is none)."""
+    from ..model_card import read_card
+
     try:
-        return float(json.loads(card_path.read_text()).get("wall_time_s", 0.0))
-    except (OSError, ValueError):
+        return float(read_card(model_path).get("wall_time_s", 0.0))
+    except (ConfigError, TypeError, ValueError):
         return 0.0
+
+
+def save_products(
+    model: Any,
+    cfg: TrainConfig,
+    out: Path,
+    *,
+    steps: int,
+    wall_time_s: float,
+    bc_stats: dict[str, Any] | None,
+    command: str,
+    title: str,
+    ylabel: str,
+    references: dict[str, float],
+    **card_extra: Any,
+) -> dict[str, Any]:
+    """What both trainers end with, in order: the final evaluation table, the model
+    ``<out>/<name>.zip`` with its card (``card_extra`` added to it), the learning curve.
+
+    Returns the :class:`TrainResult` fields ``model_path``, ``card_path``, ``curve_path``,
+    ``evaluation`` and ``table``.
+    """
+    from ..model_card import card_path, make_card
+    from ..model_io import save_model
+    from .artifacts import plot_learning_curve
+    from .evaluate import format_table
+
+    rows = final_evaluation(model, cfg) if cfg.final_eval_games else []
+    evaluation = evaluation_record(cfg, rows, bc_stats)
+    card = make_card(
+        cfg.rule_config(),
+        cfg.num_players,
+        config=cfg.to_dict(),
+        steps=steps,
+        wall_time_s=wall_time_s,
+        evaluation=evaluation,
+        command=command,
+        seed=cfg.seed,
+        provenance=True,
+        **card_extra,
+    )
+    model_path = save_model(model, out / f"{cfg.name}.zip", card, overwrite=True)  # atomic, checksums
+    references = {**reference_lines(cfg, rows), **references}
+    curve = plot_learning_curve(out, out / "learning_curve.png", title, ylabel, references)
+    return {
+        "model_path": model_path,
+        "card_path": card_path(model_path),
+        "curve_path": curve,
+        "evaluation": evaluation,
+        "table": format_table(rows) if rows else "",
+    }
