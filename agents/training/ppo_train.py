@@ -117,7 +117,7 @@ def _evaluate(policy: Any, cfg: TrainConfig, seed: int) -> tuple[float, float]:
         n,
         opponents=opponents,
         seed=seed,
-        batch=max(1, n // cfg.num_players),
+        batch=n,  # every game side by side
     )
     if not opponents:
         return stats.mean_score, stats.stderr
