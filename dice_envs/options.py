@@ -35,7 +35,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -50,6 +50,7 @@ __all__ = [
     "RENDER_MODES",
     "REWARD_MODES",
     "EnvOptions",
+    "Face",
     "check_illegal_action",
     "check_render_mode",
     "check_reward",
@@ -67,24 +68,26 @@ RENDER_MODES = ("ansi", "human", "rgb_array")
 #: The most seats a game has.
 MAX_PLAYERS = 8
 
+#: The four faces whose constructors take options.
+Face = Literal["raw_env", "pettingzoo", "gymnasium", "vector"]
 _SINGLE_LEARNER = ("opponents", "num_players", "seat", "reward", "illegal_action", "illegal_reward")
 #: The option keywords of each face, besides its game's rule parameters. ``num_envs`` and
 #: ``autoreset_mode`` are the vector env's own (not fields of :class:`EnvOptions`).
-OPTION_KEYS: dict[str, tuple[str, ...]] = {
+OPTION_KEYS: dict[Face, tuple[str, ...]] = {
     "raw_env": ("num_players", "reward", "render_mode", "rules"),
     "pettingzoo": ("num_players", "reward", "illegal_reward", "render_mode", "rules"),
     "gymnasium": (*_SINGLE_LEARNER, "render_mode", "rules"),
     "vector": ("num_envs", *_SINGLE_LEARNER, "render_mode", "rules", "autoreset_mode"),
 }
 #: How an error message names each face (after the game's name).
-_FACE_NAMES = {
+_FACE_NAMES: dict[Face, str] = {
     "raw_env": "PettingZoo raw_env",
     "pettingzoo": "PettingZoo env",
     "gymnasium": "env",
     "vector": "vector env",
 }
 #: Defaults a face has that :class:`EnvOptions` does not (PettingZoo games seat two by default).
-_FACE_DEFAULTS: dict[str, dict[str, Any]] = {"raw_env": {"num_players": 2}, "pettingzoo": {"num_players": 2}}
+_FACE_DEFAULTS: dict[Face, dict[str, Any]] = {"raw_env": {"num_players": 2}, "pettingzoo": {"num_players": 2}}
 
 
 def default_reward(num_players: int) -> str:
@@ -222,7 +225,7 @@ class EnvOptions:
         return self.rules.game
 
     @classmethod
-    def from_kwargs(cls, game: str, kwargs: Mapping[str, Any], face: str = "gymnasium") -> EnvOptions:
+    def from_kwargs(cls, game: str, kwargs: Mapping[str, Any], face: Face = "gymnasium") -> EnvOptions:
         """The options of ``face``'s constructor keywords ``kwargs`` for ``game``.
 
         ``kwargs`` holds option keys (:data:`OPTION_KEYS` of ``face``) and rule parameters;
@@ -249,7 +252,7 @@ class EnvOptions:
         return cls(make_rules(rules if rules is not None else game, **rule_params), **options)
 
 
-def options_of(game: str, kwargs: dict[str, Any], face: str) -> EnvOptions:
+def options_of(game: str, kwargs: Mapping[str, Any], face: Face) -> EnvOptions:
     """The options of one constructor call of ``face``: ``kwargs["options"]`` alone, or the keywords.
 
     Every face calls this first; ``options=`` must be an :class:`EnvOptions` of ``game`` and
@@ -257,9 +260,10 @@ def options_of(game: str, kwargs: dict[str, Any], face: str) -> EnvOptions:
     """
     if "options" not in kwargs:
         return EnvOptions.from_kwargs(game, kwargs, face)
-    options = kwargs.pop("options")
-    if kwargs:
-        raise ConfigError(f"options= comes alone; got also {', '.join(map(repr, kwargs))}")
+    options = kwargs["options"]
+    others = [repr(k) for k in kwargs if k != "options"]
+    if others:
+        raise ConfigError(f"options= comes alone; got also {', '.join(others)}")
     if not isinstance(options, EnvOptions):
         raise ConfigError(f"options must be an EnvOptions, got {options!r:.80}")
     if options.game != rules_class(game).game:
