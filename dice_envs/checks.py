@@ -1,5 +1,6 @@
 """The one check of what enters an env from outside: actions, seeds and ``illegal_reward``.
 
+(``illegal_reward`` is checked with the other env options by :class:`dice_envs.options.EnvOptions`.)
 Every env calls these before it touches its state: the scalar Gymnasium env
 (:class:`dice_envs.wrappers.SingleAgentEnv`), the PettingZoo ``raw_env``
 (:class:`dice_envs.multiagent.base.DiceAECEnv`) and the native vector env

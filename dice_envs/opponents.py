@@ -31,7 +31,14 @@ from typing import Any
 
 from .rules import ConfigError, RuleConfig, make_rules
 
-__all__ = ["ENTRY_POINT_GROUP", "make_opponent", "register", "registered", "resolve_opponents"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "check_opponent",
+    "make_opponent",
+    "register",
+    "registered",
+    "resolve_opponents",
+]
 
 #: Entry-point group through which packages register opponent factories.
 ENTRY_POINT_GROUP = "dice_envs.agents"
@@ -83,6 +90,15 @@ def _factory(spec: str) -> Callable[..., Any]:
         raise ConfigError(f"opponent factory {target!r} for {spec!r} cannot be loaded: {exc}") from exc
 
 
+def check_opponent(i: int, spec: Any) -> None:
+    """Refuse opponent ``i`` unless it is an agent spec (a string or path) or has ``act``."""
+    if not isinstance(spec, (str, Path)) and not callable(getattr(spec, "act", None)):
+        raise ConfigError(
+            f"opponent {i} must be an agent spec string or an object with act(observation, "
+            f"action_mask), got {spec!r}"
+        )
+
+
 def make_opponent(
     spec: str | Path, rules: str | RuleConfig, num_players: int, seed: int | None = None
 ) -> Any:
@@ -103,10 +119,6 @@ def resolve_opponents(
         if callable(getattr(spec, "act", None)):
             resolved.append(spec)
             continue
-        if not isinstance(spec, (str, Path)):
-            raise ConfigError(
-                f"opponent {i} must be an agent spec string or an object with act(observation, "
-                f"action_mask), got {spec!r}"
-            )
+        check_opponent(i, spec)
         resolved.append(make_opponent(spec, rules, num_players, None if seed is None else seed + i))
     return resolved

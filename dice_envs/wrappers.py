@@ -43,11 +43,11 @@ import numpy as np
 from gymnasium import spaces
 
 from .checks import as_action, check_illegal_reward, check_seed
+from .opponents import resolve_opponents
+from .options import check_illegal_action, check_seat
 
-__all__ = ["ILLEGAL_ACTION_MODES", "SingleAgentEnv"]
+__all__ = ["SingleAgentEnv"]
 
-#: What :class:`SingleAgentEnv` may do with an illegal action.
-ILLEGAL_ACTION_MODES = ("penalize", "raise")
 _MAX_REDEALS = 1000
 
 
@@ -63,6 +63,9 @@ class SingleAgentEnv(gym.Env):
         seat: the learner's seat, or ``None`` for a random seat each episode.
         illegal_action: ``"penalize"`` or ``"raise"`` (see the module docstring).
         illegal_reward: the reward of an illegal action under ``"penalize"``.
+
+    ``seat``, ``illegal_action`` and ``illegal_reward`` are checked by the same functions as
+    every env's options (:mod:`dice_envs.options`); a refused value is a ``ConfigError``.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 1}
@@ -93,22 +96,12 @@ class SingleAgentEnv(gym.Env):
                     f"opponent specs {self.opponents!r} need a dice-envs AEC env (one with .rules); "
                     "pass agent objects with act(observation, action_mask) for other envs"
                 )
-            from .opponents import resolve_opponents
-
             self.opponents = resolve_opponents(self.opponents, rules, n)
         for o in self.opponents:
             if not callable(getattr(o, "act", None)):
                 raise ValueError(f"opponent {o!r} has no act(observation, action_mask) method")
-        if seat is not None and (
-            isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n
-        ):
-            raise ValueError(f"seat must be None (random) or an integer in [0, {n - 1}], got {seat!r}")
-        if illegal_action not in ILLEGAL_ACTION_MODES:
-            raise ValueError(
-                f"unknown illegal_action {illegal_action!r}; allowed: {', '.join(ILLEGAL_ACTION_MODES)}"
-            )
-        self.fixed_seat = None if seat is None else int(seat)
-        self.illegal_action = illegal_action
+        self.fixed_seat = check_seat(seat, n)
+        self.illegal_action = check_illegal_action(illegal_action)
         self.illegal_reward = check_illegal_reward(illegal_reward)
         space = aec_env.observation_space(self.possible_agents[0])
         self._dict_obs = isinstance(space, spaces.Dict) and "observation" in space.spaces

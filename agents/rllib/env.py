@@ -39,6 +39,7 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from dice_envs.multiagent import dice_poker_v0, farkle_v0, spiffel_v0, yahtzee_v0
 from dice_envs.multiagent.base import DiceAECEnv
+from dice_envs.options import ILLEGAL_ACTION_MODES, check_illegal_action
 from dice_envs.rules import GAMES, ConfigError
 
 __all__ = ["ILLEGAL_ACTION_MODES", "RAW_ENVS", "DiceMultiAgentEnv", "masked_observation_space"]
@@ -50,9 +51,6 @@ RAW_ENVS: dict[str, type[DiceAECEnv]] = {
     "yahtzee": yahtzee_v0.raw_env,
     "farkle": farkle_v0.raw_env,
 }
-
-#: What an illegal action does (see the module docstring).
-ILLEGAL_ACTION_MODES = ("penalize", "raise")
 
 
 def masked_observation_space(aec_space: gym.spaces.Dict) -> gym.spaces.Dict:
@@ -76,12 +74,7 @@ class DiceMultiAgentEnv(MultiAgentEnv):
         if game not in RAW_ENVS:
             raise ConfigError(f"env_config needs 'game', one of {', '.join(GAMES)}; got {game!r}")
         num_players = params.pop("num_players", 2)
-        self.illegal_action = params.pop("illegal_action", "penalize")
-        if self.illegal_action not in ILLEGAL_ACTION_MODES:
-            raise ConfigError(
-                f"illegal_action must be one of {', '.join(ILLEGAL_ACTION_MODES)}; "
-                f"got {self.illegal_action!r}"
-            )
+        self.illegal_action = check_illegal_action(params.pop("illegal_action", "penalize"))
         self.illegal_reward = float(params.pop("illegal_reward", -1.0))
         #: Illegal actions this env has seen (penalize mode) since it was made.
         self.illegal_actions = 0

@@ -5,7 +5,8 @@
 :class:`dice_envs.wrappers.SingleAgentEnv`. Each game module (:mod:`.spiffel`, ...) documents
 its spaces.
 
-Keyword arguments (all optional):
+Keyword arguments (all optional; validated once into a :class:`dice_envs.options.EnvOptions`,
+which may be passed instead as ``options=``, alone):
 
 ==================  ===========================================================================
 ``opponents``       list of agent specs, one per other seat: ``"random"``, ``"greedy"``,
@@ -27,6 +28,7 @@ Keyword arguments (all optional):
                     of the dice and the card / table, :mod:`dice_envs.render_rgb`; works with
                     Gymnasium's ``RecordVideo``), ``"ansi"`` (the score card / table as text) or
                     ``"human"`` (printed after every move, opponents' included)
+``rules``           a rule configuration of the game (e.g. ``SpiffelRules(joker=False)``)
 rule parameters     e.g. ``upper_bonus_threshold=64`` (validated by the rules config)
 ==================  ===========================================================================
 
@@ -39,28 +41,14 @@ before), ``winners`` (bool by seat once over), ``truncated``; after an illegal a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, ClassVar
 
 from ..multiagent.base import DiceAECEnv
 from ..opponents import resolve_opponents
-from ..rules import ConfigError, RuleConfig, rules_class
+from ..options import EnvOptions, options_of
 from ..wrappers import SingleAgentEnv
 
-__all__ = ["ENV_OPTIONS", "DiceEnv", "resolve_opponents"]
-
-#: Keyword arguments of every Gymnasium env besides the rule parameters.
-ENV_OPTIONS = (
-    "opponents",
-    "num_players",
-    "seat",
-    "reward",
-    "illegal_action",
-    "illegal_reward",
-    "render_mode",
-    "rules",
-)
+__all__ = ["DiceEnv"]
 
 
 class DiceEnv(SingleAgentEnv):
@@ -68,48 +56,21 @@ class DiceEnv(SingleAgentEnv):
 
     aec_class: ClassVar[type[DiceAECEnv]]
 
-    def __init__(
-        self,
-        opponents: Sequence[Any] | None = None,
-        num_players: int | None = None,
-        seat: int | None = None,
-        reward: str | None = None,
-        illegal_action: str = "penalize",
-        illegal_reward: float = -1.0,
-        render_mode: str | None = None,
-        rules: RuleConfig | None = None,
-        **params: Any,
-    ) -> None:
-        game = self.aec_class.game_name
-        allowed = rules_class(game).parameter_names()
-        unknown = [k for k in params if k not in allowed]
-        if unknown:
-            raise ConfigError(
-                f"unknown keyword {unknown[0]!r} for the {game} env; rule parameters: {', '.join(allowed)}; "
-                f"env options: {', '.join(ENV_OPTIONS)}"
-            )
-        if isinstance(opponents, (str, Path)) or (opponents is not None and hasattr(opponents, "act")):
-            opponents = [opponents]
-        if opponents is None:
-            n = 1 if num_players is None else num_players
-            opponents = ["random"] * (n - 1) if isinstance(n, int) and n > 1 else []
-        opponents = list(opponents)
-        n = len(opponents) + 1
-        if num_players is not None and num_players != n:
-            raise ConfigError(
-                f"num_players={num_players!r} does not fit {len(opponents)} opponents (needs {n})"
-            )
-        aec = self.aec_class(num_players=n, render_mode=render_mode, reward=reward, rules=rules, **params)
-        self.rules = aec.rules
-        self.reward_mode = aec.reward_mode
+    def __init__(self, **kwargs: Any) -> None:
+        #: The validated options this env was built from (:class:`dice_envs.options.EnvOptions`).
+        self.options: EnvOptions = options_of(self.aec_class.game_name, kwargs, "gymnasium")
+        opts = self.options
+        aec = self.aec_class(options=opts)
+        self.rules = opts.rules
+        self.reward_mode = opts.reward
         super().__init__(
             aec,
-            resolve_opponents(opponents, aec.rules, n),
-            seat=seat,
-            illegal_action=illegal_action,
-            illegal_reward=illegal_reward,
+            resolve_opponents(opts.opponents, opts.rules, opts.num_players),
+            seat=opts.seat,
+            illegal_action=opts.illegal_action,
+            illegal_reward=opts.illegal_reward,
         )
-        self.num_players = n
+        self.num_players = opts.num_players
 
     @property
     def game(self) -> Any:

@@ -41,18 +41,15 @@ from gymnasium import logger, spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from ..checks import as_action, check_illegal_reward, check_seed
+from ..checks import as_action, check_seed
 from ..encoding import ENCODING_VERSION, encode, encoding_id, family, observation_bounds, observation_size
+from ..options import RENDER_MODES, EnvOptions, options_of
 from ..render import render_text
 from ..render_rgb import frame_size, render_rgb
-from ..rules import ConfigError, RuleConfig, make_rules, new_game
-from ..rules.config import check_int
+from ..rules import RuleConfig, new_game
 from ..rules.scorecard import N_REROLL_ACTIONS, ScorecardGame
 
-__all__ = ["REWARD_MODES", "DiceAECEnv", "default_reward", "make_env", "win_rewards"]
-
-#: The reward definitions every environment offers.
-REWARD_MODES = ("score", "win")
+__all__ = ["DiceAECEnv", "make_env", "win_rewards"]
 
 
 def win_rewards(totals: Sequence[float]) -> list[float]:
@@ -75,32 +72,18 @@ def win_rewards(totals: Sequence[float]) -> list[float]:
     return [1.0 / k if t == best else -1.0 / (n - k) for t in totals]
 
 
-def default_reward(num_players: int) -> str:
-    """``"score"`` in solitaire, ``"win"`` otherwise."""
-    return "score" if num_players == 1 else "win"
-
-
-def check_reward(reward: str | None, num_players: int) -> str:
-    """Validate a reward mode (``None`` → :func:`default_reward`)."""
-    if reward is None:
-        return default_reward(num_players)
-    if reward not in REWARD_MODES:
-        raise ConfigError(f"unknown reward {reward!r}; allowed: {', '.join(REWARD_MODES)}")
-    if reward == "win" and num_players < 2:
-        raise ConfigError("reward 'win' needs at least 2 players; use reward='score' in solitaire")
-    return reward
-
-
 class DiceAECEnv(AECEnv):
     """PettingZoo AEC env of one dice game (game logic only, no wrappers).
 
-    Subclasses set :attr:`game_name`; ``rules`` (a configuration) or keyword rule parameters
-    choose the rules. An illegal action raises ``ValueError`` naming the legal ones and leaves
-    the state unchanged (the wrapped :func:`make_env` ends the game with a penalty instead).
+    Subclasses set :attr:`game_name`. Keywords (:mod:`dice_envs.options`): ``num_players``
+    (1 to 8, default 2), ``reward``, ``render_mode``, ``rules`` (a configuration) and rule
+    parameters; or ``options=`` an :class:`~dice_envs.options.EnvOptions` alone. An illegal
+    action raises ``ValueError`` naming the legal ones and leaves the state unchanged (the
+    wrapped :func:`make_env` ends the game with a penalty instead).
     """
 
     metadata: ClassVar[dict[str, Any]] = {
-        "render_modes": ["ansi", "human", "rgb_array"],
+        "render_modes": list(RENDER_MODES),
         "name": "dice_v0",
         "is_parallelizable": False,
         "render_fps": 1,
@@ -108,25 +91,14 @@ class DiceAECEnv(AECEnv):
     #: Game name (a key of :data:`dice_envs.rules.GAMES`).
     game_name: ClassVar[str] = ""
 
-    def __init__(
-        self,
-        num_players: int = 2,
-        render_mode: str | None = None,
-        reward: str | None = None,
-        rules: RuleConfig | None = None,
-        **params: Any,
-    ) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__()
-        if rules is not None and self.game_name and rules.game != self.game_name:
-            raise ConfigError(f"rules for {rules.game!r} given to the {self.game_name} env")
-        self.rules: RuleConfig = make_rules(rules if rules is not None else self.game_name, **params)
-        check_int("num_players", num_players, 1, 8)
-        self.num_players = int(num_players)
-        self.reward_mode = check_reward(reward, self.num_players)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            modes = ", ".join(self.metadata["render_modes"])
-            raise ConfigError(f"unknown render_mode {render_mode!r}; allowed: None, {modes}")
-        self.render_mode = render_mode
+        #: The validated options this env was built from.
+        self.options: EnvOptions = options_of(self.game_name, kwargs, "raw_env")
+        self.rules: RuleConfig = self.options.rules
+        self.num_players = self.options.num_players
+        self.reward_mode = self.options.reward
+        self.render_mode = self.options.render_mode
         self.possible_agents = [f"player_{i}" for i in range(self.num_players)]
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
         n_obs = observation_size(self.rules, self.num_players)
@@ -276,16 +248,17 @@ class DiceAECEnv(AECEnv):
         return self.metadata["name"]
 
 
-def make_env(raw_cls: type[DiceAECEnv], illegal_reward: float = -1.0, **kwargs: Any) -> AECEnv:
-    """``raw_cls(**kwargs)`` with PettingZoo's classic wrappers.
+def make_env(raw_cls: type[DiceAECEnv], **kwargs: Any) -> AECEnv:
+    """``raw_cls`` built from ``kwargs`` (or ``options=``), with PettingZoo's classic wrappers.
 
-    An illegal action ends the game with ``illegal_reward`` for the offender
-    (``TerminateIllegalWrapper``); out-of-range actions assert; a non-integer action is refused
-    with ``TypeError`` / ``ValueError`` (:class:`IntegerActions`); order is enforced.
+    ``kwargs`` are the raw env's plus ``illegal_reward`` (default ``-1.0``): an illegal action
+    ends the game with that reward for the offender (``TerminateIllegalWrapper``); out-of-range
+    actions assert; a non-integer action is refused with ``TypeError`` / ``ValueError``
+    (:class:`IntegerActions`); order is enforced.
     """
-    illegal_reward = check_illegal_reward(illegal_reward)
-    env: AECEnv = raw_cls(**kwargs)
-    env = wrappers.TerminateIllegalWrapper(env, illegal_reward=illegal_reward)
+    options = options_of(raw_cls.game_name, kwargs, "pettingzoo")
+    env: AECEnv = raw_cls(options=options)
+    env = wrappers.TerminateIllegalWrapper(env, illegal_reward=options.illegal_reward)
     env = wrappers.AssertOutOfBoundsWrapper(env)
     env = IntegerActions(env)
     env = wrappers.OrderEnforcingWrapper(env)

@@ -47,6 +47,10 @@ class raw_env(DiceAECEnv):
     game_name: ClassVar[str] = "yahtzee"
 
 
-def env(num_players: int = 2, render_mode: str | None = None, **kwargs: Any) -> AECEnv:
-    """The wrapped Yahtzee env; ``kwargs``: ``reward``, ``illegal_reward``, rule parameters."""
-    return make_env(raw_env, num_players=num_players, render_mode=render_mode, **kwargs)
+def env(**kwargs: Any) -> AECEnv:
+    """The wrapped Yahtzee env (:func:`~dice_envs.multiagent.base.make_env`).
+
+    ``kwargs``: ``num_players`` (default 2), ``render_mode``, ``reward``, ``illegal_reward``,
+    ``rules``, rule parameters; or ``options=`` alone (:mod:`dice_envs.options`).
+    """
+    return make_env(raw_env, **kwargs)

@@ -46,8 +46,16 @@ class RandomDice:
     """
 
     def __init__(self, rng: np.random.Generator | int | None = None, buffer: int = 1 << 16) -> None:
-        self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         self._buffer_size = int(buffer)
+        self.reseed(rng)
+
+    def reseed(self, rng: np.random.Generator | int | None) -> None:
+        """Start afresh from ``rng`` (a generator or a seed), as ``RandomDice(rng)`` would.
+
+        The owner of an engine re-seeds the stream it gave the engine at construction, so
+        one engine serves every episode (see :meth:`dice_envs.vector.env.DiceVectorEnv.reset`).
+        """
+        self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         self._buf = np.empty(0, dtype=np.int64)
         self._pos = 0
 

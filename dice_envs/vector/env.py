@@ -2,10 +2,12 @@
 
 ``SpiffelVectorEnv``, ``DicePokerVectorEnv``, ``YahtzeeVectorEnv`` and ``FarkleVectorEnv`` are
 the batched twins of the scalar envs of :mod:`dice_envs.envs` (``gym.make_vec(id, num_envs=N)``
-builds them through the registered ``vector_entry_point``). They take the scalar env's keyword
-arguments — rule parameters, ``opponents``, ``num_players``, ``seat``, ``reward``,
-``illegal_action``, ``illegal_reward``, ``render_mode``, ``rules`` — and behave like
-``gymnasium.vector.SyncVectorEnv`` over ``N`` scalar envs, only much faster:
+builds them through the registered ``vector_entry_point``). Besides ``num_envs`` and
+``autoreset_mode`` they take the scalar env's keyword arguments — rule parameters, ``opponents``,
+``num_players``, ``seat``, ``reward``, ``illegal_action``, ``illegal_reward``, ``render_mode``
+(``"ansi"`` only), ``rules`` — validated by the same :class:`dice_envs.options.EnvOptions`
+(or that object itself as ``options=``), and behave like ``gymnasium.vector.SyncVectorEnv``
+over ``N`` scalar envs, only much faster:
 
 * **observations**: :func:`dice_envs.encoding.encode` from the learner's seat, byte for byte;
   spaces as the scalar env's (``single_observation_space``, ``single_action_space``);
@@ -31,7 +33,8 @@ arguments — rule parameters, ``opponents``, ``num_players``, ``seat``, ``rewar
   ``info["final_info"]``, as ``SyncVectorEnv`` puts them). The SB3 adapter
   (:mod:`dice_envs.vector.sb3`) uses ``"same_step"``.
 * **seeding**: ``reset(seed=s)`` seeds one generator; the dice, the seats and the opponents'
-  seeds derive from it, so a seed replays every game.
+  seeds derive from it, so a seed replays every game. The env owns the engine's dice stream
+  (given to :func:`~dice_envs.vector.engine.make_engine` once) and re-seeds it.
 
 Extra infos at the end of an episode (with a ``_key`` mask): ``final_scores`` ``(N, P)`` and
 ``winners`` (``(N, P)`` bool).
@@ -44,8 +47,6 @@ Extra infos at the end of an episode (with a ``_key`` mask): ``final_scores`` ``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -53,13 +54,11 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ..checks import as_actions, check_illegal_reward, check_seed
+from ..checks import as_actions, check_seed
 from ..encoding import ENCODING_VERSION, encoding_id, family, observation_bounds, observation_size
-from ..envs.base import ENV_OPTIONS as SCALAR_ENV_OPTIONS
-from ..multiagent.base import check_reward
-from ..rules import ConfigError, RuleConfig, make_rules, rules_class
+from ..options import EnvOptions, check_render_mode, options_of
+from ..rules import ConfigError, RuleConfig
 from ..rules.config import check_int
-from ..wrappers import ILLEGAL_ACTION_MODES
 from .dice import RandomDice
 from .engine import Engine, make_engine
 
@@ -71,8 +70,6 @@ __all__ = [
     "YahtzeeVectorEnv",
 ]
 
-#: Keyword arguments besides the rule parameters: the scalar env's, plus two of its own.
-ENV_OPTIONS = ("num_envs", *SCALAR_ENV_OPTIONS, "autoreset_mode")
 _MAX_REDEALS = 1000
 
 
@@ -118,63 +115,23 @@ class DiceVectorEnv(VectorEnv):
     game_name: ClassVar[str] = ""
 
     def __init__(
-        self,
-        num_envs: int = 1,
-        opponents: Sequence[Any] | str | None = None,
-        num_players: int | None = None,
-        seat: int | None = None,
-        reward: str | None = None,
-        illegal_action: str = "penalize",
-        illegal_reward: float = -1.0,
-        render_mode: str | None = None,
-        rules: RuleConfig | None = None,
-        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
-        **params: Any,
+        self, num_envs: int = 1, autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, **kwargs: Any
     ) -> None:
-        game = self.game_name
-        allowed = rules_class(game).parameter_names()
-        unknown = [k for k in params if k not in allowed]
-        if unknown:
-            raise ConfigError(
-                f"unknown keyword {unknown[0]!r} for the {game} vector env; rule parameters: "
-                f"{', '.join(allowed)}; env options: {', '.join(ENV_OPTIONS)}"
-            )
         check_int("num_envs", num_envs, 1, 1 << 24)
-        if rules is not None and rules.game != game:
-            raise ConfigError(f"rules for {rules.game!r} given to the {game} vector env")
-        self.rules: RuleConfig = make_rules(rules if rules is not None else game, **params)
-        if isinstance(opponents, (str, Path)) or (opponents is not None and hasattr(opponents, "act")):
-            opponents = [opponents]
-        if opponents is None:
-            n = 1 if num_players is None else num_players
-            opponents = ["random"] * (n - 1) if isinstance(n, int) and n > 1 else []
-        self._opponent_specs = list(opponents)
-        p = len(self._opponent_specs) + 1
-        if num_players is not None and num_players != p:
-            raise ConfigError(
-                f"num_players={num_players!r} does not fit {len(self._opponent_specs)} opponents (needs {p})"
-            )
-        check_int("num_players", p, 1, 8)
-        if seat is not None and (
-            isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < p
-        ):
-            raise ConfigError(f"seat must be None (random) or an integer in [0, {p - 1}], got {seat!r}")
-        reward = check_reward(reward, p)
-        if illegal_action not in ILLEGAL_ACTION_MODES:
-            raise ConfigError(
-                f"unknown illegal_action {illegal_action!r}; allowed: {', '.join(ILLEGAL_ACTION_MODES)}"
-            )
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ConfigError(f"unknown render_mode {render_mode!r}; allowed: None, ansi")
         self.autoreset_mode = _autoreset_mode(autoreset_mode)
+        #: The validated options (the scalar env's, :class:`dice_envs.options.EnvOptions`).
+        self.options: EnvOptions = options_of(self.game_name, kwargs, "vector")
+        opts = self.options
+        self.render_mode = check_render_mode(opts.render_mode, self.metadata["render_modes"])
+        self.rules: RuleConfig = opts.rules
+        self._opponent_specs = list(opts.opponents)
         self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
         self.num_envs = int(num_envs)
-        self.num_players = p
-        self.fixed_seat = 0 if p == 1 else None if seat is None else int(seat)
-        self.reward_mode = reward
-        self.illegal_action = illegal_action
-        self.illegal_reward = check_illegal_reward(illegal_reward)
-        self.render_mode = render_mode
+        self.num_players = p = opts.num_players
+        self.fixed_seat = 0 if p == 1 else opts.seat
+        self.reward_mode = opts.reward
+        self.illegal_action = opts.illegal_action
+        self.illegal_reward = opts.illegal_reward
         self.encoding = encoding_id(self.rules)
         self.encoding_version = ENCODING_VERSION[family(self.rules)]
 
@@ -187,7 +144,9 @@ class DiceVectorEnv(VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.n_actions = n_act
 
-        self.engine: Engine = make_engine(self.rules, self.num_envs, p, dice=RandomDice(0))
+        #: The dice stream of the engine: the env's own, re-seeded by ``reset(seed=)``.
+        self._dice = RandomDice(0)
+        self.engine: Engine = make_engine(self.rules, self.num_envs, p, dice=self._dice)
         self._opponents: list[Any] | None = None  # resolved lazily (agents sit above the envs)
         self._seat_rng = np.random.default_rng(0)
         n = self.num_envs
@@ -251,7 +210,7 @@ class DiceVectorEnv(VectorEnv):
         super().reset(seed=check_seed(seed))
         if seed is not None or not self._started:
             seeds = self.np_random.integers(0, 2**63 - 1, size=2 + len(self._opponent_specs))
-            self.engine.dice = RandomDice(np.random.default_rng(int(seeds[0])))
+            self._dice.reseed(int(seeds[0]))
             self._seat_rng = np.random.default_rng(int(seeds[1]))
             for agent, s in zip(self.opponents, seeds[2:], strict=True):
                 if callable(getattr(agent, "reset", None)):
