@@ -343,7 +343,7 @@ def farkle_turn_tables() -> FarkleTurnTables:
     level = (levels[:, :, None] <= floor[None, None, :]).sum(axis=1)
     mask_row = np.arange(n + 1)[:, None] * (width + 1) + level
     faces = (*(tuple(int(f) for f in bt.faces[i, : bt.n_dice[i]]) for i in range(n)), ())
-    return FarkleTurnTables(
+    out = FarkleTurnTables(
         no_throw=n,
         points=points,
         farkle=np.append(bt.farkle, False),
@@ -358,3 +358,7 @@ def farkle_turn_tables() -> FarkleTurnTables:
         faces=faces,
         roll_index={f: i for i, f in enumerate(faces)},
     )
+    for value in vars(out).values():  # shared by every game and engine: read-only
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+    return out

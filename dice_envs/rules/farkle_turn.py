@@ -103,13 +103,17 @@ def may_bank(turn_total: V, bank_minimum: int) -> V:
 def legal_row(t: FarkleTurnTables, throw_index: Any, turn_total: Any, bank_minimum: int) -> Any:
     """Index into ``t.mask_rows`` of the legal actions: every canonical scoring selection, and
     banking after those that make :func:`may_bank` true (none for ``t.no_throw``)."""
-    need = np.maximum(bank_minimum - turn_total, -t.step) // t.step + 1
-    return t.mask_row[throw_index, np.minimum(need, t.buckets - 1)]
+    b = (bank_minimum - turn_total) // t.step + 1
+    b = b * (b > 0)  # clipped to 0 .. buckets - 1 with arithmetic (cheap on Python ints too)
+    top = t.buckets - 1
+    return t.mask_row.ravel()[throw_index * t.buckets + b - (b - top) * (b > top)]  # flat: one gather
 
 
 def legal_masks(t: FarkleTurnTables, throw_index: Any, turn_total: Any, bank_minimum: int) -> np.ndarray:
-    """Legal actions as a bool mask over the 128 actions (``(..., 128)`` for a batch)."""
-    return t.mask_rows[legal_row(t, throw_index, turn_total, bank_minimum)]
+    """Legal actions as a bool mask over the 128 actions: a fresh ``(N, 128)`` array for a batch,
+    a read-only row of the table for one game."""
+    row = legal_row(t, throw_index, turn_total, bank_minimum)
+    return np.take(t.mask_rows, row, axis=0) if isinstance(row, np.ndarray) else t.mask_rows[row]
 
 
 def is_legal(t: FarkleTurnTables, throw_index: Any, turn_total: Any, action: Any, bank_minimum: int) -> Any:
@@ -120,7 +124,8 @@ def is_legal(t: FarkleTurnTables, throw_index: Any, turn_total: Any, action: Any
 def set_aside(t: FarkleTurnTables, throw_index: Any, turn_total: Any, mask: Any) -> tuple[Any, Any]:
     """``(turn total, dice to throw next)`` after setting the dice of a legal ``mask`` aside
     (the points from the rules' scoring, ``t.points``; the dice by :func:`dice_to_throw`)."""
-    return turn_total + t.points[throw_index, mask], t.next_dice[throw_index, mask]
+    i = throw_index * BANK_FLAG + mask  # flat index: one cheap gather per table
+    return turn_total + t.points.ravel()[i], t.next_dice.ravel()[i]
 
 
 def farkle_banked(banked: V, first_throw: V, bankruptcy: bool) -> V:

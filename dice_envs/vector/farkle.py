@@ -124,6 +124,7 @@ class FarkleEngine:
         self.final_round_by[g] = -1
         self.done[g] = False
         self.truncated[g] = False
+        self.turn_total[g] = 0
         self._start_turn(g)
 
     def _throw(self, g: np.ndarray, n: np.ndarray | int) -> np.ndarray:
@@ -133,28 +134,38 @@ class FarkleEngine:
         return turn.is_farkle(self._t, roll)
 
     def _start_turn(self, g: np.ndarray) -> None:
-        """Open turns until each game needs a decision or is over (bankruptcies on the way)."""
+        """Open turns (turn total already 0) until each game needs a decision or is over."""
+        banked, pending = self.banked.reshape(-1), self._pending.reshape(-1)  # views, by game * P + seat
+        self.first_throw[g] = True
         while g.size:
-            self.turn_total[g] = 0
-            self.first_throw[g] = True
             g = g[self._throw(g, NUM_DICE)]
             if not g.size:
                 return
-            p = self.current[g]
-            old = self.banked[g, p]
+            at = g * self.num_players + self.current[g]
+            old = banked[at]
             new = turn.farkle_banked(old, True, self.rules.bankruptcy)
-            self._pending[g, p] += new - old
-            self.banked[g, p] = new
-            self._end_turn(g)
+            pending[at] += new - old
+            banked[at] = new
+            self._end_turn(g, at)
             g = g[~self.done[g]]
 
-    def _end_turn(self, g: np.ndarray) -> None:
+    def _end_turn(self, g: np.ndarray, at: np.ndarray | None = None) -> None:
+        """End the turns of games ``g`` (``at``: their ``game * P + current`` if known)."""
         r = self.rules
         p = self.current[g]
-        turns = self.turns[g, p] + 1
-        self.turns[g, p] = turns
+        if at is None:
+            at = g * self.num_players + p
+        turns_flat = self.turns.reshape(-1)
+        turns = turns_flat[at] + 1
+        turns_flat[at] = turns
         fr, done, truncated, nxt = turn.end_turn(
-            p, self.banked[g, p], turns, self.final_round_by[g], self.num_players, r.target, r.max_turns
+            p,
+            self.banked.reshape(-1)[at],
+            turns,
+            self.final_round_by[g],
+            self.num_players,
+            r.target,
+            r.max_turns,
         )
         self.turn_total[g] = 0
         self.final_round_by[g] = fr
