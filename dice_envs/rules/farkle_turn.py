@@ -24,10 +24,10 @@ The flow of a turn (RULES.md), in these functions:
 >>> from dice_envs.tables import farkle_turn_tables
 >>> t = farkle_turn_tables()
 >>> i = t.roll_index[(1, 1, 1, 2, 3, 5)]
->>> bool(is_farkle(t, i)), int(legal_masks(t, i, 0, 350).sum())
-(False, 11)
+>>> bool(is_farkle(t, i)), int(legal_masks(t, i, 0, 350).sum())  # 7 selections, 2 of them bankable
+(False, 9)
 >>> tt, left = set_aside(t, i, 0, 0b100111)  # 1-1-1 + 5
->>> int(tt), int(left), may_bank(tt, 350)
+>>> int(tt), int(left), bool(may_bank(tt, 350))
 (1050, 2, True)
 >>> end_turn(0, 10_200, 7, -1, 2, 10_000, 100)  # seat 0 reaches the target: final round
 (0, False, False, 1)
