@@ -251,3 +251,27 @@ def test_rule_functions_on_scalars_and_arrays_agree():
     ]
     assert turn.farkle_banked(np.array([500, 500]), np.array([True, False]), True).tolist() == [0, 500]
     assert turn.farkle_banked(500, True, False) == 500
+
+
+def test_win_solver_reads_the_final_round_of_end_turn():
+    """The two-seat win solver's model of a game's end (its docstring) is :func:`end_turn`'s: seat 0
+    reaching the target gives seat 1 one last turn; seat 1 reaching it ends the game at once."""
+    target = 1000
+    assert turn.end_turn(0, target, 5, -1, 2, target, None) == (0, False, False, 1)
+    assert turn.end_turn(1, target - 50, 5, 0, 2, target, None) == (0, True, False, 1)
+    assert turn.end_turn(1, target, 5, -1, 2, target, None) == (1, True, False, 1)
+    assert turn.end_turn(1, target - 50, 5, -1, 2, target, None) == (-1, False, False, 0)
+
+
+def test_game_copies_share_the_tables_and_replay_the_same_dice():
+    import pickle
+
+    g = FarkleGame(make_rules("farkle"), num_players=2, seed=3)
+    c = g.clone()
+    assert c._t is g._t and c.dice == g.dice and c.history == g.history
+    a = g.legal_actions()[0]
+    assert c.apply(a) == g.apply(a) and c.dice == g.dice
+    p = pickle.loads(pickle.dumps(g))
+    assert len(pickle.dumps(g)) < 20_000 and p.dice == g.dice and p.summary() == g.summary()
+    with pytest.raises(ValueError, match="legal actions"):
+        g.apply(BANK_FLAG - 1 if BANK_FLAG - 1 not in g.legal_actions() else 0)
