@@ -151,10 +151,15 @@ def end_turn(
     somebody reached the target, else it is *truncated* after the last seat's turn
     ``max_turns``; otherwise the next seat plays (``next_player`` is ``player`` when done).
     """
-    reached = (final_round_by < 0) & (banked >= target)
+    reached = (banked >= target) > (final_round_by >= 0)  # bools: a > b is a & ~b
     final_round_by = final_round_by + (player - final_round_by) * reached
+    over = final_round_by >= 0
+    capped = turns >= (NO_CAP if max_turns is None else max_turns)
+    if num_players == 1:  # solitaire: every turn is the last of its round
+        truncated = capped > over
+        done = over | truncated
+        return final_round_by, done, truncated, player
     last = player == num_players - 1
-    over = last & (final_round_by >= 0)
-    truncated = last & (final_round_by < 0) & (turns >= (NO_CAP if max_turns is None else max_turns))
-    done = over | truncated
+    truncated = (last > over) & capped
+    done = (last & over) | truncated
     return final_round_by, done, truncated, (player + 1 - done) % num_players
