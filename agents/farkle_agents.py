@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from dice_envs.encoding import FarkleView, decode
+from dice_envs.encoding import FarkleView, decode, decode_farkle_batch
+from dice_envs.rules import farkle_turn as turn
 from dice_envs.rules.farkle import BANK_FLAG, NUM_DICE, FarkleRules
-from dice_envs.tables import farkle_batch_tables, farkle_tables
 
 from .base import BaseAgent, check_mask
 from .solver.farkle import STEP, FarkleSolution, solve_farkle
@@ -53,25 +53,20 @@ class BatchOptions:
     ``banked``, ``others`` ``(B, P-1)`` and ``final_round``."""
 
     def __init__(self, observations: np.ndarray, action_masks: np.ndarray, rules: FarkleRules, players: int):
-        obs = np.asarray(observations, dtype=np.float64)
+        bv = decode_farkle_batch(observations, rules, players)  # fields by name (the layout)
         self.legal = np.asarray(action_masks) > 0
         if not self.legal.any(axis=1).all():
             raise ValueError("an action mask of the batch has no legal action")
-        hot = obs[:, :36].reshape(-1, 6, 6)
-        present = hot.max(axis=2) > 0.5
-        n = present.sum(axis=1)
-        if (n == 0).any():
+        if (bv.n_dice == 0).any():
             raise ValueError("an observation of the batch shows no dice: it is not this agent's turn")
-        t = farkle_batch_tables()
-        code = ((hot.argmax(axis=2) * present) * 6 ** np.arange(6)).sum(axis=1)
-        roll = t.code_roll[t.code_offset[n] + code]
-        self.points = np.tile(t.points[roll], 2).astype(np.int64)
-        left = n[:, None] - t.mask_count[_ACTIONS % BANK_FLAG].astype(np.int64)[None, :]
-        self.left = np.where(left <= 0, NUM_DICE, left)
-        self.turn_total = np.rint(obs[:, 43] * 1000).astype(np.int64)
-        self.banked = np.rint(obs[:, 45] * rules.target).astype(np.int64)
-        self.others = np.rint(obs[:, 48 : 48 + players - 1] * rules.target).astype(np.int64)
-        self.final_round = obs[:, 47] > 0.5
+        t = turn.farkle_turn_tables()
+        throw = turn.throw_of_dice(t, bv.dice)
+        self.points = np.tile(t.points[throw], 2)
+        self.left = np.tile(t.next_dice[throw], 2)
+        self.turn_total = bv.turn_total
+        self.banked = bv.banked
+        self.others = bv.others_banked
+        self.final_round = bv.final_round
 
     def first(self, allowed: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per row: the allowed action with the largest ``key`` (ties: the smallest action), and
@@ -114,14 +109,12 @@ class _FarkleAgent(BaseAgent):
 
     def options(self, view: FarkleView, legal: np.ndarray) -> list[tuple[int, int, int, bool]]:
         """``(action, points, dice_left_to_throw, bank)`` of every legal action."""
-        ft = farkle_tables()
-        n = len(view.dice)
-        row = ft.points[n][ft.roll_index[view.dice]]
+        t = turn.farkle_turn_tables()
+        throw = t.roll_index[view.dice]
         out = []
         for a in legal:
-            mask, bank = int(a) % BANK_FLAG, int(a) >= BANK_FLAG
-            left = n - bin(mask).count("1")
-            out.append((int(a), int(row[mask]), left if left else NUM_DICE, bank))
+            mask, bank = turn.split_action(int(a))
+            out.append((int(a), int(t.points[throw, mask]), int(t.next_dice[throw, mask]), bank))
         return out
 
 
@@ -283,7 +276,7 @@ class MaxExpectedAgent(_FarkleAgent):
         idx = t2 // STEP
         inside = idx < w.shape[0]
         cont = np.where(inside, w[np.minimum(idx, w.shape[0] - 1), o.left], t2)
-        bank = np.where(t2 > self.solution.bank_minimum, t2, -np.inf)
+        bank = np.where(turn.may_bank(t2, self.solution.bank_minimum), t2, -np.inf)
         value = np.where(o.legal, np.where(_IS_BANK, bank, cont), -np.inf)
         # as act: banks first, then by action; the first within 1e-9 of the best wins
         near = value >= value.max(axis=1, keepdims=True) - 1e-9

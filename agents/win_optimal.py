@@ -26,8 +26,8 @@ import numpy as np
 
 from dice_envs.encoding import FarkleBatchView, decode_farkle_batch
 from dice_envs.rules import ConfigError, FarkleRules
-from dice_envs.rules.farkle import BANK_FLAG, NUM_DICE
-from dice_envs.tables import farkle_batch_tables
+from dice_envs.rules import farkle_turn as turn
+from dice_envs.rules.farkle import BANK_FLAG
 
 from .base import BaseAgent, check_mask
 from .solver.farkle_win import DEFAULT_CAP, STEP, FarkleWinSolution, solve_farkle_win
@@ -37,7 +37,6 @@ __all__ = ["WinOptimalAgent"]
 _ACTIONS = np.arange(2 * BANK_FLAG)
 _MASKS = _ACTIONS % BANK_FLAG
 _IS_BANK = _ACTIONS >= BANK_FLAG
-_POP = np.array([bin(m).count("1") for m in range(BANK_FLAG)])
 # preference among equal values: banks first, then by action
 _ORDER = np.where(_IS_BANK, _ACTIONS - BANK_FLAG, _ACTIONS + BANK_FLAG)
 
@@ -127,12 +126,10 @@ class WinOptimalAgent(BaseAgent):
         kind = np.where(final, 2, seats)
         own = np.where(final, bv.banked, np.minimum(bv.banked, target - STEP))
         oth = np.where(final, other, np.minimum(other, target - STEP))
-        bt = farkle_batch_tables()
-        code = ((bv.dice - 1).clip(0) * 6 ** np.arange(NUM_DICE)).sum(axis=1)
-        roll = bt.code_roll[bt.code_offset[bv.n_dice] + code]
-        pts = bt.points[roll].astype(np.int64)  # (B, 64): per set-aside mask
-        left = bv.n_dice[:, None] - _POP[None, :]
-        left = np.where(left <= 0, NUM_DICE, left)
+        tt = turn.farkle_turn_tables()
+        throw = turn.throw_of_dice(tt, bv.dice)
+        pts = tt.points[throw]  # (B, 64): per set-aside mask
+        left = tt.next_dice[throw].clip(1)  # dice thrown next (six after hot dice; 1: mask not legal)
         keys = np.stack([kind, own, oth], axis=1)
         uniq, inverse = np.unique(keys, axis=0, return_inverse=True)
         inverse = inverse.reshape(-1)

@@ -25,18 +25,20 @@ from functools import cache
 import numpy as np
 
 from .rules.dice import is_canonical_selection
-from .rules.farkle import NUM_DICE, _has_score_sorted, _score_sorted
+from .rules.farkle import NUM_DICE, _has_score_sorted, _score_sorted, dice_to_throw
 from .rules.scorecard import N_REROLL_ACTIONS, ScorecardRules, _box_score_cached
 
 __all__ = [
     "FarkleBatchTables",
     "FarkleTables",
+    "FarkleTurnTables",
     "ScoreTables",
     "ScorecardBatchTables",
     "ScorecardTables",
     "face_code",
     "farkle_batch_tables",
     "farkle_tables",
+    "farkle_turn_tables",
     "multiset_prob",
     "score_tables",
     "scorecard_batch_tables",
@@ -281,3 +283,82 @@ def farkle_batch_tables() -> FarkleBatchTables:
         code_roll=code_roll,
         mask_count=np.array([bin(m).count("1") for m in range(2**NUM_DICE)], dtype=np.int8),
     )
+
+
+@dataclass(frozen=True)
+class FarkleTurnTables:
+    """Lookups of the Farkle turn flow (:mod:`dice_envs.rules.farkle_turn`), from
+    :func:`farkle_batch_tables`, over ``num_rolls + 1`` throws: the last, ``no_throw``, stands for
+    "no dice" (a finished game) and has no legal action.
+
+    ``points[i, mask]`` and ``farkle[i]`` as in :class:`FarkleBatchTables` (int64);
+    ``next_dice[i, mask]``: dice thrown after setting ``mask`` aside (six after hot dice);
+    ``faces[i]``: the sorted faces as a tuple (``()`` for ``no_throw``), ``roll_index`` its inverse.
+
+    Legal masks: banking needs ``turn total + points > bank_minimum``. With
+    ``need = bank_minimum - turn total`` (points are multiples of ``step``), the mask of throw
+    ``i`` is ``mask_rows[mask_row[i, bucket]]`` with ``bucket = clip(need // step + 1, 0,
+    buckets - 1)``; ``mask_rows`` holds each distinct mask once.
+    """
+
+    no_throw: int
+    points: np.ndarray  # (924, 64) int64
+    farkle: np.ndarray  # (924,) bool
+    n_dice: np.ndarray  # (924,) int64
+    next_dice: np.ndarray  # (924, 64) int64
+    code_offset: np.ndarray  # (7,) int64
+    code_roll: np.ndarray  # (sum 6**n,) int64
+    step: int
+    buckets: int
+    mask_row: np.ndarray  # (924, buckets) int64
+    mask_rows: np.ndarray  # (rows, 128) bool
+    faces: tuple[tuple[int, ...], ...]
+    roll_index: dict[tuple[int, ...], int]
+
+
+@cache
+def farkle_turn_tables() -> FarkleTurnTables:
+    """Build (once) the turn-flow lookups from :func:`farkle_batch_tables`."""
+    bt = farkle_batch_tables()
+    n, bank_flag = bt.num_rolls, 2**NUM_DICE
+    points = np.zeros((n + 1, bank_flag), dtype=np.int64)
+    points[:n] = bt.points
+    n_dice = np.zeros(n + 1, dtype=np.int64)
+    n_dice[:n] = bt.n_dice
+    next_dice = dice_to_throw(n_dice[:, None], bt.mask_count.astype(np.int64)[None, :])
+    step = math.gcd(*np.unique(points[points > 0]).tolist())
+    top = int(points.max())
+    buckets = top // step + 2  # bucket 0: need < 0; the last: need >= every value
+    values = [np.unique(row[row > 0]) for row in points]
+    width = max(len(v) for v in values)
+    levels = np.full((n + 1, width), np.iinfo(np.int64).max, dtype=np.int64)
+    mask_rows = np.zeros((n + 1, width + 1, 2 * bank_flag), dtype=bool)
+    for i, v in enumerate(values):  # level k: the k smallest values cannot be banked
+        levels[i, : len(v)] = v
+        scoring = points[i] > 0
+        mask_rows[i, :, :bank_flag] = scoring
+        for k in range(len(v) + 1):
+            mask_rows[i, k, bank_flag:] = scoring & (points[i] > (v[k - 1] if k else 0))
+    floor = (np.arange(buckets) - 1) * step  # need in [floor, floor + step)
+    level = (levels[:, :, None] <= floor[None, None, :]).sum(axis=1)
+    mask_row = np.arange(n + 1)[:, None] * (width + 1) + level
+    faces = (*(tuple(int(f) for f in bt.faces[i, : bt.n_dice[i]]) for i in range(n)), ())
+    out = FarkleTurnTables(
+        no_throw=n,
+        points=points,
+        farkle=np.append(bt.farkle, False),
+        n_dice=n_dice,
+        next_dice=next_dice,
+        code_offset=bt.code_offset.astype(np.int64),
+        code_roll=bt.code_roll.astype(np.int64),
+        step=step,
+        buckets=buckets,
+        mask_row=mask_row,
+        mask_rows=mask_rows.reshape(-1, 2 * bank_flag),
+        faces=faces,
+        roll_index={f: i for i, f in enumerate(faces)},
+    )
+    for value in vars(out).values():  # shared by every game and engine: read-only
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+    return out

@@ -19,6 +19,7 @@ from functools import cache
 
 import numpy as np
 
+from dice_envs.rules import farkle_turn as turn
 from dice_envs.rules.farkle import NUM_DICE, FarkleRules
 from dice_envs.tables import farkle_tables
 
@@ -33,15 +34,14 @@ _PAD = 8_000  # largest single selection (six 1s) so every successor fits in the
 
 @cache
 def _options() -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Per dice count ``n``: points (rolls × 64), dice left after each selection, legality."""
-    ft = farkle_tables()
+    """Per dice count ``n``: points (rolls × 64), dice thrown after each selection (the rules'
+    :func:`~dice_envs.rules.farkle.dice_to_throw`: six after hot dice), legality."""
+    ft, tt = farkle_tables(), turn.farkle_turn_tables()
     out = {}
     for n in range(1, NUM_DICE + 1):
-        pts = ft.points[n].astype(np.int64)
-        pop = np.array([bin(m).count("1") for m in range(2**NUM_DICE)])
-        left = n - pop
-        left = np.where(left <= 0, NUM_DICE, left)  # hot dice: throw all six again
-        out[n] = (pts, np.broadcast_to(left, pts.shape), pts > 0)
+        throws = [tt.roll_index[r] for r in ft.rolls[n]]
+        pts = tt.points[throws]
+        out[n] = (pts, tt.next_dice[throws].clip(1), pts > 0)  # clip: masks that are not legal
     return out
 
 
@@ -66,7 +66,7 @@ class FarkleSolution:
     def option_value(self, turn_total: int, dice_left: int, bank: bool) -> float:
         """Value of reaching ``turn_total`` with ``dice_left`` dice and banking or throwing on."""
         if bank:
-            return float(turn_total) if turn_total > self.bank_minimum else -np.inf
+            return float(turn_total) if turn.may_bank(turn_total, self.bank_minimum) else -np.inf
         return self.continue_value(turn_total, dice_left)
 
 
@@ -83,7 +83,7 @@ def _solve(bank_minimum: int) -> np.ndarray:
         for n in range(1, NUM_DICE + 1):
             pts, left, legal = opts[n]
             t2 = t + pts
-            bank = np.where(t2 > bank_minimum, t2, -np.inf)
+            bank = np.where(turn.may_bank(t2, bank_minimum), t2, -np.inf)
             cont = W[ti + pts // STEP, left]
             best = np.where(legal, np.maximum(bank, cont), -np.inf).max(axis=1)
             best[~np.isfinite(best)] = 0.0  # a farkle

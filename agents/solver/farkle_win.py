@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from dice_envs.rules import farkle_turn as turn
 from dice_envs.rules.farkle import NUM_DICE, FarkleRules
 
 from .cache import cache_key, cached_array
@@ -83,8 +84,7 @@ def option_groups() -> tuple[np.ndarray, ...]:
     """
     from dice_envs.tables import farkle_tables
 
-    ft = farkle_tables()
-    pop = np.array([bin(m).count("1") for m in range(2**NUM_DICE)])
+    ft, tt = farkle_tables(), turn.farkle_turn_tables()
     g_start = [0, 0]
     g_prob: list[float] = []
     o_start = [0]
@@ -94,13 +94,13 @@ def option_groups() -> tuple[np.ndarray, ...]:
     for n in range(1, NUM_DICE + 1):
         groups: dict[tuple[tuple[int, int], ...], float] = {}
         for ri in range(len(ft.rolls[n])):
-            row = ft.points[n][ri]
+            throw = tt.roll_index[ft.rolls[n][ri]]
+            row = tt.points[throw]
             masks = np.flatnonzero(row > 0)
             if masks.size == 0:
                 farkle_p[n] += ft.prob[n][ri]
                 continue
-            left = n - pop[masks]
-            left = np.where(left <= 0, NUM_DICE, left)
+            left = tt.next_dice[throw, masks]  # six after hot dice
             opts = tuple(sorted({(int(row[m]) // STEP, int(k)) for m, k in zip(masks, left, strict=True)}))
             groups[opts] = groups.get(opts, 0.0) + float(ft.prob[n][ri])
         for opts, p in sorted(groups.items()):
@@ -155,7 +155,8 @@ def _params(rules: FarkleRules, cap: int) -> _Params:
     if not isinstance(cap, int) or isinstance(cap, bool) or cap < 0:
         raise ValueError(f"cap must be a non-negative integer number of points, got {cap!r}")
     X = -(-rules.target // STEP)
-    tb = rules.bank_minimum // STEP + 1
+    steps = np.arange(rules.bank_minimum // STEP + 2)
+    tb = int(np.argmax(turn.may_bank(steps * STEP, rules.bank_minimum)))  # first bankable total
     U = X + max(cap // STEP, tb)  # the forced bank at the cap must be legal
     return _Params(X=X, U=U, tb=tb, bankrupt=bool(rules.bankruptcy))
 

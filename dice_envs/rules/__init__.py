@@ -6,7 +6,7 @@ name           rules class                      state machine
 ``spiffel``    :class:`~.spiffel.SpiffelRules`    :class:`~.scorecard.ScorecardGame`
 ``dice_poker`` :class:`~.dice_poker.DicePokerRules` :class:`~.scorecard.ScorecardGame`
 ``yahtzee``    :class:`~.yahtzee.YahtzeeRules`    :class:`~.scorecard.ScorecardGame`
-``farkle``     :class:`~.farkle.FarkleRules`      :class:`~.farkle.FarkleGame`
+``farkle``     :class:`~.farkle.FarkleRules`      :class:`~.farkle_game.FarkleGame`
 =============  ===============================  ==========================================
 
 >>> rules = make_rules("dice_poker", upper_bonus_threshold=70)
@@ -25,7 +25,8 @@ import numpy as np
 from . import dice_poker, farkle, spiffel, yahtzee
 from .config import ConfigError, RuleConfig
 from .dice_poker import DicePokerRules
-from .farkle import FarkleGame, FarkleRules
+from .farkle import FarkleRules
+from .farkle_game import FarkleGame
 from .scorecard import ScorecardGame, ScorecardRules
 from .spiffel import SpiffelRules
 from .yahtzee import YahtzeeRules

@@ -1,16 +1,19 @@
-"""The batched Farkle engine: N games stepped at once from :func:`dice_envs.tables.farkle_batch_tables`.
+"""The batched Farkle engine: N games stepped at once by :mod:`dice_envs.rules.farkle_turn`.
 
-Mirrors :class:`dice_envs.rules.farkle.FarkleGame`: points of the dice set aside, banking only
-above ``bank_minimum``, hot dice (all six set aside: throw six again), a farkle loses the turn
-total, a farkle on a turn's first throw bankrupts the player (``bankruptcy``), the round is
-finished once someone reaches ``target``, and ``max_turns`` truncates. Like the scalar engine it
-advances by itself through opening throws, farkles and bankruptcies, so a game that is not done
-always awaits a decision of ``current``.
+The turn flow — points of the dice set aside, banking only above ``bank_minimum``, hot dice,
+a farkle losing the turn total, bankruptcy on a turn's first throw, the final round once someone
+reaches ``target``, truncation after ``max_turns`` — is the rule functions of
+:mod:`dice_envs.rules.farkle_turn`, called here on arrays of one value per game (the scalar
+:class:`~dice_envs.rules.farkle_game.FarkleGame` calls the same functions on one game). Like
+the scalar game it advances by itself through opening throws, farkles and bankruptcies, so a
+game that is not done always awaits a decision of ``current``.
 
 ==================  ========  ==========================================================
 array               shape     meaning
 ==================  ========  ==========================================================
-``roll``            (N,)      index of the current sorted throw (1-6 dice) in the tables
+``roll``            (N,)      index of the current sorted throw in
+                              :func:`~dice_envs.tables.farkle_turn_tables` (``no_throw``
+                              once the game is done)
 ``turn_total``      (N,)      points set aside this turn
 ``first_throw``     (N,)      the current throw is the turn's first
 ``banked``          (N, P)    banked totals
@@ -32,10 +35,11 @@ from typing import Any
 
 import numpy as np
 
-from ..encoding import observation_size
+from ..layouts import layout
+from ..rules import farkle_turn as turn
 from ..rules.config import ConfigError, check_int
-from ..rules.farkle import BANK_FLAG, NUM_DICE, FarkleGame, FarkleRules
-from ..tables import farkle_batch_tables
+from ..rules.farkle import NUM_DICE, FarkleRules
+from ..rules.farkle_game import FarkleGame
 from .dice import DiceStream, RandomDice
 
 __all__ = ["FarkleEngine"]
@@ -65,21 +69,12 @@ class FarkleEngine:
         self.num_games, self.num_players = int(num_games), int(num_players)
         self.n_actions = rules.n_actions
         self.dice: DiceStream = dice if dice is not None else RandomDice(seed)
-        t = farkle_batch_tables()
-        self._points = t.points.astype(np.int64)
-        self._points_flat = self._points.ravel()
-        self._build_mask_tables(t.points)
-        self._farkle = t.farkle.copy()
-        self._n_dice = t.n_dice.astype(np.int64)
-        self._offset = t.code_offset.copy()
-        self._code_roll = t.code_roll.astype(np.int64)
-        self._mask_count = t.mask_count.astype(np.int64)
-        self._max_turns = rules.max_turns
+        self._t = turn.farkle_turn_tables()
         self._all = np.arange(self.num_games)
         self._build_observation_tables()
 
         n, p = self.num_games, self.num_players
-        self.roll = np.zeros(n, dtype=np.int64)
+        self.roll = np.full(n, self._t.no_throw, dtype=np.int64)
         self.turn_total = np.zeros(n, dtype=np.int64)
         self.first_throw = np.zeros(n, dtype=bool)
         self.banked = np.zeros((n, p), dtype=np.int64)
@@ -100,12 +95,11 @@ class FarkleEngine:
         return self.banked
 
     def dice_faces(self, games: np.ndarray | None = None) -> list[tuple[int, ...]]:
-        """The sorted dice of each game (meaningless once a game is done)."""
-        t = farkle_batch_tables()
-        return [tuple(int(f) for f in t.faces[r, : t.n_dice[r]]) for r in self.roll[self._games(games)]]
+        """The sorted dice of each game (``()`` once a game is done)."""
+        return [self._t.faces[r] for r in self.roll[self._games(games)].tolist()]
 
     def to_game(self, i: int) -> FarkleGame:
-        """Game ``i`` as a scalar :class:`~dice_envs.rules.farkle.FarkleGame` (for checks,
+        """Game ``i`` as a scalar :class:`~dice_envs.rules.farkle_game.FarkleGame` (for checks,
         rendering, or continuing it with the rules engine; its dice come from a fresh generator).
         The ``history`` is not kept by the batched engine and starts empty."""
         g = FarkleGame(self.rules, num_players=self.num_players, seed=0)
@@ -113,12 +107,11 @@ class FarkleEngine:
         g.banked = [int(v) for v in self.banked[i]]
         g.turns = [int(v) for v in self.turns[i]]
         g.current_player = int(self.current[i])
-        fr = int(self.final_round_by[i])
-        g.final_round_by = None if fr < 0 else fr
+        g.final_round_by = int(self.final_round_by[i]) if self.final_round_by[i] >= 0 else None
         g.done, g.truncated = bool(self.done[i]), bool(self.truncated[i])
         g.turn_total = 0 if g.done else int(self.turn_total[i])
         g.first_throw = bool(self.first_throw[i])
-        g.dice = () if g.done else self.dice_faces([i])[0]
+        g.throw_index = int(self.roll[i])
         return g
 
     # ------------------------------------------------------------------ transitions
@@ -131,87 +124,64 @@ class FarkleEngine:
         self.final_round_by[g] = -1
         self.done[g] = False
         self.truncated[g] = False
+        self.turn_total[g] = 0
         self._start_turn(g)
 
-    def _throw(self, g: np.ndarray, n: np.ndarray | int) -> None:
-        self.roll[g] = self._code_roll[self._offset[n] + self.dice.codes(g, n)]
+    def _throw(self, g: np.ndarray, n: np.ndarray | int) -> np.ndarray:
+        """Throw ``n`` dice in games ``g``; True where that is a farkle."""
+        roll = turn.throw(self._t, n, self.dice.codes(g, n))
+        self.roll[g] = roll
+        return turn.is_farkle(self._t, roll)
 
     def _start_turn(self, g: np.ndarray) -> None:
-        """Open turns until each game needs a decision or is over (bankruptcies on the way)."""
+        """Open turns (turn total already 0) until each game needs a decision or is over."""
+        banked, pending = self.banked.reshape(-1), self._pending.reshape(-1)  # views, by game * P + seat
+        self.first_throw[g] = True
         while g.size:
-            self.turn_total[g] = 0
-            self.first_throw[g] = True
-            self._throw(g, NUM_DICE)
-            g = g[self._farkle[self.roll[g]]]
+            g = g[self._throw(g, NUM_DICE)]
             if not g.size:
                 return
-            if self.rules.bankruptcy:
-                p = self.current[g]
-                self._pending[g, p] -= self.banked[g, p]
-                self.banked[g, p] = 0
-            self._end_turn(g)
+            at = g * self.num_players + self.current[g]
+            old = banked[at]
+            new = turn.farkle_banked(old, True, self.rules.bankruptcy)
+            pending[at] += new - old
+            banked[at] = new
+            self._end_turn(g, at)
             g = g[~self.done[g]]
 
-    def _end_turn(self, g: np.ndarray) -> None:
-        if self.num_players == 1:  # solitaire: every turn is the last of its round
-            turns = self.turns[g, 0] + 1
-            self.turns[g, 0] = turns
-            over = (self.final_round_by[g] >= 0) | (self.banked[g, 0] >= self.rules.target)
-            self.final_round_by[g[over]] = 0
-            if self._max_turns is not None:
-                capped = ~over & (turns >= self._max_turns)
-                self.truncated[g[capped]] = True
-                over |= capped
-            self.done[g[over]] = True
-            return
+    def _end_turn(self, g: np.ndarray, at: np.ndarray | None = None) -> None:
+        """End the turns of games ``g`` (``at``: their ``game * P + current`` if known)."""
+        r = self.rules
         p = self.current[g]
-        self.turns[g, p] += 1
-        reached = (self.final_round_by[g] < 0) & (self.banked[g, p] >= self.rules.target)
-        self.final_round_by[g[reached]] = p[reached]
-        last = p == self.num_players - 1
-        over = last & (self.final_round_by[g] >= 0)
-        if self._max_turns is not None:
-            capped = last & ~over & (self.turns[g, p] >= self._max_turns)
-            self.truncated[g[capped]] = True
-            over |= capped
-        self.done[g[over]] = True
-        self.current[g[~over]] = (p[~over] + 1) % self.num_players
+        if at is None:
+            at = g * self.num_players + p
+        turns_flat = self.turns.reshape(-1)
+        turns = turns_flat[at] + 1
+        turns_flat[at] = turns
+        fr, done, truncated, nxt = turn.end_turn(
+            p,
+            self.banked.reshape(-1)[at],
+            turns,
+            self.final_round_by[g],
+            self.num_players,
+            r.target,
+            r.max_turns,
+        )
+        self.turn_total[g] = 0
+        self.final_round_by[g] = fr
+        self.done[g] = done
+        self.truncated[g] = truncated
+        self.current[g] = nxt
+        self.roll[g[done]] = self._t.no_throw
 
     def _next_turn(self, g: np.ndarray) -> None:
-        self.turn_total[g] = 0
         self._end_turn(g)
         self._start_turn(g[~self.done[g]])
-
-    def _build_mask_tables(self, points: np.ndarray) -> None:
-        """Mask rows by throw and *level*: banking needs ``turn total + points > bank_minimum``;
-        the banking options of a throw only change where ``bank_minimum - turn total`` crosses
-        one of the throw's distinct point values, so ``level`` = how many of them are at most
-        ``bank_minimum - turn total``, and row ``throw * (L + 1) + level`` is the whole mask."""
-        values = [np.unique(row[row > 0]) for row in points]
-        width = max(len(v) for v in values)
-        self._levels = np.full((len(points), width), np.iinfo(np.int64).max, dtype=np.int64)
-        rows = np.zeros((len(points), width + 1, self.n_actions), dtype=bool)
-        for r, v in enumerate(values):
-            self._levels[r, : len(v)] = v
-            scoring = points[r] > 0
-            rows[r, :, :BANK_FLAG] = scoring
-            for level in range(len(v) + 1):
-                floor = v[level - 1] if level else 0  # points > need >= floor
-                rows[r, level, BANK_FLAG:] = scoring & (points[r] > floor)
-        self._mask_rows = rows.reshape(-1, self.n_actions)
-        self._level_count = width + 1
 
     def action_masks(self, games: np.ndarray | None = None) -> np.ndarray:
         """Legal actions, ``(n, 128)`` bool (all False where a game is done)."""
         g = slice(None) if games is None else np.asarray(games, dtype=np.int64)
-        roll = self.roll[g]
-        need = self.rules.bank_minimum - self.turn_total[g]
-        level = (self._levels[roll] <= need[:, None]).sum(axis=1)
-        out = np.take(self._mask_rows, roll * self._level_count + level, axis=0)
-        done = self.done[g]
-        if done.any():
-            out[done] = False
-        return out
+        return turn.legal_masks(self._t, self.roll[g], self.turn_total[g], self.rules.bank_minimum)
 
     def step(self, actions: np.ndarray, games: np.ndarray | None = None) -> np.ndarray:
         """Apply one legal action per game (not checked: see :meth:`action_masks`).
@@ -226,9 +196,8 @@ class FarkleEngine:
             self._pending.fill(0)
         else:
             self._pending[g] = 0
-        mask, bank = a & (BANK_FLAG - 1), a >= BANK_FLAG
-        roll = self.roll[sel]
-        tt = self.turn_total[sel] + self._points_flat[roll * BANK_FLAG + mask]
+        mask, bank = turn.split_action(a)
+        tt, left = turn.set_aside(self._t, self.roll[sel], self.turn_total[sel], mask)
         self.turn_total[sel] = tt
         rows = np.flatnonzero(bank)
         ended = g[rows]
@@ -240,10 +209,7 @@ class FarkleEngine:
             on = np.flatnonzero(~bank)
             gt = g[on]
             self.first_throw[gt] = False
-            left = self._n_dice[roll[on]] - self._mask_count[mask[on]]
-            left[left == 0] = NUM_DICE  # hot dice: all six again
-            self._throw(gt, left)
-            farkled = gt[self._farkle[self.roll[gt]]]
+            farkled = gt[self._throw(gt, left[on])]
             if farkled.size:
                 ended = np.concatenate([ended, farkled]) if ended.size else farkled
         if ended.size:
@@ -252,50 +218,51 @@ class FarkleEngine:
 
     # ------------------------------------------------------------------ observations
     def _build_observation_tables(self) -> None:
-        t = farkle_batch_tables()
-        feats = np.zeros((t.num_rolls + 1, 43), dtype=np.float32)  # last row: no dice shown
-        for ri in range(t.num_rolls):
-            n = int(t.n_dice[ri])
-            for i in range(n):
-                f = int(t.faces[ri, i])
-                feats[ri, i * 6 + f - 1] = 1.0
-                feats[ri, 36 + f - 1] += 1.0 / 6.0
-            feats[ri, 42] = n / 6.0
+        """Per throw, the observation with only its dice fields filled (the rows of a viewer
+        without dice use ``no_throw``); the other fields are written by :meth:`observe`."""
+        lay = self._layout = layout(self.rules, self.num_players)
+        self.observation_size = lay.size
+        dice, counts = lay.field("dice").start, lay.field("face_counts").start
+        feats = np.zeros((self._t.no_throw + 1, lay.size), dtype=np.float32)
+        for ri, faces in enumerate(self._t.faces):
+            for i, f in enumerate(faces):
+                feats[ri, dice + i * 6 + f - 1] = 1.0
+                feats[ri, counts + f - 1] += 1.0 / lay.scale("face_counts")
+            if faces:
+                feats[ri, lay.index("n_dice")] = len(faces) / lay.scale("n_dice")
         self._obs_dice = feats
-        self._no_roll = t.num_rolls
-        self.observation_size = observation_size(self.rules, self.num_players)
+        others = lay.others("banked")
+        self._others = slice(others[0].start, others[-1].start + 1) if others else None
+        assert not others or self._others.stop - self._others.start == len(others)
 
     def observe(self, seat: int | np.ndarray, games: np.ndarray | None = None) -> np.ndarray:
         """Observations of ``seat`` (one seat, or one per game), ``(n, observation_size)`` float32,
-        byte-identical to :func:`dice_envs.encoding.encode` of the equivalent scalar state."""
-        r = self.rules
-        np_ = self.num_players
+        byte-identical to :func:`dice_envs.encoding.encode` of the equivalent scalar state; every
+        field is written where :func:`dice_envs.layouts.layout` puts it."""
+        lay, np_ = self._layout, self.num_players
         if games is None and np.ndim(seat) == 0:  # fast path: views, one seat
             g: Any = slice(None)
-            n, s = self.num_games, int(seat)
+            s = int(seat)
             own = self.banked[:, s]
             turns = self.turns[:, s]
             others = self.banked[:, [(s + i) % np_ for i in range(1, np_)]] if np_ > 1 else None
         else:
             g = self._all if games is None else np.asarray(games, dtype=np.int64)
-            n = g.size
-            s = np.broadcast_to(np.asarray(seat, dtype=np.int64), (n,))
+            s = np.broadcast_to(np.asarray(seat, dtype=np.int64), (g.size,))
             own = self.banked[g, s]
             turns = self.turns[g, s]
             others = None
             if np_ > 1:
                 others = self.banked[g[:, None], (s[:, None] + np.arange(1, np_)) % np_]
-        obs = np.empty((n, self.observation_size), dtype=np.float32)
-        active = ~self.done[g] & (self.current[g] == s)
-        np.take(self._obs_dice, np.where(active, self.roll[g], self._no_roll), axis=0, out=obs[:, :43])
-        obs[:, 43] = np.where(active, self.turn_total[g], 0) / 1000.0
-        obs[:, 44] = active & self.first_throw[g]
-        obs[:, 45] = own / r.target
-        obs[:, 46] = turns / (r.max_turns or 100)
-        obs[:, 47] = self.final_round_by[g] >= 0
+        active = self.current[g] == s  # a done game shows no dice anyway (``no_throw``)
+        obs = np.take(self._obs_dice, np.where(active, self.roll[g], self._t.no_throw), axis=0)
+        active &= ~self.done[g]
+        obs[:, lay.index("turn_total")] = np.where(active, self.turn_total[g], 0) / lay.scale("turn_total")
+        obs[:, lay.index("first_throw")] = active & self.first_throw[g]
+        obs[:, lay.index("banked")] = own / lay.scale("banked")
+        obs[:, lay.index("turns")] = turns / lay.scale("turns")
+        obs[:, lay.index("final_round")] = self.final_round_by[g] >= 0
         if others is not None:
-            obs[:, 48 : 48 + np_ - 1] = others / r.target
-            obs[:, 48 + np_ - 1] = (others.max(axis=1) - own) / r.target
-        else:
-            obs[:, 48] = 0.0
+            obs[:, self._others] = others / lay.scale("banked")
+            obs[:, lay.index("lead")] = (others.max(axis=1) - own) / lay.scale("lead")
         return obs
