@@ -47,7 +47,8 @@ from ..render import render_text
 from ..render_rgb import frame_size, render_rgb
 from ..rules import ConfigError, RuleConfig, make_rules, new_game
 from ..rules.config import check_int
-from ..rules.scorecard import N_REROLL_ACTIONS, ScorecardGame
+from ..rules.scorecard import N_REROLL_ACTIONS
+from ..rules.scorecard_game import ScorecardGame
 
 __all__ = ["REWARD_MODES", "DiceAECEnv", "default_reward", "make_env", "win_rewards"]
 
