@@ -218,21 +218,11 @@ class ScorecardFlow:
         out[j] = self.forced_joker_boxes(open_[j], np.asarray(roll)[j])
         return out
 
-    def action_mask(
-        self, roll: Any, throw: Any, boxes: np.ndarray, out: np.ndarray | None = None
-    ) -> np.ndarray:
+    def action_mask(self, roll: Any, throw: Any, boxes: np.ndarray) -> np.ndarray:
         """Legal actions ``(..., n_actions)`` bool: the canonical re-throws while throws are left,
         then the ``boxes`` (:meth:`legal_boxes`). A finished game (no dice, no open box) has none."""
-        if out is None:
-            out = np.empty((*np.shape(roll), self.n_actions), dtype=bool)
-        np.take(
-            self.reroll_rows,
-            roll + (throw >= self.num_throws) * self.rows,
-            axis=0,
-            out=out[..., :N_REROLL_ACTIONS],
-        )
-        out[..., N_REROLL_ACTIONS:] = boxes
-        return out
+        rerolls = self.reroll_rows[roll + (throw >= self.num_throws) * self.rows]
+        return np.concatenate((rerolls, boxes), axis=-1)
 
 
 @cache

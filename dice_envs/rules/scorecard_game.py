@@ -43,10 +43,11 @@ class ScoringEvent:
 class _Boxes(Sequence):
     """The boxes of one card as a list-like view: points, ``None`` where open; assignable."""
 
-    __slots__ = ("_row",)
+    __slots__ = ("_card", "_row")
 
-    def __init__(self, row: np.ndarray) -> None:
-        self._row = row
+    def __init__(self, card: ScorecardCard) -> None:
+        self._card = card
+        self._row = card._game._cards[card._seat]
 
     def __len__(self) -> int:
         return len(self._row)
@@ -59,6 +60,7 @@ class _Boxes(Sequence):
 
     def __setitem__(self, i: int, value: int | None) -> None:
         self._row[i] = -1 if value is None else int(value)
+        self._card._changed()
 
     def __iter__(self) -> Iterator[int | None]:
         return iter([None if v < 0 else v for v in self._row.tolist()])
@@ -78,14 +80,21 @@ class ScorecardCard:
     def __init__(self, game: ScorecardGame, seat: int) -> None:
         self._game, self._seat = game, seat
 
+    def _changed(self) -> None:
+        """Recount the running totals after the card was written by hand."""
+        g, p = self._game, self._seat
+        g._upper[p] = int(g.flow.upper_total(g._cards[p]))
+        g._total[p] = int(g.flow.card_total(g._cards[p], g._paid[p], g._bonuses[p]))
+
     @property
     def boxes(self) -> _Boxes:
         """Points of each box, ``None`` where open (item assignment writes the card)."""
-        return _Boxes(self._game._cards[self._seat])
+        return _Boxes(self)
 
     @boxes.setter
     def boxes(self, values: Sequence[int | None]) -> None:
         self._game._cards[self._seat] = [-1 if v is None else int(v) for v in values]
+        self._changed()
 
     @property
     def five_kind_bonuses(self) -> int:
@@ -95,6 +104,7 @@ class ScorecardCard:
     @five_kind_bonuses.setter
     def five_kind_bonuses(self, value: int) -> None:
         self._game._bonuses[self._seat] = int(value)
+        self._changed()
 
     @property
     def upper_bonus_paid(self) -> bool:
@@ -104,6 +114,7 @@ class ScorecardCard:
     @upper_bonus_paid.setter
     def upper_bonus_paid(self, value: bool) -> None:
         self._game._paid[self._seat] = bool(value)
+        self._changed()
 
 
 class ScorecardGame:
@@ -143,6 +154,8 @@ class ScorecardGame:
         self._cards = np.full((self.num_players, rules.num_boxes), -1, dtype=np.int64)
         self._bonuses = [0] * self.num_players
         self._paid = [False] * self.num_players
+        self._upper = [0] * self.num_players  # running totals, as the batched engine keeps them
+        self._total = [0] * self.num_players
         self._roll = self.flow.no_roll
         self.cards = [ScorecardCard(self, p) for p in range(self.num_players)]
         self.current_player = 0
@@ -204,7 +217,7 @@ class ScorecardGame:
 
     def upper_total(self, player: int) -> int:
         """Points in the upper boxes of ``player``'s card."""
-        return int(self.flow.upper_total(self._cards[player]))
+        return self._upper[player]
 
     def lower_total(self, player: int) -> int:
         """Points in the lower boxes of ``player``'s card."""
@@ -220,7 +233,7 @@ class ScorecardGame:
 
     def total(self, player: int) -> int:
         """Grand total: upper + upper bonus + lower + five-of-a-kind bonuses."""
-        return int(self.flow.card_total(self._cards[player], self._paid[player], self._bonuses[player]))
+        return self._total[player]
 
     def totals(self) -> list[int]:
         """Grand totals of all players, indexed by seat."""
@@ -255,15 +268,16 @@ class ScorecardGame:
         row = self._cards[p]
         return self.flow.joker_status(self._roll, row[self._five], self._bonuses[p], row)
 
-    def _boxes_mask(self, joker: Any) -> np.ndarray:
+    def _boxes_mask(self) -> np.ndarray:
+        joker = self._status()[1] if self.flow.forced else False  # only a forced joker narrows
         return self.flow.legal_boxes(self._cards[self.current_player] < 0, self._roll, joker)
 
     def legal_boxes(self) -> list[int]:
         """Indices of the boxes the current throw may be entered in."""
-        return np.flatnonzero(self._boxes_mask(self._status()[1])).tolist()
+        return np.flatnonzero(self._boxes_mask()).tolist()
 
     def _mask(self) -> np.ndarray:
-        return self.flow.action_mask(self._roll, self.throw, self._boxes_mask(self._status()[1]))
+        return self.flow.action_mask(self._roll, self.throw, self._boxes_mask())
 
     def legal_actions(self) -> list[int]:
         """Legal actions of the current player, ascending."""
@@ -314,10 +328,12 @@ class ScorecardGame:
     def _score(self, box: int) -> int:
         p = self.current_player
         due, joker = self._status()
-        e = self.flow.enter(self._roll, box, joker, due, self.upper_total(p), self._paid[p])
+        e = self.flow.enter(self._roll, box, joker, due, self._upper[p], self._paid[p])
         self._cards[p, box] = e.points
+        self._upper[p] = int(e.upper_total)
         self._paid[p] = self._paid[p] or bool(e.upper_bonus)
         self._bonuses[p] += int(due)
+        self._total[p] += int(e.gained)
         upper_bonus = self.rules.upper_bonus if e.upper_bonus else 0
         five_bonus = self.rules.five_kind_bonus if due else 0
         self.history.append(
