@@ -212,7 +212,8 @@ class TurnSolver:
         return self.flow.forced_joker_boxes(np.broadcast_to(open_, (6, self.k)), self.fk_rows)
 
     def upper_bonus(self, u: np.ndarray | int, raw: np.ndarray) -> np.ndarray:
-        """The upper bonus paid when capped upper total ``u`` becomes ``raw`` (0 or its points)."""
+        """The upper bonus paid when capped upper total ``u`` becomes ``raw`` (0 or its points);
+        a capped total has reached the threshold exactly when the bonus is paid (``u == T``)."""
         return self.flow.upper_bonus_due(np.asarray(u) >= self.T, raw) * float(self.rules.upper_bonus)
 
     def ucols(self, mask: int) -> np.ndarray:
