@@ -81,8 +81,9 @@ KNOWN_BOXES = (
 def joker_applies(rules: Any, five_kind: Any, five_filled: Any, bonus_due: Any, face_filled: Any) -> Any:
     """Whether joker scoring applies to a throw: the one definition of the joker's trigger.
 
-    Elementwise on booleans or numpy bool arrays (the rules engine, the vector engine and the
-    solver all call it). ``five_kind``: the throw is five of a kind; ``five_filled``: the
+    Elementwise on booleans or numpy bool arrays (called through
+    :meth:`~dice_envs.rules.scorecard_flow.ScorecardFlow.five_kind_status` by the scalar game,
+    the vector engine and the solver alike). ``five_kind``: the throw is five of a kind; ``five_filled``: the
     five-of-a-kind box is filled; ``bonus_due``: entering it pays a five-of-a-kind bonus;
     ``face_filled``: the upper box of the throw's face is filled. See
     :attr:`ScorecardRules.joker_trigger`.
