@@ -8,9 +8,9 @@ the forced joker order (:meth:`~ScorecardFlow.forced_joker_boxes`), the legal ac
 (:meth:`~ScorecardFlow.action_mask`), a re-throw (:meth:`~ScorecardFlow.rethrow`) and the turn
 advance (:func:`advance_turn`).
 
-Every function is elementwise: arguments are Python scalars, numpy scalars or arrays that
-broadcast (one game, or ``N`` games), and only table lookups by index, ``&``, ``|``, ``^``,
-comparisons and arithmetic are used, so the *same* code serves the batched
+Every function is elementwise: arguments are numpy scalars or arrays that broadcast (one game,
+or ``N`` games; Python scalars work too, more slowly), and only table lookups by index, ``&``,
+``|``, ``^``, comparisons and arithmetic are used, so the *same* code serves the batched
 :class:`~dice_envs.vector.scorecard.ScorecardEngine` on ``(N,)`` / ``(N, K)`` arrays, the scalar
 :class:`~dice_envs.rules.scorecard_game.ScorecardGame` (a batch of one that keeps history and
 descriptions) and the solver's transitions. Card rows are ``(..., K)`` integers, ``-1`` where a
@@ -88,6 +88,8 @@ class ScorecardFlow:
         scores = np.zeros((2, self.rows, k), dtype=np.int32)
         scores[0, :r], scores[1, :r] = st.normal, st.joker
         self.scores = scores.reshape(2 * self.rows, k)
+        #: :attr:`scores` where the box is an upper one, else 0 (what an entry adds to the upper total).
+        self.upper_scores = self.scores * st.upper
         self.five = int(st.five_kind_box)
         self.upper_box = st.upper.copy()
         self.lower_box = ~st.upper
@@ -106,8 +108,10 @@ class ScorecardFlow:
         self.kept_code = self.kept_code.astype(np.int64)
         limit = rules.five_kind_bonus_limit
         self.bonus_limit = np.iinfo(np.int32).max if limit is None else int(limit)
-        self.five_kind_bonus = int(rules.five_kind_bonus)
-        self.upper_bonus = int(rules.upper_bonus)
+        # numpy integers on the left of ``*`` keep one-game arithmetic on numpy's fast scalar path
+        self._rows = np.int64(self.rows)
+        self.five_kind_bonus = np.int64(rules.five_kind_bonus)
+        self.upper_bonus = np.int64(rules.upper_bonus)
         self.threshold = int(rules.upper_bonus_threshold)
         #: Whether the joker forces the box order; whether its trigger looks at the face's upper box.
         self.forced = bool(rules.joker) and rules.joker_order == "forced"  # type: ignore[attr-defined]
@@ -170,19 +174,20 @@ class ScorecardFlow:
     # ------------------------------------------------------------------ entering a box
     def entry_points(self, roll: Any, box: Any, joker: Any) -> Any:
         """Points of throw ``roll`` in ``box``, with joker scoring where ``joker``."""
-        return self.scores[joker * self.rows + roll, box]
+        return self.scores[self._rows * joker + roll, box]
 
     def upper_bonus_due(self, paid: Any, upper_total: Any) -> Any:
         """Whether an entry pays the upper bonus: not paid yet and the upper total reached the threshold."""
-        return (upper_total >= self.threshold) & (paid ^ True)
+        return (upper_total >= self.threshold) & (paid ^ np.True_)
 
     def enter(self, roll: Any, box: Any, joker: Any, bonus_due: Any, upper_total: Any, paid: Any) -> Entry:
         """Enter throw ``roll`` in ``box`` (legal, with its :meth:`joker_status`) on a card whose upper
         total is ``upper_total`` and upper bonus ``paid``: the points, bonuses and new upper total."""
-        points = self.entry_points(roll, box, joker)
-        upper = upper_total + points * self.upper_box[box]
+        row = self._rows * joker + roll
+        points = self.scores[row, box]
+        upper = upper_total + self.upper_scores[row, box]
         newly = self.upper_bonus_due(paid, upper)
-        gained = points + newly * self.upper_bonus + bonus_due * self.five_kind_bonus
+        gained = points + self.upper_bonus * newly + self.five_kind_bonus * bonus_due
         return Entry(points, joker, bonus_due, upper, newly, gained)
 
     def upper_total(self, cards: np.ndarray) -> Any:
@@ -191,7 +196,7 @@ class ScorecardFlow:
 
     def card_total(self, cards: np.ndarray, paid: Any, bonuses: Any) -> Any:
         """Grand totals: the boxes, the upper bonus and the five-of-a-kind bonuses."""
-        return np.maximum(cards, 0).sum(axis=-1) + paid * self.upper_bonus + bonuses * self.five_kind_bonus
+        return np.maximum(cards, 0).sum(axis=-1) + self.upper_bonus * paid + self.five_kind_bonus * bonuses
 
     # ------------------------------------------------------------------ legality
     def forced_joker_boxes(self, open_: np.ndarray, roll: Any) -> np.ndarray:
@@ -221,8 +226,11 @@ class ScorecardFlow:
     def action_mask(self, roll: Any, throw: Any, boxes: np.ndarray) -> np.ndarray:
         """Legal actions ``(..., n_actions)`` bool: the canonical re-throws while throws are left,
         then the ``boxes`` (:meth:`legal_boxes`). A finished game (no dice, no open box) has none."""
-        rerolls = self.reroll_rows[roll + (throw >= self.num_throws) * self.rows]
-        return np.concatenate((rerolls, boxes), axis=-1)
+        return np.concatenate((self.reroll_mask(roll, throw), boxes), axis=-1)
+
+    def reroll_mask(self, roll: Any, throw: Any) -> np.ndarray:
+        """The legal re-throws ``(..., 32)``: the canonical non-empty masks while throws are left."""
+        return self.reroll_rows[roll + self._rows * (throw >= self.num_throws)]
 
 
 @cache

@@ -43,11 +43,14 @@ class ScoringEvent:
 class _Boxes(Sequence):
     """The boxes of one card as a list-like view: points, ``None`` where open; assignable."""
 
-    __slots__ = ("_card", "_row")
+    __slots__ = ("_card",)
 
     def __init__(self, card: ScorecardCard) -> None:
         self._card = card
-        self._row = card._game._cards[card._seat]
+
+    @property
+    def _row(self) -> np.ndarray:
+        return self._card._game._cards[self._card._seat]
 
     def __len__(self) -> int:
         return len(self._row)
@@ -75,10 +78,11 @@ class _Boxes(Sequence):
 class ScorecardCard:
     """One seat's card, a view of the game's state: ``boxes``, ``five_kind_bonuses``, ``upper_bonus_paid``."""
 
-    __slots__ = ("_game", "_seat")
+    __slots__ = ("_boxes", "_game", "_seat")
 
     def __init__(self, game: ScorecardGame, seat: int) -> None:
         self._game, self._seat = game, seat
+        self._boxes = _Boxes(self)
 
     def _changed(self) -> None:
         """Recount the running totals after the card was written by hand."""
@@ -89,7 +93,7 @@ class ScorecardCard:
     @property
     def boxes(self) -> _Boxes:
         """Points of each box, ``None`` where open (item assignment writes the card)."""
-        return _Boxes(self)
+        return self._boxes
 
     @boxes.setter
     def boxes(self, values: Sequence[int | None]) -> None:
@@ -99,7 +103,7 @@ class ScorecardCard:
     @property
     def five_kind_bonuses(self) -> int:
         """Five-of-a-kind bonuses paid to this seat."""
-        return self._game._bonuses[self._seat]
+        return int(self._game._bonuses[self._seat])
 
     @five_kind_bonuses.setter
     def five_kind_bonuses(self, value: int) -> None:
@@ -109,7 +113,7 @@ class ScorecardCard:
     @property
     def upper_bonus_paid(self) -> bool:
         """Whether the upper bonus is paid."""
-        return self._game._paid[self._seat]
+        return bool(self._game._paid[self._seat])
 
     @upper_bonus_paid.setter
     def upper_bonus_paid(self, value: bool) -> None:
@@ -152,10 +156,10 @@ class ScorecardGame:
         self._five = self.flow.five
         # the state, as one row of the batched engine
         self._cards = np.full((self.num_players, rules.num_boxes), -1, dtype=np.int64)
-        self._bonuses = [0] * self.num_players
-        self._paid = [False] * self.num_players
-        self._upper = [0] * self.num_players  # running totals, as the batched engine keeps them
-        self._total = [0] * self.num_players
+        self._bonuses = np.zeros(self.num_players, dtype=np.int64)
+        self._paid = np.zeros(self.num_players, dtype=bool)
+        self._upper = np.zeros(self.num_players, dtype=np.int64)  # running totals, as the engine keeps
+        self._total = np.zeros(self.num_players, dtype=np.int64)
         self._roll = self.flow.no_roll
         self.cards = [ScorecardCard(self, p) for p in range(self.num_players)]
         self.current_player = 0
@@ -217,7 +221,7 @@ class ScorecardGame:
 
     def upper_total(self, player: int) -> int:
         """Points in the upper boxes of ``player``'s card."""
-        return self._upper[player]
+        return int(self._upper[player])
 
     def lower_total(self, player: int) -> int:
         """Points in the lower boxes of ``player``'s card."""
@@ -229,11 +233,11 @@ class ScorecardGame:
 
     def five_kind_bonus_points(self, player: int) -> int:
         """Points from five-of-a-kind bonuses (Spiffel / Poker / Yahtzee bonus)."""
-        return self._bonuses[player] * self.rules.five_kind_bonus
+        return int(self._bonuses[player]) * self.rules.five_kind_bonus
 
     def total(self, player: int) -> int:
         """Grand total: upper + upper bonus + lower + five-of-a-kind bonuses."""
-        return self._total[player]
+        return int(self._total[player])
 
     def totals(self) -> list[int]:
         """Grand totals of all players, indexed by seat."""
@@ -264,6 +268,8 @@ class ScorecardGame:
         return bool(due), bool(joker)
 
     def _status(self) -> tuple[Any, Any]:
+        if not self.flow.five_kind[self._roll]:  # shortcut: only a five of a kind has either
+            return np.False_, np.False_
         p = self.current_player
         row = self._cards[p]
         return self.flow.joker_status(self._roll, row[self._five], self._bonuses[p], row)
@@ -278,6 +284,12 @@ class ScorecardGame:
 
     def _mask(self) -> np.ndarray:
         return self.flow.action_mask(self._roll, self.throw, self._boxes_mask())
+
+    def _is_legal(self, a: int) -> bool:
+        """``a in self.legal_actions()``, without building the whole mask."""
+        if 0 <= a < N_REROLL_ACTIONS:
+            return bool(self.flow.reroll_mask(self._roll, self.throw)[a])
+        return N_REROLL_ACTIONS <= a < self.n_actions and bool(self._boxes_mask()[a - N_REROLL_ACTIONS])
 
     def legal_actions(self) -> list[int]:
         """Legal actions of the current player, ascending."""
@@ -308,7 +320,7 @@ class ScorecardGame:
         if self.done:
             raise ValueError("the game is over; no action is legal")
         a = int(action) if isinstance(action, (int, np.integer)) and not isinstance(action, bool) else None
-        if a is None or not (0 <= a < self.n_actions and self._mask()[a]):
+        if a is None or not self._is_legal(a):
             what = self.describe_action(a) if a is not None else "not an int"
             raise ValueError(
                 f"illegal action {action!r} ({what}) for player {self.current_player} "
@@ -330,10 +342,10 @@ class ScorecardGame:
         due, joker = self._status()
         e = self.flow.enter(self._roll, box, joker, due, self._upper[p], self._paid[p])
         self._cards[p, box] = e.points
-        self._upper[p] = int(e.upper_total)
-        self._paid[p] = self._paid[p] or bool(e.upper_bonus)
+        self._upper[p] = e.upper_total
+        self._paid[p] |= e.upper_bonus
         self._bonuses[p] += int(due)
-        self._total[p] += int(e.gained)
+        self._total[p] += e.gained
         upper_bonus = self.rules.upper_bonus if e.upper_bonus else 0
         five_bonus = self.rules.five_kind_bonus if due else 0
         self.history.append(
