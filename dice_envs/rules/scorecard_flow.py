@@ -213,11 +213,10 @@ class ScorecardFlow:
         joker order where ``joker`` (only those rows are computed)."""
         if not self.forced:
             return open_
-        joker = np.asarray(joker)
+        if not isinstance(joker, np.ndarray) or joker.ndim == 0:  # one game
+            return self.forced_joker_boxes(open_, roll) if joker else open_
         if not joker.any():
             return open_
-        if joker.ndim == 0:
-            return self.forced_joker_boxes(open_, roll)
         out = open_.copy()
         j = np.flatnonzero(joker)
         out[j] = self.forced_joker_boxes(open_[j], np.asarray(roll)[j])
