@@ -39,7 +39,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..tables import face_code, score_tables, scorecard_batch_tables, scorecard_tables
+from ..tables import score_tables, scorecard_batch_tables, scorecard_tables
 from .scorecard import N_REROLL_ACTIONS, ScorecardRules, joker_applies
 
 __all__ = ["Entry", "ScorecardFlow", "advance_turn", "scorecard_flow"]
@@ -52,7 +52,7 @@ class Entry(NamedTuple):
     joker: Any  # joker scoring applied
     bonus_due: Any  # a five-of-a-kind bonus is paid
     upper_total: Any  # upper total after the entry
-    upper_bonus: Any  # the upper bonus is paid by this entry
+    pays_upper_bonus: Any  # this entry pays the upper bonus
     gained: Any  # points + upper bonus + five-of-a-kind bonus
 
 
@@ -102,13 +102,12 @@ class ScorecardFlow:
         self.reroll_rows[:r] = ct.reroll_legal
         self.reroll_count = ct.reroll_count.astype(np.int64)
         self.code_roll = bt.code_roll.astype(np.int64)
-        self.kept_code = np.concatenate(
-            [bt.kept_code, np.zeros((1, N_REROLL_ACTIONS), dtype=bt.kept_code.dtype)]
-        )
-        self.kept_code = self.kept_code.astype(np.int64)
+        no_dice = np.zeros((1, N_REROLL_ACTIONS), dtype=np.int64)
+        self.kept_code = np.concatenate([bt.kept_code.astype(np.int64), no_dice])
         limit = rules.five_kind_bonus_limit
         self.bonus_limit = np.iinfo(np.int32).max if limit is None else int(limit)
-        # numpy integers on the left of ``*`` keep one-game arithmetic on numpy's fast scalar path
+        # numpy integers on the left of ``*`` keep one-game arithmetic on numpy's fast scalar path;
+        # the points of one five-of-a-kind bonus and of the upper bonus
         self._rows = np.int64(self.rows)
         self.five_kind_bonus = np.int64(rules.five_kind_bonus)
         self.upper_bonus = np.int64(rules.upper_bonus)
@@ -134,11 +133,6 @@ class ScorecardFlow:
         """The throw after re-throwing ``action``'s dice of ``roll`` and seeing faces ``fresh_code``
         (the code of the ``reroll_count[action]`` new faces in throw order)."""
         return self.code_roll[self.kept_code[roll, action] + fresh_code]
-
-    @staticmethod
-    def face_code(faces: tuple[int, ...] | list[int]) -> int:
-        """Face code of faces in throw order (:func:`dice_envs.tables.face_code`)."""
-        return face_code(faces)
 
     # ------------------------------------------------------------------ five of a kind and joker
     def five_kind_status(

@@ -343,10 +343,10 @@ class ScorecardGame:
         e = self.flow.enter(self._roll, box, joker, due, self._upper[p], self._paid[p])
         self._cards[p, box] = e.points
         self._upper[p] = e.upper_total
-        self._paid[p] |= e.upper_bonus
+        self._paid[p] |= e.pays_upper_bonus
         self._bonuses[p] += int(due)
         self._total[p] += e.gained
-        upper_bonus = self.rules.upper_bonus if e.upper_bonus else 0
+        upper_bonus = self.rules.upper_bonus if e.pays_upper_bonus else 0
         five_bonus = self.rules.five_kind_bonus if due else 0
         self.history.append(
             ScoringEvent(

@@ -201,7 +201,7 @@ class ScorecardEngine:
         e = self.flow.enter(self.roll[g], box, joker, due, self.upper[g, p], self.upper_paid[g, p])
         self.cards[g, p, box] = e.points
         self.upper[g, p] = e.upper_total
-        self.upper_paid[g, p] |= e.upper_bonus
+        self.upper_paid[g, p] |= e.pays_upper_bonus
         self.bonuses[g, p] += due
         self.totals[g, p] += e.gained
         return e.gained
