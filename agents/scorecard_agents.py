@@ -23,12 +23,14 @@ from functools import cache
 import numpy as np
 
 from dice_envs.encoding import ScorecardView, decode
+from dice_envs.layouts import layout
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS, UPPER_FACES, ScorecardRules
+from dice_envs.rules.scorecard_flow import scorecard_flow
 from dice_envs.tables import scorecard_batch_tables, scorecard_tables
 
 from .actions import hold_to_reroll_mask
 from .base import BaseAgent, check_mask
-from .solver.scorecard import NEG, PLAN_CACHE_SIZE, ScorecardSolution, TurnPlan, _Core, solve_scorecard
+from .solver.scorecard import NEG, PLAN_CACHE_SIZE, ScorecardSolution, TurnPlan, solve_scorecard, turn_solver
 
 __all__ = ["PAR", "GreedyAgent", "HeuristicAgent", "OptimalAgent"]
 
@@ -125,18 +127,18 @@ class HeuristicAgent(_ScorecardAgent):
 
     def __init__(self, rules: ScorecardRules, num_players: int = 1, seed: int | None = None) -> None:
         super().__init__(rules, num_players, seed)
-        self._core = _Core(rules)
+        self._solver = turn_solver(rules)
         self._plans: OrderedDict[tuple[int, int, int], TurnPlan] = OrderedDict()
 
     def _evaluate(self, mask: int, u: int, z: int) -> np.ndarray:
         """Judgement (K, 252) of entering each throw in each box (``-inf``: closed or not legal)."""
-        c, r = self._core, self.rules
+        c, r = self._solver, self.rules
         T, ub = c.T, float(r.upper_bonus)
         out = np.full((c.k, 252), NEG)
         open_upper = [b for b in c.upper_idx if not mask >> b & 1]
-        lower_open = [b for b in c.lower_idx if not mask >> b & 1]
         five_filled = bool(mask >> c.five & 1)
         bonus_due, joker, _ = c.status(z, five_filled)
+        legal_five = c.five_kind_boxes(mask) if joker and c.flow.forced else None
         fk_extra = float(r.five_kind_bonus) if bonus_due else 0.0
         for b in range(c.k):
             if mask >> b & 1:
@@ -149,13 +151,12 @@ class HeuristicAgent(_ScorecardAgent):
             if c.upper[b] and u < T:
                 f = UPPER_FACES[name]
                 reach = u + pts + sum(5 * c.face[o] for o in open_upper if o != b)
-                crossed = u + pts >= T
+                crossed = c.flow.upper_bonus_due(False, u + pts)  # u < T: not paid yet
                 pace = np.where(reach >= T, BONUS_PACE_WEIGHT * (pts - 3 * f), 0.0)
                 val = val + np.where(crossed, ub, pace)
             val[c.fk_rows] += fk_extra
-            if joker and r.joker_order == "forced":
-                legal = np.array([c._forced_legal(int(f), b, mask, lower_open) for f in c.fk_faces])
-                val[c.fk_rows] = np.where(legal, val[c.fk_rows], NEG)
+            if legal_five is not None:
+                val[c.fk_rows] = np.where(legal_five[:, b], val[c.fk_rows], NEG)
             out[b] = val
         return out
 
@@ -165,7 +166,7 @@ class HeuristicAgent(_ScorecardAgent):
 
     def decide(self, view: ScorecardView, legal: np.ndarray) -> int:
         """The heuristic's action for the decoded state ``view`` among the ``legal`` actions."""
-        c = self._core
+        c = self._solver
         mask = sum(1 << i for i, v in enumerate(view.boxes) if v is not None)
         key = (mask, min(view.upper_total, c.T), c.z_of(view.boxes[c.five], view.five_kind_bonuses))
         plan = self._plans.get(key)
@@ -228,10 +229,9 @@ class GreedyAgent(_ScorecardAgent):
         legal = check_mask(action_mask)
         view = self.view(observation)
         boxes = [int(a) - N_REROLL_ACTIONS for a in legal if a >= N_REROLL_ACTIONS]
-        c = _core_cache(self.rules)
-        r = scorecard_tables().roll_index[view.dice]
-        table = c.joker_tab if view.joker else c.normal
-        points = {b: int(table[r, b]) for b in boxes}
+        flow = scorecard_flow(self.rules)
+        r = flow.roll_of(view.dice)
+        points = {b: int(flow.entry_points(r, b, view.joker)) for b in boxes}
         target = max(boxes, key=lambda b: (points[b], -b))
         name = self.categories[target]
         can_throw = any(a < N_REROLL_ACTIONS for a in legal)
@@ -248,12 +248,12 @@ class GreedyAgent(_ScorecardAgent):
         legal = np.asarray(action_masks) > 0
         if not legal.any(axis=1).all():
             raise ValueError("an action mask of the batch has no legal action")
-        hot = obs[:, :30].reshape(-1, 5, 6)
+        lay = layout(self.rules, self.num_players)
+        hot = obs[:, lay.slice("dice")].reshape(-1, 5, 6)
         if (hot.max(axis=2) < 0.5).any():
             raise ValueError("an observation of the batch shows no dice: it is not this agent's turn")
         roll = scorecard_batch_tables().code_roll[(hot.argmax(axis=2) * 6 ** np.arange(5)).sum(axis=1)]
-        k = len(self.categories)
-        joker = (obs[:, 36 + self.rules.num_throws + 2 * k + 5] > 0.5).astype(np.int64)  # type: ignore[attr-defined]
+        joker = lay.flag(obs, "joker").astype(np.int64)
         points, good, hold = _greedy_tables(self.rules)
         boxes = legal[:, N_REROLL_ACTIONS:]
         target = np.argmax(np.where(boxes, points[joker, roll], -np.inf), axis=1)
@@ -269,9 +269,9 @@ def _greedy_tables(rules: ScorecardRules) -> tuple[np.ndarray, np.ndarray, np.nd
     """The greedy agent's choices per throw and box, from its own rules (:func:`_good`,
     :func:`_hold_for`): points ``(2, 252, K)`` (normal / joker), good ``(2, 252, K)`` and the
     re-throw mask that chases the box ``(252, K)``."""
-    c = _core_cache(rules)
-    points = np.stack([c.normal, c.joker_tab])
-    rolls = list(scorecard_tables().roll_index)
+    flow = scorecard_flow(rules)
+    points = flow.scores.reshape(2, flow.rows, -1)[:, : flow.no_roll].astype(np.float64)
+    rolls = flow.dice[: flow.no_roll]
     good = np.array(
         [
             [
@@ -283,13 +283,3 @@ def _greedy_tables(rules: ScorecardRules) -> tuple[np.ndarray, np.ndarray, np.nd
     )
     hold = np.array([[hold_to_reroll_mask(d, _hold_for(b, d)) for b in rules.categories] for d in rolls])
     return points, good, hold.astype(np.int64)
-
-
-_CORES: dict[ScorecardRules, _Core] = {}
-
-
-def _core_cache(rules: ScorecardRules) -> _Core:
-    core = _CORES.get(rules)
-    if core is None:
-        core = _CORES[rules] = _Core(rules)
-    return core

@@ -212,7 +212,10 @@ def face_code(faces: tuple[int, ...] | list[int]) -> int:
     >>> face_code([1, 1, 1]), face_code([2]), face_code([1, 2])
     (0, 1, 6)
     """
-    return sum((int(f) - 1) * 6**j for j, f in enumerate(faces))
+    code = 0
+    for f in reversed(faces):  # Horner's scheme: one multiply-add per die
+        code = code * 6 + int(f) - 1
+    return code
 
 
 @cache

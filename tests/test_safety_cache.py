@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from agents.solver.cache import CacheWarning, _lock, cache_key, cached_array
-from agents.solver.scorecard import _Core, _table_shape
+from agents.solver.scorecard import TurnSolver, _table_shape
 from dice_envs.rules import make_rules
 
 META = {"game": "spiffel", "rules": {"a": 1}}
@@ -154,7 +154,7 @@ def test_pickled_object_array_is_never_loaded(cache: Path) -> None:
 def test_solver_table_shape_is_the_solvers() -> None:
     for game, kw in (("spiffel", {}), ("dice_poker", {}), ("yahtzee", {"yahtzee_bonus_limit": 2})):
         rules = make_rules(game, **kw)
-        core = _Core(rules)
+        core = TurnSolver(rules)
         assert _table_shape(rules) == (1 << core.k, core.U, core.Z)
 
 

@@ -18,7 +18,7 @@ from agents.farkle_agents import MaxExpectedAgent
 from agents.scorecard_agents import OptimalAgent
 from agents.solver import expected_score, expected_turn_points, farkle_solution, scorecard_solution
 from agents.solver.cache import cache_key, cached_array
-from agents.solver.scorecard import _Core
+from agents.solver.scorecard import TurnSolver
 from dice_envs.encoding import FarkleView, ScorecardView
 from dice_envs.rules import ConfigError, FarkleGame, ScorecardGame, make_rules, new_game
 from dice_envs.rules.scorecard import UPPER_FACES
@@ -62,7 +62,7 @@ def test_solver_rejects_wrong_game() -> None:
 def test_single_state_plan_agrees_with_the_table(game: str, mask: int, data: st.DataObject) -> None:
     """The per-turn planner (agent path) reproduces the bulk solver's value of every state."""
     sol = scorecard_solution(game)
-    core = sol._core
+    core = sol.solver
     u = int(data.draw(st.sampled_from(list(core.ucols(mask)))))
     z = int(data.draw(st.sampled_from(list(core.zcols(mask)))))
     open_, bulk = core.box_values(sol.values, mask, np.array([u]), np.array([z]))
@@ -141,7 +141,7 @@ def test_solver_transitions_match_the_engine_under_any_rules(
         card.five_kind_bonuses = data.draw(st.integers(0, 3 if limit is None else limit))
     card.upper_bonus_paid = g.upper_total(0) >= threshold
     g.round = k - 2
-    core = _Core(rules)
+    core = TurnSolver(rules)
     mask = sum(1 << b for b in range(k) if b not in open_boxes)
     values = core.solve(start_mask=mask)
     u = min(g.upper_total(0), threshold)

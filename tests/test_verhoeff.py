@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from test_solver import _engine_value
 
 from agents.solver import expected_score
-from agents.solver.scorecard import _Core
+from agents.solver.scorecard import TurnSolver
 from dice_envs.rules import ConfigError, make_rules, new_game
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS, UPPER_FACES
 
@@ -89,7 +89,7 @@ def test_solver_transitions_match_the_engine_under_verhoeff(threshold, bonus, da
         card.five_kind_bonuses = data.draw(st.integers(0, 3))
     card.upper_bonus_paid = g.upper_total(0) >= threshold
     g.round = k - 2
-    core = _Core(rules)
+    core = TurnSolver(rules)
     mask = sum(1 << b for b in range(k) if b not in open_boxes)
     values = core.solve(start_mask=mask)
     u = min(g.upper_total(0), threshold)

@@ -31,12 +31,13 @@ from functools import cache
 
 import numpy as np
 
-from dice_envs.rules.scorecard import UPPER_FACES, ScorecardRules, joker_applies
+from dice_envs.rules.scorecard import UPPER_FACES, ScorecardRules
+from dice_envs.rules.scorecard_flow import scorecard_flow
 from dice_envs.tables import ScoreTables, score_tables, scorecard_tables
 
 from .cache import cache_key, cached_array, single_thread_blas
 
-__all__ = ["ScorecardSolution", "TurnPlan", "solve_scorecard"]
+__all__ = ["ScorecardSolution", "TurnPlan", "TurnSolver", "solve_scorecard", "turn_solver"]
 
 NEG = -np.inf
 #: Turn plans kept per solution (least recently used dropped first; about 30 kB each).
@@ -103,7 +104,7 @@ class ScorecardSolution:
 
     def __post_init__(self) -> None:
         self._plans: OrderedDict[tuple[int, int, int], TurnPlan] = OrderedDict()
-        self._core = _Core(self.rules)
+        self.solver = turn_solver(self.rules)
 
     @property
     def value(self) -> float:
@@ -119,14 +120,14 @@ class ScorecardSolution:
         """``(mask, u, z)`` of a card (boxes, ``None`` = open), its upper total and bonuses paid."""
         mask = sum(1 << i for i, v in enumerate(boxes) if v is not None)
         u = min(int(upper_total), self.rules.upper_bonus_threshold)
-        return mask, u, self._core.z_of(boxes[self._core.five], bonuses)
+        return mask, u, self.solver.z_of(boxes[self.solver.five], bonuses)
 
     def plan(self, mask: int, u: int, z: int) -> TurnPlan:
         """The solved turn of state ``(mask, u, z)`` (cached)."""
         key = (mask, u, z)
         p = self._plans.get(key)
         if p is None:
-            p = self._core.plan(self.values, mask, u, z)
+            p = self.solver.plan(self.values, mask, u, z)
             self._plans[key] = p
             if len(self._plans) > PLAN_CACHE_SIZE:
                 self._plans.popitem(last=False)
@@ -135,11 +136,20 @@ class ScorecardSolution:
         return p
 
 
-class _Core:
-    """Rule-derived constants and the vectorized turn solver."""
+class TurnSolver:
+    """Rule-derived constants and the vectorized turn solver of one rule set.
+
+    Public for the built-in agents that judge turns the solver's way
+    (:class:`agents.scorecard_agents.HeuristicAgent`): the solver state of a card
+    (:meth:`z_of`, :meth:`status`), the points and legal boxes of five-of-a-kind throws
+    (:meth:`face_jokers`, :meth:`five_kind_table`, :meth:`five_kind_boxes`) and the turn
+    "widget" (:meth:`widget`). Every rule it applies is a function of
+    :class:`~dice_envs.rules.scorecard_flow.ScorecardFlow` (:attr:`flow`).
+    """
 
     def __init__(self, rules: ScorecardRules) -> None:
         self.rules = rules
+        self.flow = scorecard_flow(rules)
         t = scorecard_tables()
         st: ScoreTables = score_tables(type(rules))
         self.t, self.st = t, st
@@ -165,31 +175,46 @@ class _Core:
 
     # ---------------------------------------------------------------- five-of-a-kind state
     def z_of(self, five_box: int | None, bonuses: int) -> int:
+        """The five-of-a-kind state of a card whose five-of-a-kind box holds ``five_box``."""
         if five_box != 50:
             return 0
         return 1 + (min(int(bonuses), self.limit) if self.limit is not None else 0)
 
     def status(self, z: int, five_filled: bool) -> tuple[bool, bool, int]:
         """``(bonus_due, joker, z_after)`` of a five-of-a-kind throw entered in state ``z``."""
-        r = self.rules
         if not five_filled:
             return False, False, z
-        bonus_due = z >= 1 and (self.limit is None or z - 1 < self.limit)
         # the joker before its face's upper box is known (see face_jokers)
-        joker = bool(joker_applies(r, True, True, bonus_due, True))
-        z_after = z + 1 if bonus_due and self.limit is not None else z
-        return bonus_due, joker, z_after
+        due, joker = self.flow.five_kind_status(True, *self._five_card(z), True)
+        z_after = z + 1 if due and self.limit is not None else z
+        return bool(due), bool(joker), z_after
 
-    def face_jokers(self, bonus_due: bool, mask: int) -> np.ndarray:
+    def _five_card(self, z: int) -> tuple[int, int]:
+        """``(five-of-a-kind box points, bonuses paid)`` of a filled box in state ``z``."""
+        return (50, max(z - 1, 0)) if z >= 1 else (0, 0)
+
+    def face_jokers(self, z: int, mask: int) -> np.ndarray:
         """``(6,)`` bool: joker scoring of the five-of-a-kind throw of each face (``fk_faces``)
-        with the boxes of ``mask`` filled (the rules engine's :func:`joker_applies`)."""
+        in state ``z`` with the boxes of ``mask`` filled (the five-of-a-kind box among them)."""
         face_filled = np.array([bool(mask >> self.face_box[int(f)] & 1) for f in self.fk_faces])
-        jokers = joker_applies(self.rules, True, True, bonus_due, face_filled)
+        _, jokers = self.flow.five_kind_status(True, *self._five_card(z), face_filled)
         return np.broadcast_to(np.asarray(jokers, dtype=bool), face_filled.shape).copy()
 
     def five_kind_table(self, jokers: np.ndarray) -> np.ndarray:
         """``(6, K)`` points of the five-of-a-kind throws, joker scoring where ``jokers``."""
-        return np.where(jokers[:, None], self.joker_tab[self.fk_rows], self.normal[self.fk_rows])
+        f = self.flow
+        return f.entry_points(self.fk_rows[:, None], f.box_ids[None, :], jokers[:, None]).astype(np.float64)
+
+    def five_kind_boxes(self, mask: int) -> np.ndarray:
+        """``(6, K)`` bool: the boxes a forced joker five of a kind of each face may go in, with
+        the boxes of ``mask`` filled (only open boxes are meaningful)."""
+        open_ = np.array([not mask >> b & 1 for b in range(self.k)])
+        return self.flow.forced_joker_boxes(np.broadcast_to(open_, (6, self.k)), self.fk_rows)
+
+    def upper_bonus(self, u: np.ndarray | int, raw: np.ndarray) -> np.ndarray:
+        """The upper bonus paid when capped upper total ``u`` becomes ``raw`` (0 or its points);
+        a capped total has reached the threshold exactly when the bonus is paid (``u == T``)."""
+        return self.flow.upper_bonus_due(np.asarray(u) >= self.T, raw) * float(self.rules.upper_bonus)
 
     def ucols(self, mask: int) -> np.ndarray:
         """Reachable capped upper totals given the filled upper boxes of ``mask``."""
@@ -213,7 +238,7 @@ class _Core:
         self, V: np.ndarray, mask: int, ucols: np.ndarray, zcols: np.ndarray
     ) -> tuple[list[int], np.ndarray]:
         """Values (n_open, 252, nu, nz) of entering each throw in each open box, ``-inf`` if illegal."""
-        T, ub = self.T, float(self.rules.upper_bonus)
+        T = self.T
         open_ = [b for b in range(self.k) if not mask >> b & 1]
         nu, nz = len(ucols), len(zcols)
         out = np.empty((len(open_), 252, nu, nz))
@@ -224,7 +249,7 @@ class _Core:
             if self.upper[b]:
                 pts = self.face[b] * steps  # points of 0..5 dice of the face
                 raw = ucols[None, :] + pts[:, None]
-                bonus = np.where((ucols[None, :] < T) & (raw >= T), ub, 0.0)
+                bonus = self.upper_bonus(ucols[None, :], raw)
                 tab = (pts[:, None] + bonus)[:, :, None] + nxt[np.minimum(raw, T)][:, :, zcols]
                 out[i] = tab[self.counts[:, self.face[b]]]
             elif b == self.five:
@@ -246,12 +271,11 @@ class _Core:
         zcols: np.ndarray,
         out: np.ndarray,
     ) -> None:
-        r, T, ub = self.rules, self.T, float(self.rules.upper_bonus)
-        forced = r.joker_order == "forced"
-        lower_open = [b for b in open_ if not self.upper[b]]
+        r, T = self.rules, self.T
+        legal_boxes = self.five_kind_boxes(mask) if self.flow.forced else None
         for zi, z in enumerate(zcols):
             bonus_due, joker, z2 = self.status(int(z), True)
-            jokers = self.face_jokers(bonus_due, mask)
+            jokers = self.face_jokers(int(z), mask)
             if not (bonus_due or jokers.any()):
                 continue
             extra = float(r.five_kind_bonus) if bonus_due else 0.0
@@ -261,23 +285,14 @@ class _Core:
                 pts = table[:, b]  # (6,)
                 if self.upper[b]:
                     raw = ucols[None, :] + pts[:, None].astype(np.int64)
-                    bonus = np.where((ucols[None, :] < T) & (raw >= T), ub, 0.0)
+                    bonus = self.upper_bonus(ucols[None, :], raw)
                     vals = pts[:, None] + bonus + nxt[np.minimum(raw, T), z2]
                 else:
                     vals = pts[:, None] + nxt[ucols, z2][None, :]
                 vals = vals + extra
-                if joker and forced:
-                    legal = np.array([self._forced_legal(f, b, mask, lower_open) for f in self.fk_faces])
-                    vals = np.where(legal[:, None], vals, NEG)
+                if joker and legal_boxes is not None:
+                    vals = np.where(legal_boxes[:, b, None], vals, NEG)
                 out[i, self.fk_rows, :, zi] = vals
-
-    def _forced_legal(self, face: int, b: int, mask: int, lower_open: list[int]) -> bool:
-        face_box = int(self.st.face_box[face])
-        if face_box >= 0 and not mask >> face_box & 1:
-            return b == face_box
-        if lower_open:
-            return b in lower_open
-        return True
 
     # ---------------------------------------------------------------- widget
     def widget(self, S: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -322,7 +337,7 @@ class _Core:
         The same numbers as :meth:`box_values` for a single column, computed box-vectorized
         (the per-turn path of the optimal agent).
         """
-        T, ub = self.T, float(self.rules.upper_bonus)
+        T = self.T
         out = np.full((self.k, 252), NEG)
         open_ = [b for b in range(self.k) if not mask >> b & 1]
         ou = [b for b in open_ if self.upper[b]]
@@ -331,7 +346,7 @@ class _Core:
             faces = np.array([self.face[b] for b in ou])
             pts = faces[:, None] * np.arange(6)[None, :]
             raw = u + pts
-            bonus = np.where((u < T) & (raw >= T), ub, 0.0)
+            bonus = self.upper_bonus(u, raw)
             nxt = np.array([mask | 1 << b for b in ou])
             tab = pts + bonus + V[nxt[:, None], np.minimum(raw, T), z]
             out[ou] = tab[np.arange(len(ou))[:, None], self.counts[:, faces].T]
@@ -343,24 +358,20 @@ class _Core:
             out[self.five] = pts5 + np.where(pts5 == 50, nxt5[1], nxt5[0])
             return out
         bonus_due, joker, z2 = self.status(z, True)
-        jokers = self.face_jokers(bonus_due, mask)
+        jokers = self.face_jokers(z, mask)
         if not (bonus_due or jokers.any()):
             return out
         ob = np.array(open_)
         pts6 = self.five_kind_table(jokers)[:, ob]  # (6, n_open)
         is_up = np.array([self.upper[b] for b in open_])
         raw = (u + pts6).astype(np.int64)
-        bonus = np.where(is_up[None, :] & (u < T) & (raw >= T), ub, 0.0)
+        bonus = np.where(is_up[None, :], self.upper_bonus(u, raw), 0.0)
         urow = np.where(is_up[None, :], np.minimum(raw, T), u)
         vals = pts6 + bonus + V[(mask | (1 << ob))[None, :], urow, z2]
         if bonus_due:
             vals = vals + float(self.rules.five_kind_bonus)
-        if joker and self.rules.joker_order == "forced":
-            lower_open = [b for b in open_ if not self.upper[b]]
-            legal = np.array(
-                [[self._forced_legal(int(f), b, mask, lower_open) for b in open_] for f in self.fk_faces]
-            )
-            vals = np.where(legal, vals, NEG)
+        if joker and self.flow.forced:
+            vals = np.where(self.five_kind_boxes(mask)[:, ob], vals, NEG)
         out[np.ix_(ob, self.fk_rows)] = vals.T
         return out
 
@@ -374,13 +385,24 @@ class _Core:
         )
 
 
+_SOLVERS: dict[ScorecardRules, TurnSolver] = {}
+
+
+def turn_solver(rules: ScorecardRules) -> TurnSolver:
+    """The (memoized) :class:`TurnSolver` of ``rules``."""
+    got = _SOLVERS.get(rules)
+    if got is None:
+        got = _SOLVERS[rules] = TurnSolver(rules)
+    return got
+
+
 def _solve(rules: ScorecardRules) -> np.ndarray:
     with single_thread_blas():
-        return _Core(rules).solve()
+        return TurnSolver(rules).solve()
 
 
 def _table_shape(rules: ScorecardRules) -> tuple[int, int, int]:
-    """Shape of the value table of ``rules`` (as :meth:`_Core.solve` builds it)."""
+    """Shape of the value table of ``rules`` (as :meth:`TurnSolver.solve` builds it)."""
     limit = rules.five_kind_bonus_limit
     return (
         1 << len(rules.categories),

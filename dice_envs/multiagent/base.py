@@ -47,7 +47,8 @@ from ..options import RENDER_MODES, EnvOptions, options_of
 from ..render import render_text
 from ..render_rgb import frame_size, render_rgb
 from ..rules import RuleConfig, new_game
-from ..rules.scorecard import N_REROLL_ACTIONS, ScorecardGame
+from ..rules.scorecard import N_REROLL_ACTIONS
+from ..rules.scorecard_game import ScorecardGame
 
 __all__ = ["DiceAECEnv", "make_env", "win_rewards"]
 

@@ -3,9 +3,9 @@
 =============  ===============================  ==========================================
 name           rules class                      state machine
 =============  ===============================  ==========================================
-``spiffel``    :class:`~.spiffel.SpiffelRules`    :class:`~.scorecard.ScorecardGame`
-``dice_poker`` :class:`~.dice_poker.DicePokerRules` :class:`~.scorecard.ScorecardGame`
-``yahtzee``    :class:`~.yahtzee.YahtzeeRules`    :class:`~.scorecard.ScorecardGame`
+``spiffel``    :class:`~.spiffel.SpiffelRules`    :class:`~.scorecard_game.ScorecardGame`
+``dice_poker`` :class:`~.dice_poker.DicePokerRules` :class:`~.scorecard_game.ScorecardGame`
+``yahtzee``    :class:`~.yahtzee.YahtzeeRules`    :class:`~.scorecard_game.ScorecardGame`
 ``farkle``     :class:`~.farkle.FarkleRules`      :class:`~.farkle_game.FarkleGame`
 =============  ===============================  ==========================================
 
@@ -27,7 +27,8 @@ from .config import ConfigError, RuleConfig
 from .dice_poker import DicePokerRules
 from .farkle import FarkleRules
 from .farkle_game import FarkleGame
-from .scorecard import ScorecardGame, ScorecardRules
+from .scorecard import ScorecardRules
+from .scorecard_game import ScorecardGame
 from .spiffel import SpiffelRules
 from .yahtzee import YahtzeeRules
 

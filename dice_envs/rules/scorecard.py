@@ -1,8 +1,10 @@
-"""The scorecard engine: Spiffel, Dice Poker and Yahtzee are configurations of this one module.
+"""The scorecard games' rules: configuration, box scoring and the joker's trigger.
 
-This is the single source of truth for box scoring, the upper bonus, the five-of-a-kind bonus and
-the joker. Tables, solvers and vector engines derive from :func:`box_score` and
-:class:`ScorecardGame`.
+Spiffel, Dice Poker and Yahtzee are configurations of :class:`ScorecardRules`. This is the
+single source of truth for box scoring (:func:`box_score`) and the joker (:func:`joker_applies`);
+:mod:`dice_envs.tables` derives its score tables from them, :mod:`.scorecard_flow` writes the
+game flow (bonuses, forced order, legal actions) once on arrays, and
+:class:`~dice_envs.rules.scorecard_game.ScorecardGame` plays one game with it.
 
 Game flow (Spiffel seed: "Per round one dices three times with five dices. After the third throw
 of each round at the latest one has to enter the points into the game pad"):
@@ -28,25 +30,20 @@ legal action is a distinct choice.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from typing import Any, ClassVar
 
-import numpy as np
-
-from .config import ConfigError, RuleConfig, check_bool, check_int, check_optional_int
-from .dice import DiceSource, is_canonical_selection, validate_dice
+from .config import RuleConfig, check_bool, check_int, check_optional_int
+from .dice import validate_dice
 
 __all__ = [
     "FIVE_KIND_BOXES",
     "FIXED_POINTS",
     "N_REROLL_ACTIONS",
     "UPPER_FACES",
-    "ScorecardGame",
     "ScorecardRules",
-    "ScoringEvent",
     "box_score",
     "joker_applies",
     "make_score_function",
@@ -84,8 +81,9 @@ KNOWN_BOXES = (
 def joker_applies(rules: Any, five_kind: Any, five_filled: Any, bonus_due: Any, face_filled: Any) -> Any:
     """Whether joker scoring applies to a throw: the one definition of the joker's trigger.
 
-    Elementwise on booleans or numpy bool arrays (the rules engine, the vector engine and the
-    solver all call it). ``five_kind``: the throw is five of a kind; ``five_filled``: the
+    Elementwise on booleans or numpy bool arrays (called through
+    :meth:`~dice_envs.rules.scorecard_flow.ScorecardFlow.five_kind_status` by the scalar game,
+    the vector engine and the solver alike). ``five_kind``: the throw is five of a kind; ``five_filled``: the
     five-of-a-kind box is filled; ``bonus_due``: entering it pays a five-of-a-kind bonus;
     ``face_filled``: the upper box of the throw's face is filled. See
     :attr:`ScorecardRules.joker_trigger`.
@@ -145,12 +143,6 @@ def _box_score_sorted(box: str, dice: tuple[int, ...], joker: bool) -> int:
 @cache
 def _box_score_cached(box: str, dice: tuple[int, ...], joker: bool) -> int:
     return _box_score_sorted(box, dice, joker)
-
-
-@cache
-def _reroll_masks(dice: tuple[int, ...]) -> tuple[int, ...]:
-    """The legal re-throw masks of a sorted throw: non-empty and canonical (cached per throw)."""
-    return tuple(m for m in range(1, N_REROLL_ACTIONS) if is_canonical_selection(dice, m))
 
 
 def box_score(box: str, dice: Sequence[int], joker: bool = False) -> int:
@@ -245,304 +237,3 @@ class ScorecardRules(RuleConfig):
         )
         check_bool("joker", self.joker)  # type: ignore[attr-defined]
         check_int("num_throws", self.num_throws, 1, 10)  # type: ignore[attr-defined]
-
-
-@dataclass(frozen=True)
-class ScoringEvent:
-    """One entry on a card, as kept in :attr:`ScorecardGame.history`."""
-
-    player: int
-    round: int
-    throws: tuple[tuple[int, ...], ...]
-    box: str
-    points: int
-    upper_bonus: int
-    five_kind_bonus: int
-    joker: bool
-
-
-@dataclass
-class _Card:
-    boxes: list[int | None]
-    five_kind_bonuses: int = 0
-    upper_bonus_paid: bool = False
-
-
-@dataclass
-class ScorecardGame:
-    """The state machine of a scorecard game for 1 to 8 players.
-
-    >>> from dice_envs.rules.spiffel import SpiffelRules
-    >>> g = ScorecardGame(SpiffelRules(), num_players=2, seed=7)
-    >>> g.dice_source.clear(); g.dice_source.inject(6, 6, 6, 6, 6)
-    >>> g.apply(ScorecardGame.reroll_action([0, 1, 2, 3, 4]))  # re-throw all five
-    [0, 0]
-    >>> g.dice
-    (6, 6, 6, 6, 6)
-    >>> g.apply(g.box_action("spiffel"))
-    [50, 0]
-    >>> g.current_player
-    1
-    """
-
-    rules: ScorecardRules
-    num_players: int = 1
-    seed: int | None = None
-    rng: np.random.Generator | None = None
-    cards: list[_Card] = field(init=False)
-    current_player: int = field(init=False, default=0)
-    round: int = field(init=False, default=0)
-    throw: int = field(init=False, default=0)
-    dice: tuple[int, ...] = field(init=False, default=())
-    done: bool = field(init=False, default=False)
-    history: list[ScoringEvent] = field(init=False, default_factory=list)
-    _turn_throws: list[tuple[int, ...]] = field(init=False, default_factory=list)
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.rules, ScorecardRules):
-            raise ConfigError(f"rules must be a ScorecardRules instance, got {type(self.rules).__name__}")
-        check_int("num_players", self.num_players, 1, 8)
-        rng = self.rng if self.rng is not None else np.random.default_rng(self.seed)
-        self.dice_source = DiceSource(rng)
-        self.categories = self.rules.categories
-        self._box_index = {b: i for i, b in enumerate(self.categories)}
-        self._five = self._box_index[self.rules.five_kind_box]
-        self._upper = [i for i, b in enumerate(self.categories) if b in UPPER_FACES]
-        self._lower = [i for i, b in enumerate(self.categories) if b not in UPPER_FACES]
-        self._face_box = {UPPER_FACES[b]: i for i, b in enumerate(self.categories) if b in UPPER_FACES}
-        self.cards = [_Card([None] * len(self.categories)) for _ in range(self.num_players)]
-        self._start_turn()
-
-    # ------------------------------------------------------------------ actions
-    @staticmethod
-    def reroll_action(positions: Sequence[int]) -> int:
-        """The action that re-throws the dice at these positions (of the sorted dice)."""
-        mask = 0
-        for p in positions:
-            if not 0 <= int(p) < 5:
-                raise ValueError(f"die positions must be 0-4, got {list(positions)!r}")
-            mask |= 1 << int(p)
-        return mask
-
-    def box_action(self, box: str) -> int:
-        """The action that enters the current throw in ``box``."""
-        if box not in self._box_index:
-            raise ValueError(f"unknown box {box!r}; boxes: {', '.join(self.categories)}")
-        return N_REROLL_ACTIONS + self._box_index[box]
-
-    @property
-    def n_actions(self) -> int:
-        """Size of the action space."""
-        return self.rules.n_actions
-
-    def describe_action(self, action: int) -> str:
-        """A human-readable description of an action."""
-        if 0 <= action < N_REROLL_ACTIONS:
-            pos = [i for i in range(5) if action >> i & 1]
-            if not pos:
-                return "re-throw nothing (never legal)"
-            kept = [self.dice[i] for i in range(5) if not action >> i & 1] if self.dice else []
-            return f"re-throw dice {pos} (hold {kept})"
-        if N_REROLL_ACTIONS <= action < self.n_actions:
-            return f"score {self.categories[action - N_REROLL_ACTIONS]}"
-        return f"action {action} (outside 0..{self.n_actions - 1})"
-
-    # ------------------------------------------------------------------ queries
-    def upper_total(self, player: int) -> int:
-        """Points in the upper boxes of ``player``'s card."""
-        return sum(self.cards[player].boxes[i] or 0 for i in self._upper)
-
-    def lower_total(self, player: int) -> int:
-        """Points in the lower boxes of ``player``'s card."""
-        return sum(self.cards[player].boxes[i] or 0 for i in self._lower)
-
-    def upper_bonus(self, player: int) -> int:
-        """The upper bonus earned so far (0 or ``rules.upper_bonus``)."""
-        return self.rules.upper_bonus if self.cards[player].upper_bonus_paid else 0
-
-    def five_kind_bonus_points(self, player: int) -> int:
-        """Points from five-of-a-kind bonuses (Spiffel / Poker / Yahtzee bonus)."""
-        return self.cards[player].five_kind_bonuses * self.rules.five_kind_bonus
-
-    def total(self, player: int) -> int:
-        """Grand total: upper + upper bonus + lower + five-of-a-kind bonuses."""
-        return (
-            self.upper_total(player)
-            + self.upper_bonus(player)
-            + self.lower_total(player)
-            + self.five_kind_bonus_points(player)
-        )
-
-    def totals(self) -> list[int]:
-        """Grand totals of all players, indexed by seat."""
-        return [self.total(p) for p in range(self.num_players)]
-
-    def winners(self) -> list[int]:
-        """Seats with the highest grand total (ties share the win)."""
-        totals = self.totals()
-        best = max(totals)
-        return [p for p, t in enumerate(totals) if t == best]
-
-    @property
-    def throws_left(self) -> int:
-        """Throws the current player still has this turn."""
-        return self.rules.num_throws - self.throw
-
-    def open_boxes(self, player: int | None = None) -> list[int]:
-        """Indices of the open boxes of ``player`` (default: the current player)."""
-        p = self.current_player if player is None else player
-        return [i for i, v in enumerate(self.cards[p].boxes) if v is None]
-
-    def joker_status(self) -> tuple[bool, bool]:
-        """``(bonus_due, joker)`` for entering the current throw now.
-
-        ``bonus_due``: the throw earns a five-of-a-kind bonus; ``joker``: joker scoring applies.
-        """
-        return self._joker_status(self.current_player, self.dice)
-
-    def _joker_status(self, player: int, dice: tuple[int, ...]) -> tuple[bool, bool]:
-        r = self.rules
-        if len(dice) != 5 or dice[0] != dice[4]:  # no dice once the game is over
-            return False, False
-        card = self.cards[player]
-        five = card.boxes[self._five]
-        if five is None:
-            return False, False
-        limit = r.five_kind_bonus_limit
-        bonus_due = five == 50 and (limit is None or card.five_kind_bonuses < limit)
-        face_box = self._face_box.get(dice[0])
-        face_filled = face_box is not None and card.boxes[face_box] is not None
-        return bonus_due, bool(joker_applies(r, True, True, bonus_due, face_filled))
-
-    def legal_boxes(self) -> list[int]:
-        """Indices of the boxes the current throw may be entered in."""
-        _, joker = self.joker_status()
-        open_ = self.open_boxes()
-        if not joker or self.rules.joker_order != "forced":
-            return open_
-        face_box = self._face_box.get(self.dice[0])
-        if face_box is not None and face_box in open_:
-            return [face_box]
-        lower = [i for i in open_ if i in self._lower]
-        return lower if lower else open_
-
-    def legal_actions(self) -> list[int]:
-        """Legal actions of the current player, ascending."""
-        if self.done:
-            return []
-        acts: list[int] = list(_reroll_masks(self.dice)) if self.throw < self.rules.num_throws else []
-        acts.extend(N_REROLL_ACTIONS + b for b in self.legal_boxes())
-        return acts
-
-    def _is_legal(self, a: int) -> bool:
-        """``a in self.legal_actions()``, without building the list."""
-        if a < N_REROLL_ACTIONS:
-            return a > 0 and self.throw < self.rules.num_throws and is_canonical_selection(self.dice, a)
-        return a - N_REROLL_ACTIONS in self.legal_boxes()
-
-    def action_mask(self) -> np.ndarray:
-        """``int8`` mask over the whole action space: 1 where the action is legal."""
-        mask = np.zeros(self.n_actions, dtype=np.int8)
-        mask[self.legal_actions()] = 1
-        return mask
-
-    def box_points(self, box: int) -> int:
-        """Points (without bonuses) the current throw would score in box ``box``."""
-        _, joker = self.joker_status()
-        return _box_score_cached(self.categories[box], self.dice, joker)
-
-    # ------------------------------------------------------------------ transitions
-    def _start_turn(self) -> None:
-        self.throw = 1
-        self.dice = tuple(sorted(self.dice_source.throw(5)))
-        self._turn_throws = [self.dice]
-
-    def apply(self, action: int) -> list[int]:
-        """Apply a legal action; return the points each seat gained (indexed by seat).
-
-        Raises ``ValueError`` naming the legal actions when ``action`` is not legal; the state
-        is then unchanged.
-        """
-        if self.done:
-            raise ValueError("the game is over; no action is legal")
-        a = int(action) if isinstance(action, (int, np.integer)) and not isinstance(action, bool) else None
-        if a is None or not self._is_legal(a):
-            legal = self.legal_actions()
-            raise ValueError(
-                f"illegal action {action!r} ({self.describe_action(a) if a is not None else 'not an int'}) "
-                f"for player {self.current_player} with dice {list(self.dice)}; legal actions: {legal}"
-            )
-        rewards = [0] * self.num_players
-        if a < N_REROLL_ACTIONS:
-            new = list(self.dice)
-            fresh = self.dice_source.throw(bin(a).count("1"))
-            k = 0
-            for i in range(5):
-                if a >> i & 1:
-                    new[i] = fresh[k]
-                    k += 1
-            self.dice = tuple(sorted(new))
-            self.throw += 1
-            self._turn_throws.append(self.dice)
-            return rewards
-        rewards[self.current_player] = self._score(a - N_REROLL_ACTIONS)
-        self._advance()
-        return rewards
-
-    def _score(self, box: int) -> int:
-        p = self.current_player
-        card = self.cards[p]
-        bonus_due, joker = self.joker_status()
-        points = _box_score_cached(self.categories[box], self.dice, joker)
-        card.boxes[box] = points
-        gained = points
-        upper_bonus = 0
-        if not card.upper_bonus_paid and self.upper_total(p) >= self.rules.upper_bonus_threshold:
-            card.upper_bonus_paid = True
-            upper_bonus = self.rules.upper_bonus
-        five_bonus = 0
-        if bonus_due:
-            card.five_kind_bonuses += 1
-            five_bonus = self.rules.five_kind_bonus
-        gained += upper_bonus + five_bonus
-        self.history.append(
-            ScoringEvent(
-                p,
-                self.round,
-                tuple(self._turn_throws),
-                self.categories[box],
-                points,
-                upper_bonus,
-                five_bonus,
-                joker,
-            )
-        )
-        return gained
-
-    def _advance(self) -> None:
-        self.current_player += 1
-        if self.current_player == self.num_players:
-            self.current_player = 0
-            self.round += 1
-            if self.round == len(self.categories):
-                self.done = True
-                self.throw = 0
-                self.dice = ()
-                self._turn_throws = []
-                return
-        self._start_turn()
-
-    def clone(self) -> ScorecardGame:
-        """A deep copy (its own dice source, same generator state)."""
-        return copy.deepcopy(self)
-
-    def summary(self) -> dict[str, Any]:
-        """Plain-data view of the game (for logs and JSON)."""
-        return {
-            "game": self.rules.game,
-            "rules": self.rules.to_dict(),
-            "totals": self.totals(),
-            "cards": [dict(zip(self.categories, c.boxes, strict=True)) for c in self.cards],
-            "done": self.done,
-            "winners": self.winners() if self.done else None,
-        }
