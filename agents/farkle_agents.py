@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from dice_envs.encoding import FarkleView, decode, decode_farkle_batch
-from dice_envs.rules import farkle_turn as turn
+from dice_envs.engine import farkle_turn as turn
 from dice_envs.rules.farkle import BANK_FLAG, NUM_DICE, FarkleRules
 
 from .base import BaseAgent, check_mask

@@ -17,7 +17,8 @@ Farkle::
     b                     set aside the best-scoring dice and bank
 
 >>> import io
->>> from dice_envs.rules import make_rules, new_game
+>>> from dice_envs.rules import make_rules
+>>> from dice_envs.engine import new_game
 >>> from dice_envs.encoding import encode
 >>> game = new_game(make_rules("spiffel"), seed=0)
 >>> game.dice

@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from dice_envs.encoding import ScorecardView, decode, encode
-from dice_envs.rules import ConfigError, FarkleRules, RuleConfig, ScorecardRules, make_rules, new_game
+from dice_envs.engine import new_game
+from dice_envs.rules import ConfigError, FarkleRules, RuleConfig, ScorecardRules, make_rules
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS
 from dice_envs.tables import scorecard_tables
 

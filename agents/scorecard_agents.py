@@ -23,9 +23,9 @@ from functools import cache
 import numpy as np
 
 from dice_envs.encoding import ScorecardView, decode
+from dice_envs.engine.scorecard_flow import scorecard_flow
 from dice_envs.layouts import layout
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS, UPPER_FACES, ScorecardRules
-from dice_envs.rules.scorecard_flow import scorecard_flow
 from dice_envs.tables import scorecard_batch_tables, scorecard_tables
 
 from .actions import hold_to_reroll_mask

@@ -19,7 +19,9 @@ seat (:func:`dice_envs.encoding.encode`) into the observation the model was trai
 Anything else (another game or family, another encoding, another observation size, e.g. a
 changed ``num_throws``) is refused with :class:`~dice_envs.rules.ConfigError` naming why.
 
->>> from dice_envs.rules import make_rules, new_game
+>>> from dice_envs.rules import make_rules
+
+>>> from dice_envs.engine import new_game
 >>> from dice_envs.encoding import encode
 >>> rules = make_rules("spiffel")
 >>> view = seat_view(rules, model_players=1, num_players=3)

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from dice_envs.encoding import FarkleBatchView, decode_farkle_batch
+from dice_envs.engine import farkle_turn as turn
 from dice_envs.rules import ConfigError, FarkleRules
-from dice_envs.rules import farkle_turn as turn
 from dice_envs.rules.farkle import BANK_FLAG
 
 from .base import BaseAgent, check_mask

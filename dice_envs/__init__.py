@@ -13,8 +13,9 @@ envs of :mod:`dice_envs.vector`; all three take one validated :mod:`dice_envs.op
 from __future__ import annotations
 
 from . import rules
+from .engine import new_game
 from .envs.registration import register_envs
-from .rules import GAMES, ConfigError, make_rules, new_game
+from .rules import GAMES, ConfigError, make_rules
 
 register_envs()
 

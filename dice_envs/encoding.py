@@ -50,8 +50,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .engine import FarkleGame, ScorecardGame
 from .layouts import ENCODING_VERSION, Layout, encoding_family, layout
-from .rules import FarkleGame, FarkleRules, RuleConfig, ScorecardGame, ScorecardRules
+from .rules import FarkleRules, RuleConfig, ScorecardRules
 from .rules.scorecard import _box_score_cached
 
 __all__ = [

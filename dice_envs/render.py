@@ -8,7 +8,9 @@ total and bonus, the lower boxes, the five-of-a-kind bonus and the grand total; 
 (entered for 0 points) shows ``XXX`` ("'XXX' will be entered automatically"), an open box ``.``.
 Below the card: the dice of the current throw, held dice in brackets, and the throw number.
 
->>> from dice_envs.rules import make_rules, new_game
+>>> from dice_envs.rules import make_rules
+
+>>> from dice_envs.engine import new_game
 >>> game = new_game(make_rules("spiffel"), num_players=2, seed=3)
 >>> text = render_scorecard(game)
 >>> "grand total" in text and "throw 1/3" in text
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .rules import FarkleGame, ScorecardGame
+from .engine import FarkleGame, ScorecardGame
 from .rules.scorecard import UPPER_FACES
 
 __all__ = ["format_dice", "render_farkle", "render_scorecard", "render_text"]

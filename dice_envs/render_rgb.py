@@ -6,7 +6,9 @@ game or the Farkle table. Every frame of an env has the same size (:func:`frame_
 encoders need. The glyphs are a 6x11 pixel bitmap font embedded below (ASCII 32-126), so no
 imaging library is needed.
 
->>> from dice_envs.rules import make_rules, new_game
+>>> from dice_envs.rules import make_rules
+
+>>> from dice_envs.engine import new_game
 >>> frame = render_rgb(new_game(make_rules("spiffel"), num_players=2, seed=0))
 >>> frame.shape, frame.dtype.name
 ((616, 600, 3), 'uint8')
@@ -18,8 +20,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .engine import FarkleGame, ScorecardGame
 from .render import render_text
-from .rules import FarkleGame, ScorecardGame
 
 __all__ = ["FRAME_COLUMNS", "FRAME_LINES", "frame_size", "render_rgb", "text_image"]
 

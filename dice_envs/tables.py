@@ -290,7 +290,7 @@ def farkle_batch_tables() -> FarkleBatchTables:
 
 @dataclass(frozen=True)
 class FarkleTurnTables:
-    """Lookups of the Farkle turn flow (:mod:`dice_envs.rules.farkle_turn`), from
+    """Lookups of the Farkle turn flow (:mod:`dice_envs.engine.farkle_turn`), from
     :func:`farkle_batch_tables`, over ``num_rolls + 1`` throws: the last, ``no_throw``, stands for
     "no dice" (a finished game) and has no legal action.
 

@@ -29,7 +29,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dice_envs.rules import GAMES, make_rules, new_game
+from dice_envs.engine import new_game
+from dice_envs.rules import GAMES, make_rules
 
 DEFAULT_GAMES = ("spiffel", "dice_poker", "yahtzee", "farkle")
 

@@ -10,7 +10,8 @@ from agents.actions import hold_to_reroll_mask, select_mask
 from agents.base import Agent
 from agents.registry import known_specs
 from dice_envs.encoding import encode
-from dice_envs.rules import ConfigError, FarkleGame, make_rules, new_game
+from dice_envs.engine import FarkleGame, new_game
+from dice_envs.rules import ConfigError, make_rules
 
 SCORECARD_GAMES = ["spiffel", "dice_poker", "yahtzee"]
 SCORECARD_SPECS = ["random", "greedy", "heuristic", "optimal"]

@@ -13,7 +13,8 @@ import pytest
 from agents.commands import evaluate, leaderboard, play, solve
 from agents.human import HumanAgent
 from dice_envs.encoding import encode
-from dice_envs.rules import make_rules, new_game
+from dice_envs.engine import new_game
+from dice_envs.rules import make_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = {

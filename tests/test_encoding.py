@@ -17,7 +17,8 @@ from dice_envs.encoding import (
     observation_bounds,
     observation_size,
 )
-from dice_envs.rules import GAMES, FarkleGame, ScorecardGame, make_rules, new_game
+from dice_envs.engine import FarkleGame, ScorecardGame, new_game
+from dice_envs.rules import GAMES, make_rules
 
 #: Generous bound of every feature in random play (grand totals / 400, banked / target, ...).
 BOUND = 50.0

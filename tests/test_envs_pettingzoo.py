@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from pettingzoo.test import api_test, seed_test
 
 from dice_envs.encoding import ENCODING_VERSION, encode, encoding_id, family
+from dice_envs.engine import FarkleGame
 from dice_envs.multiagent import dice_poker_v0, farkle_v0, spiffel_v0, win_rewards, yahtzee_v0
-from dice_envs.rules import ConfigError, FarkleGame
+from dice_envs.rules import ConfigError
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS
 
 MODULES = [spiffel_v0, dice_poker_v0, yahtzee_v0, farkle_v0]

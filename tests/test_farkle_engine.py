@@ -20,8 +20,9 @@ from test_vector_engine import FacesRng, biased_faces
 from agents.solver.farkle import solve_farkle
 from agents.solver.farkle_win import STEP, option_groups
 from dice_envs.encoding import encode
-from dice_envs.rules import FarkleGame, make_rules
-from dice_envs.rules import farkle_turn as turn
+from dice_envs.engine import FarkleGame
+from dice_envs.engine import farkle_turn as turn
+from dice_envs.rules import make_rules
 from dice_envs.rules.farkle import BANK_FLAG, NUM_DICE
 from dice_envs.vector import FarkleEngine, ScriptedDice
 

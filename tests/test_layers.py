@@ -18,12 +18,13 @@ ROOT = Path(__file__).resolve().parent.parent
 #: Layers from the bottom up; a module of layer i may import layers 0..i only. A module is placed by
 #: the longest prefix of its dotted name listed here.
 LAYERS: list[tuple[str, ...]] = [
-    ("dice_envs.rules",),  # rule configs, scoring, the game flow
+    ("dice_envs.rules",),  # rule configs, dice, the scoring functions
     ("dice_envs.tables", "dice_envs.layouts"),  # tables derived from the scoring; observation layouts
-    ("dice_envs.encoding", "dice_envs.render", "dice_envs.render_rgb", "dice_envs.vector.dice"),
-    ("dice_envs.vector.scorecard", "dice_envs.vector.farkle", "dice_envs.vector.engine"),  # engines
-    ("dice_envs",),  # envs, multiagent, vector envs, wrappers, opponents registry, io
-    ("agents",),
+    ("dice_envs.engine",),  # the game flow on arrays: batched engines and one-game machines
+    ("dice_envs.encoding", "dice_envs.render", "dice_envs.render_rgb"),  # views of a game
+    ("dice_envs",),  # options, opponent registry, PettingZoo / Gymnasium / vector envs, wrappers, io
+    ("agents",),  # agents, solvers, training, evaluation, commands
+    ("agents.web",),  # the browser game pad (seats agents)
     ("scripts",),
 ]
 MAX_LINES = 500
@@ -121,6 +122,16 @@ def test_no_source_file_is_over_500_lines(suffix: str) -> None:
 
 def test_the_layer_check_sees_an_upward_import() -> None:
     """The checker itself: upward and relative imports are found (so the tests above can fail)."""
-    assert _layer("dice_envs.rules.scorecard") < _layer("dice_envs.envs.base") < _layer("agents.registry")
+    assert (
+        _layer("dice_envs.rules.scorecard")
+        < _layer("dice_envs.engine.scorecard")
+        < _layer("dice_envs.encoding")
+    )
+    assert (
+        _layer("dice_envs.encoding")
+        < _layer("dice_envs.envs.base")
+        < _layer("agents.registry")
+        < _layer("agents.web")
+    )
     found = _imports_of("from agents import load\nfrom ..envs import base\n", "dice_envs.rules.probe", False)
     assert [t for _, t in found] == ["agents", "agents.load", "dice_envs.envs", "dice_envs.envs.base"]

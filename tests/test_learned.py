@@ -20,7 +20,8 @@ from agents.model_card import (
     write_card,
 )
 from dice_envs.encoding import encode, encoding_id
-from dice_envs.rules import ConfigError, make_rules, new_game
+from dice_envs.engine import new_game
+from dice_envs.rules import ConfigError, make_rules
 
 
 def test_card_round_trip(tmp_path) -> None:

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 import dice_envs  # noqa: F401 - registers the ids
+from dice_envs.engine.dice import RandomDice
 from dice_envs.multiagent import farkle_v0, spiffel_v0
 from dice_envs.options import OPTION_KEYS, EnvOptions, check_seat, options_of
 from dice_envs.rules import ConfigError, FarkleRules, SpiffelRules, make_rules
 from dice_envs.vector import FarkleVectorEnv, SpiffelVectorEnv
-from dice_envs.vector.dice import RandomDice
 from dice_envs.wrappers import SingleAgentEnv
 
 FACES = {

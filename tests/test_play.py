@@ -12,7 +12,8 @@ import pytest
 
 from agents.human import HumanAgent, HumanQuit
 from dice_envs.encoding import encode
-from dice_envs.rules import FarkleGame, make_rules
+from dice_envs.engine import FarkleGame
+from dice_envs.rules import make_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 PLAY = ROOT / "scripts" / "play.py"

@@ -18,9 +18,10 @@ from agents.learned import ModelAgent, pretrained_names, resolve_model_path
 from agents.model_card import fit_card, make_card, read_card
 from agents.views import seat_view
 from dice_envs.encoding import decode, encode, observation_size
+from dice_envs.engine import new_game
 from dice_envs.multiagent import farkle_v0, spiffel_v0
 from dice_envs.opponents import register, registered, resolve_opponents
-from dice_envs.rules import ConfigError, make_rules, new_game
+from dice_envs.rules import ConfigError, make_rules
 from dice_envs.wrappers import SingleAgentEnv
 
 pytest.importorskip("sb3_contrib")

@@ -15,7 +15,8 @@ from agents.base import BaseAgent
 from agents.regret import exact_references, exact_table, farkle_win_deficit, scorecard_regret
 from agents.solver.scorecard import solve_scorecard
 from dice_envs.encoding import decode
-from dice_envs.rules import ConfigError, make_rules, new_game
+from dice_envs.engine import new_game
+from dice_envs.rules import ConfigError, make_rules
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS
 from dice_envs.tables import scorecard_tables
 

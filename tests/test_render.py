@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 import dice_envs  # noqa: F401 - registers the ids
+from dice_envs.engine import FarkleGame, ScorecardGame
 from dice_envs.multiagent import farkle_v0, spiffel_v0
 from dice_envs.render import format_dice, render_farkle, render_scorecard, render_text
-from dice_envs.rules import FarkleGame, FarkleRules, ScorecardGame, SpiffelRules
+from dice_envs.rules import FarkleRules, SpiffelRules
 
 
 def row(text: str, label: str) -> list[str]:

@@ -8,10 +8,11 @@ import pytest
 from gymnasium.wrappers import RenderCollection
 
 import dice_envs  # noqa: F401
+from dice_envs.engine import new_game
 from dice_envs.multiagent import dice_poker_v0, farkle_v0, spiffel_v0, yahtzee_v0
 from dice_envs.render import render_text
 from dice_envs.render_rgb import _GLYPHS, frame_size, render_rgb, text_image
-from dice_envs.rules import make_rules, new_game
+from dice_envs.rules import make_rules
 
 ENV_IDS = ["dice_envs/Spiffel-v0", "dice_envs/DicePoker-v0", "dice_envs/Yahtzee-v0", "dice_envs/Farkle-v0"]
 MODULES = [spiffel_v0, dice_poker_v0, yahtzee_v0, farkle_v0]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from dice_envs.engine import new_game
 from dice_envs.rules import (
     GAMES,
     ConfigError,
@@ -16,7 +17,6 @@ from dice_envs.rules import (
     YahtzeeRules,
     load_rules,
     make_rules,
-    new_game,
     rules_class,
 )
 

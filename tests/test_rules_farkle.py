@@ -7,7 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from dice_envs.rules import FarkleGame, FarkleRules, SpiffelRules, make_rules, new_game
+from dice_envs.engine import FarkleGame, new_game
+from dice_envs.rules import FarkleRules, SpiffelRules, make_rules
 from dice_envs.rules.config import ConfigError
 from dice_envs.rules.farkle import BANK_FLAG, N_ACTIONS
 

@@ -14,7 +14,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dice_envs.rules import FarkleGame, ScorecardGame, make_rules, new_game
+from dice_envs.engine import FarkleGame, ScorecardGame, new_game
+from dice_envs.rules import make_rules
 from dice_envs.rules.farkle import BANK_FLAG
 from dice_envs.rules.farkle import score as farkle_score
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS, UPPER_FACES, box_score

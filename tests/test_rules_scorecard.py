@@ -11,15 +11,8 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from dice_envs.rules import (
-    DicePokerRules,
-    FarkleRules,
-    ScorecardGame,
-    SpiffelRules,
-    YahtzeeRules,
-    make_rules,
-    new_game,
-)
+from dice_envs.engine import ScorecardGame, new_game
+from dice_envs.rules import DicePokerRules, FarkleRules, SpiffelRules, YahtzeeRules, make_rules
 from dice_envs.rules.config import ConfigError
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS, box_score
 

@@ -29,7 +29,8 @@ from agents.model_card import card_spaces, make_card, read_card
 from agents.model_io import load_policy, save_model, stamp_card
 from agents.training.ppo import SpacesOnlyEnv
 from dice_envs.encoding import encode
-from dice_envs.rules import ConfigError, make_rules, new_game
+from dice_envs.engine import new_game
+from dice_envs.rules import ConfigError, make_rules
 
 
 def _spaces(game: str, players: int) -> SpacesOnlyEnv:

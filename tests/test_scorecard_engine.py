@@ -7,7 +7,7 @@ engine and the solver's transitions, all on the same dice and the same rule func
   ``-inf`` exactly where the game forbids a box and otherwise equal the points the game pays plus
   ``V`` of the state the game moves to (so the solver's points, bonuses, upper totals, five-of-a-kind
   states and forced order are the game's);
-* the rule functions of :mod:`dice_envs.rules.scorecard_flow` give on a batch what they give on
+* the rule functions of :mod:`dice_envs.engine.scorecard_flow` give on a batch what they give on
   each element alone.
 """
 
@@ -20,9 +20,10 @@ from hypothesis import strategies as st
 
 from agents.solver.scorecard import TurnSolver, turn_solver
 from dice_envs.encoding import encode
-from dice_envs.rules import ScorecardGame, make_rules
+from dice_envs.engine import ScorecardGame
+from dice_envs.engine.scorecard_flow import advance_turn, scorecard_flow
+from dice_envs.rules import make_rules
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS, UPPER_FACES
-from dice_envs.rules.scorecard_flow import advance_turn, scorecard_flow
 from dice_envs.vector import ScorecardEngine, ScriptedDice
 
 RULESETS = [

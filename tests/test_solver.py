@@ -20,7 +20,8 @@ from agents.solver import expected_score, expected_turn_points, farkle_solution,
 from agents.solver.cache import cache_key, cached_array
 from agents.solver.scorecard import TurnSolver
 from dice_envs.encoding import FarkleView, ScorecardView
-from dice_envs.rules import ConfigError, FarkleGame, ScorecardGame, make_rules, new_game
+from dice_envs.engine import FarkleGame, ScorecardGame, new_game
+from dice_envs.rules import ConfigError, make_rules
 from dice_envs.rules.scorecard import UPPER_FACES
 from dice_envs.tables import scorecard_tables
 

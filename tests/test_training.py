@@ -65,7 +65,8 @@ def _check_model(
 
     import dice_envs  # noqa: F401
     from dice_envs.encoding import encode, encoding_id, observation_size
-    from dice_envs.rules import make_rules, new_game
+    from dice_envs.engine import new_game
+    from dice_envs.rules import make_rules
 
     assert path.is_file()
     card = json.loads(path.with_suffix(".json").read_text())
@@ -101,7 +102,7 @@ def _maybe_agents_load(path: Path, game: object, num_players: int) -> None:
             return  # model paths not supported by the registry yet
         raise
     from dice_envs.encoding import encode
-    from dice_envs.rules import new_game
+    from dice_envs.engine import new_game
 
     g = new_game(game, num_players, seed=1)
     a = agent.act(encode(g, g.current_player), g.action_mask())
@@ -218,7 +219,8 @@ def test_pool_opponent_mixes_snapshots_and_builtins(tmp_path: Path) -> None:
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
     from dice_envs.encoding import encode, observation_size
-    from dice_envs.rules import make_rules, new_game
+    from dice_envs.engine import new_game
+    from dice_envs.rules import make_rules
 
     rules = make_rules("farkle")
     obs_space = gym.spaces.Box(-1e6, 1e6, (observation_size(rules, 2),), np.float32)
@@ -335,7 +337,8 @@ def test_shipped_bot_loads_plainly_and_by_name(name: str) -> None:
         pytest.skip(f"{path.name} not shipped")
     import agents
     from dice_envs.encoding import encode
-    from dice_envs.rules import make_rules, new_game
+    from dice_envs.engine import new_game
+    from dice_envs.rules import make_rules
 
     card = json.loads(path.with_suffix(".json").read_text())
     players = card["num_players"]

@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dice_envs.encoding import encode
-from dice_envs.rules import ConfigError, FarkleGame, ScorecardGame, make_rules
+from dice_envs.engine import FarkleGame, ScorecardGame
+from dice_envs.rules import ConfigError, make_rules
 from dice_envs.tables import farkle_batch_tables, farkle_tables, scorecard_batch_tables, scorecard_tables
 from dice_envs.vector import FarkleEngine, RandomDice, ScorecardEngine, ScriptedDice, make_engine
 

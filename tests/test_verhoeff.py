@@ -9,7 +9,8 @@ from test_solver import _engine_value
 
 from agents.solver import expected_score
 from agents.solver.scorecard import TurnSolver
-from dice_envs.rules import ConfigError, make_rules, new_game
+from dice_envs.engine import new_game
+from dice_envs.rules import ConfigError, make_rules
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS, UPPER_FACES
 
 VERHOEFF = make_rules("yahtzee", joker_rule="verhoeff")

@@ -21,7 +21,8 @@ import agents
 from agents.evaluation import parse_rule_overrides
 from agents.human import HumanAgent, HumanQuit, describe_action
 from dice_envs.encoding import decode, encode
-from dice_envs.rules import GAMES, ConfigError, FarkleGame, ScorecardGame, make_rules, new_game
+from dice_envs.engine import FarkleGame, ScorecardGame, new_game
+from dice_envs.rules import GAMES, ConfigError, make_rules
 
 
 def show_card(game: ScorecardGame, names: list[str], out: TextIO) -> None:

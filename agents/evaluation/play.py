@@ -37,7 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from dice_envs.rules import ConfigError, FarkleGame, RuleConfig, ScorecardGame
+from dice_envs.engine import FarkleGame, ScorecardGame
+from dice_envs.rules import ConfigError, RuleConfig
 from dice_envs.vector import make_engine
 
 from ..base import Agent
@@ -96,7 +97,7 @@ class SeededDice:
         self.pos[slots] = 0
 
     def codes(self, games: np.ndarray, counts: np.ndarray | int) -> np.ndarray:
-        """Face codes (see :mod:`dice_envs.vector.dice`) of ``counts`` dice for each slot of ``games``."""
+        """Face codes (see :mod:`dice_envs.engine.dice`) of ``counts`` dice for each slot of ``games``."""
         games = np.asarray(games, dtype=np.int64)
         counts = np.broadcast_to(np.asarray(counts, dtype=np.int64), games.shape)
         k = self.pos[games][:, None] + np.arange(6, dtype=np.uint64)

@@ -23,16 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from dice_envs.rules import (
-    ConfigError,
-    FarkleGame,
-    FarkleRules,
-    RuleConfig,
-    ScorecardGame,
-    ScorecardRules,
-    make_rules,
-    rules_class,
-)
+from dice_envs.engine import FarkleGame, ScorecardGame
+from dice_envs.rules import ConfigError, FarkleRules, RuleConfig, ScorecardRules, make_rules, rules_class
 
 from ..base import Agent
 from ..registry import check_spec, load

@@ -19,7 +19,7 @@ from functools import cache
 
 import numpy as np
 
-from dice_envs.rules import farkle_turn as turn
+from dice_envs.engine import farkle_turn as turn
 from dice_envs.rules.farkle import NUM_DICE, FarkleRules
 from dice_envs.tables import farkle_tables
 

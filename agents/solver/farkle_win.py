@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from dice_envs.rules import farkle_turn as turn
+from dice_envs.engine import farkle_turn as turn
 from dice_envs.rules.farkle import NUM_DICE, FarkleRules
 
 from .cache import cache_key, cached_array

@@ -31,8 +31,8 @@ from functools import cache
 
 import numpy as np
 
+from dice_envs.engine.scorecard_flow import scorecard_flow
 from dice_envs.rules.scorecard import UPPER_FACES, ScorecardRules
-from dice_envs.rules.scorecard_flow import scorecard_flow
 from dice_envs.tables import ScoreTables, score_tables, scorecard_tables
 
 from .cache import cache_key, cached_array, single_thread_blas
@@ -144,7 +144,7 @@ class TurnSolver:
     (:meth:`z_of`, :meth:`status`), the points and legal boxes of five-of-a-kind throws
     (:meth:`face_jokers`, :meth:`five_kind_table`, :meth:`five_kind_boxes`) and the turn
     "widget" (:meth:`widget`). Every rule it applies is a function of
-    :class:`~dice_envs.rules.scorecard_flow.ScorecardFlow` (:attr:`flow`).
+    :class:`~dice_envs.engine.scorecard_flow.ScorecardFlow` (:attr:`flow`).
     """
 
     def __init__(self, rules: ScorecardRules) -> None:

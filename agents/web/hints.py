@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from dice_envs.encoding import decode, encode
-from dice_envs.rules import FarkleGame, ScorecardGame
+from dice_envs.engine import FarkleGame, ScorecardGame
 from dice_envs.rules.farkle import BANK_FLAG
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS
 from dice_envs.tables import scorecard_tables

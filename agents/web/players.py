@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from dice_envs.encoding import encode
-from dice_envs.rules import ConfigError, FarkleGame, FarkleRules, RuleConfig, ScorecardGame
+from dice_envs.engine import FarkleGame, ScorecardGame
+from dice_envs.rules import ConfigError, FarkleRules, RuleConfig
 
 from ..learned import PRETRAINED_DIR, pretrained_names
 from ..registry import load

@@ -5,7 +5,7 @@ the engine's canonical action (through :mod:`agents.actions`) and checks only it
 engine's ``apply`` decides whether the move is legal. Every refusal is a :class:`PadError`
 carrying the HTTP status the ASGI app answers with.
 
->>> from dice_envs.rules import new_game
+>>> from dice_envs.engine import new_game
 >>> g = new_game("spiffel", 1, seed=3)
 >>> move_action(g, {"type": "score", "box": "chance"}) == g.box_action("chance")
 True
@@ -21,7 +21,7 @@ import hmac
 from collections.abc import Mapping
 from typing import Any
 
-from dice_envs.rules import FarkleGame, ScorecardGame
+from dice_envs.engine import FarkleGame, ScorecardGame
 from dice_envs.rules.farkle import BANK_FLAG
 
 from ..actions import hold_to_reroll_mask, select_mask

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dice_envs.rules import GAMES, ConfigError, FarkleGame, RuleConfig, ScorecardGame, make_rules, new_game
+from dice_envs.engine import FarkleGame, ScorecardGame, new_game
+from dice_envs.rules import GAMES, ConfigError, RuleConfig, make_rules
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS
 
 from . import players

@@ -4,7 +4,7 @@ Everything is read from the rules engine: which boxes are open, what each would 
 which Farkle selections score and whether banking is allowed, and the engine's history events
 (turned into log lines by :func:`event_lines`). Nothing here changes a game.
 
->>> from dice_envs.rules import new_game
+>>> from dice_envs.engine import new_game
 >>> g = new_game("spiffel", 1, seed=3)
 >>> v = scorecard_view(g, held_faces=[])
 >>> v["throws_left"], v["rounds"], v["categories"][0]
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dice_envs.rules import FarkleGame, ScorecardGame
+from dice_envs.engine import FarkleGame, ScorecardGame
 from dice_envs.rules.farkle import BANK_FLAG, FarkleEvent
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS, UPPER_FACES
 

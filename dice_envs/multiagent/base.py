@@ -43,12 +43,13 @@ from pettingzoo.utils import wrappers
 
 from ..checks import as_action, check_seed
 from ..encoding import ENCODING_VERSION, encode, encoding_id, family, observation_bounds, observation_size
+from ..engine import new_game
+from ..engine.scorecard_game import ScorecardGame
 from ..options import RENDER_MODES, EnvOptions, options_of
 from ..render import render_text
 from ..render_rgb import frame_size, render_rgb
-from ..rules import RuleConfig, new_game
+from ..rules import RuleConfig
 from ..rules.scorecard import N_REROLL_ACTIONS
-from ..rules.scorecard_game import ScorecardGame
 
 __all__ = ["DiceAECEnv", "make_env", "win_rewards"]
 

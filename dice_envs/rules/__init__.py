@@ -1,18 +1,19 @@
-"""The games themselves: dice, scoring, rule configurations and one state machine per family.
+"""The games themselves: rule configurations, dice and the scoring functions.
 
-=============  ===============================  ==========================================
-name           rules class                      state machine
-=============  ===============================  ==========================================
-``spiffel``    :class:`~.spiffel.SpiffelRules`    :class:`~.scorecard_game.ScorecardGame`
-``dice_poker`` :class:`~.dice_poker.DicePokerRules` :class:`~.scorecard_game.ScorecardGame`
-``yahtzee``    :class:`~.yahtzee.YahtzeeRules`    :class:`~.scorecard_game.ScorecardGame`
-``farkle``     :class:`~.farkle.FarkleRules`      :class:`~.farkle_game.FarkleGame`
-=============  ===============================  ==========================================
+=============  =====================================  =========================================
+name           rules class                            its game (:mod:`dice_envs.engine`)
+=============  =====================================  =========================================
+``spiffel``    :class:`~.spiffel.SpiffelRules`        ``ScorecardGame`` / ``ScorecardEngine``
+``dice_poker`` :class:`~.dice_poker.DicePokerRules`   ``ScorecardGame`` / ``ScorecardEngine``
+``yahtzee``    :class:`~.yahtzee.YahtzeeRules`        ``ScorecardGame`` / ``ScorecardEngine``
+``farkle``     :class:`~.farkle.FarkleRules`          ``FarkleGame`` / ``FarkleEngine``
+=============  =====================================  =========================================
+
+The game flow lives one layer down, in :mod:`dice_envs.engine` (``new_game`` is there).
 
 >>> rules = make_rules("dice_poker", upper_bonus_threshold=70)
->>> game = new_game(rules, num_players=2, seed=1)
->>> len(game.legal_actions()) > 0
-True
+>>> rules.upper_bonus_threshold, rules.num_boxes
+(70, 15)
 """
 
 from __future__ import annotations
@@ -20,15 +21,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from . import dice_poker, farkle, spiffel, yahtzee
 from .config import ConfigError, RuleConfig
 from .dice_poker import DicePokerRules
 from .farkle import FarkleRules
-from .farkle_game import FarkleGame
 from .scorecard import ScorecardRules
-from .scorecard_game import ScorecardGame
 from .spiffel import SpiffelRules
 from .yahtzee import YahtzeeRules
 
@@ -36,11 +33,8 @@ __all__ = [
     "GAMES",
     "ConfigError",
     "DicePokerRules",
-    "FarkleGame",
     "FarkleRules",
-    "Game",
     "RuleConfig",
-    "ScorecardGame",
     "ScorecardRules",
     "SpiffelRules",
     "YahtzeeRules",
@@ -48,7 +42,6 @@ __all__ = [
     "farkle",
     "load_rules",
     "make_rules",
-    "new_game",
     "rules_class",
     "spiffel",
     "yahtzee",
@@ -61,8 +54,6 @@ GAMES: dict[str, type[RuleConfig]] = {
     "yahtzee": YahtzeeRules,
     "farkle": FarkleRules,
 }
-
-Game = ScorecardGame | FarkleGame
 
 
 def rules_class(game: str) -> type[RuleConfig]:
@@ -88,18 +79,3 @@ def load_rules(game: str, path: str | Path | None = None, **overrides: Any) -> R
     cls = rules_class(game)
     base = cls.from_yaml(path) if path is not None else cls()
     return base.replace(**overrides) if overrides else base
-
-
-def new_game(
-    rules: RuleConfig | str,
-    num_players: int = 1,
-    seed: int | None = None,
-    rng: np.random.Generator | None = None,
-) -> Game:
-    """A fresh game state for ``rules`` (a configuration or a game name)."""
-    rules = make_rules(rules)
-    if isinstance(rules, FarkleRules):
-        return FarkleGame(rules, num_players=num_players, seed=seed, rng=rng)
-    if isinstance(rules, ScorecardRules):
-        return ScorecardGame(rules, num_players=num_players, seed=seed, rng=rng)
-    raise ConfigError(f"no game engine for rules {type(rules).__name__}")  # pragma: no cover

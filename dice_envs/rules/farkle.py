@@ -17,8 +17,8 @@ Actions (``n_actions = 128``): ``mask + 64 * bank`` where bit ``i`` of ``mask`` 
 the remaining dice. Among masks selecting the same multiset only the smallest is legal.
 
 The turn flow is written once, as rule functions on one game or a batch, in
-:mod:`dice_envs.rules.farkle_turn` (over :func:`dice_envs.tables.farkle_turn_tables`); the game
-itself is :class:`dice_envs.rules.farkle_game.FarkleGame`.
+:mod:`dice_envs.engine.farkle_turn` (over :func:`dice_envs.tables.farkle_turn_tables`); the game
+itself is :class:`dice_envs.engine.farkle_game.FarkleGame`.
 
 >>> score([1, 1, 1, 1])
 2000
@@ -169,7 +169,7 @@ class FarkleRules(RuleConfig):
 
 @dataclass(frozen=True)
 class FarkleEvent:
-    """One thing that happened, as kept in :attr:`dice_envs.rules.farkle_game.FarkleGame.history`.
+    """One thing that happened, as kept in :attr:`dice_envs.engine.farkle_game.FarkleGame.history`.
 
     ``kind`` is one of ``throw``, ``set_aside``, ``bank``, ``farkle``, ``bankrupt``.
     """

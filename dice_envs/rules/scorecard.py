@@ -4,7 +4,7 @@ Spiffel, Dice Poker and Yahtzee are configurations of :class:`ScorecardRules`. T
 single source of truth for box scoring (:func:`box_score`) and the joker (:func:`joker_applies`);
 :mod:`dice_envs.tables` derives its score tables from them, :mod:`.scorecard_flow` writes the
 game flow (bonuses, forced order, legal actions) once on arrays, and
-:class:`~dice_envs.rules.scorecard_game.ScorecardGame` plays one game with it.
+:class:`~dice_envs.engine.scorecard_game.ScorecardGame` plays one game with it.
 
 Game flow (Spiffel seed: "Per round one dices three times with five dices. After the third throw
 of each round at the latest one has to enter the points into the game pad"):
@@ -82,7 +82,7 @@ def joker_applies(rules: Any, five_kind: Any, five_filled: Any, bonus_due: Any, 
     """Whether joker scoring applies to a throw: the one definition of the joker's trigger.
 
     Elementwise on booleans or numpy bool arrays (called through
-    :meth:`~dice_envs.rules.scorecard_flow.ScorecardFlow.five_kind_status` by the scalar game,
+    :meth:`~dice_envs.engine.scorecard_flow.ScorecardFlow.five_kind_status` by the scalar game,
     the vector engine and the solver alike). ``five_kind``: the throw is five of a kind; ``five_filled``: the
     five-of-a-kind box is filled; ``bonus_due``: entering it pays a five-of-a-kind bonus;
     ``face_filled``: the upper box of the throw's face is filled. See

@@ -1,10 +1,8 @@
 """Native vectorised environments: many games stepped at once by table-driven numpy engines.
 
-* :mod:`.engine` — :func:`make_engine`, :class:`ScorecardEngine` (Spiffel, Dice Poker,
-  Yahtzee) and :class:`FarkleEngine`: state arrays for N games, masks, steps and observations
-  with no Python loop over games; tables from :mod:`dice_envs.tables` only;
-* :mod:`.dice` — where the dice come from (:class:`RandomDice`, or :class:`ScriptedDice` to
-  replay the faces a scalar engine throws);
+* the batched engines they step live one layer down, in :mod:`dice_envs.engine`
+  (:func:`make_engine`, :class:`ScorecardEngine`, :class:`FarkleEngine`, the dice streams
+  :class:`RandomDice` / :class:`ScriptedDice`); they are re-exported here;
 * :mod:`.env` — Gymnasium ``VectorEnv``s :class:`SpiffelVectorEnv`, :class:`DicePokerVectorEnv`,
   :class:`YahtzeeVectorEnv`, :class:`FarkleVectorEnv` (``gym.make_vec("dice_envs/Spiffel-v0",
   num_envs=N)``);
@@ -22,8 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .dice import DiceStream, RandomDice, ScriptedDice
-from .engine import Engine, FarkleEngine, ScorecardEngine, make_engine
+from ..engine import DiceStream, Engine, FarkleEngine, RandomDice, ScorecardEngine, ScriptedDice, make_engine
 from .env import DicePokerVectorEnv, DiceVectorEnv, FarkleVectorEnv, SpiffelVectorEnv, YahtzeeVectorEnv
 
 __all__ = [

@@ -34,7 +34,7 @@ over ``N`` scalar envs, only much faster:
   (:mod:`dice_envs.vector.sb3`) uses ``"same_step"``.
 * **seeding**: ``reset(seed=s)`` seeds one generator; the dice, the seats and the opponents'
   seeds derive from it, so a seed replays every game. The env owns the engine's dice stream
-  (given to :func:`~dice_envs.vector.engine.make_engine` once) and re-seeds it.
+  (given to :func:`~dice_envs.engine.make_engine` once) and re-seeds it.
 
 Extra infos at the end of an episode (with a ``_key`` mask): ``final_scores`` ``(N, P)`` and
 ``winners`` (``(N, P)`` bool).
@@ -56,11 +56,11 @@ from gymnasium.vector.utils import batch_space
 
 from ..checks import as_actions, check_seed
 from ..encoding import ENCODING_VERSION, encoding_id, family, observation_bounds, observation_size
+from ..engine import Engine, make_engine
+from ..engine.dice import RandomDice
 from ..options import EnvOptions, check_render_mode, options_of
 from ..rules import ConfigError, RuleConfig
 from ..rules.config import check_int
-from .dice import RandomDice
-from .engine import Engine, make_engine
 
 __all__ = [
     "DicePokerVectorEnv",

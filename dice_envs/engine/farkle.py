@@ -1,10 +1,10 @@
-"""The batched Farkle engine: N games stepped at once by :mod:`dice_envs.rules.farkle_turn`.
+"""The batched Farkle engine: N games stepped at once by :mod:`dice_envs.engine.farkle_turn`.
 
 The turn flow — points of the dice set aside, banking only above ``bank_minimum``, hot dice,
 a farkle losing the turn total, bankruptcy on a turn's first throw, the final round once someone
 reaches ``target``, truncation after ``max_turns`` — is the rule functions of
-:mod:`dice_envs.rules.farkle_turn`, called here on arrays of one value per game (the scalar
-:class:`~dice_envs.rules.farkle_game.FarkleGame` calls the same functions on one game). Like
+:mod:`dice_envs.engine.farkle_turn`, called here on arrays of one value per game (the scalar
+:class:`~dice_envs.engine.farkle_game.FarkleGame` calls the same functions on one game). Like
 the scalar game it advances by itself through opening throws, farkles and bankruptcies, so a
 game that is not done always awaits a decision of ``current``.
 
@@ -36,11 +36,11 @@ from typing import Any
 import numpy as np
 
 from ..layouts import layout
-from ..rules import farkle_turn as turn
 from ..rules.config import ConfigError, check_int
 from ..rules.farkle import NUM_DICE, FarkleRules
-from ..rules.farkle_game import FarkleGame
+from . import farkle_turn as turn
 from .dice import DiceStream, RandomDice
+from .farkle_game import FarkleGame
 
 __all__ = ["FarkleEngine"]
 
@@ -99,7 +99,7 @@ class FarkleEngine:
         return [self._t.faces[r] for r in self.roll[self._games(games)].tolist()]
 
     def to_game(self, i: int) -> FarkleGame:
-        """Game ``i`` as a scalar :class:`~dice_envs.rules.farkle_game.FarkleGame` (for checks,
+        """Game ``i`` as a scalar :class:`~dice_envs.engine.farkle_game.FarkleGame` (for checks,
         rendering, or continuing it with the rules engine; its dice come from a fresh generator).
         The ``history`` is not kept by the batched engine and starts empty."""
         g = FarkleGame(self.rules, num_players=self.num_players, seed=0)

@@ -11,8 +11,8 @@ advance (:func:`advance_turn`).
 Every function is elementwise: arguments are numpy scalars or arrays that broadcast (one game,
 or ``N`` games; Python scalars work too, more slowly), and only table lookups by index, ``&``,
 ``|``, ``^``, comparisons and arithmetic are used, so the *same* code serves the batched
-:class:`~dice_envs.vector.scorecard.ScorecardEngine` on ``(N,)`` / ``(N, K)`` arrays, the scalar
-:class:`~dice_envs.rules.scorecard_game.ScorecardGame` (a batch of one that keeps history and
+:class:`~dice_envs.engine.scorecard.ScorecardEngine` on ``(N,)`` / ``(N, K)`` arrays, the scalar
+:class:`~dice_envs.engine.scorecard_game.ScorecardGame` (a batch of one that keeps history and
 descriptions) and the solver's transitions. Card rows are ``(..., K)`` integers, ``-1`` where a
 box is open; a throw is its index ``roll`` in ``scorecard_tables().rolls`` (:attr:`ScorecardFlow.no_roll`:
 no dice shown).
@@ -39,8 +39,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..rules.scorecard import N_REROLL_ACTIONS, ScorecardRules, joker_applies
 from ..tables import score_tables, scorecard_batch_tables, scorecard_tables
-from .scorecard import N_REROLL_ACTIONS, ScorecardRules, joker_applies
 
 __all__ = ["Entry", "ScorecardFlow", "advance_turn", "scorecard_flow"]
 

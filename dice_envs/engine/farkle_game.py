@@ -1,9 +1,9 @@
 """The Farkle game of 1 to 8 players: one game stepped by the turn-flow rule functions.
 
-:class:`FarkleGame` is one row of :class:`dice_envs.vector.farkle.FarkleEngine`: it holds a
+:class:`FarkleGame` is one row of :class:`dice_envs.engine.farkle.FarkleEngine`: it holds a
 game's state in the engine's representation (the throw as an index of
 :func:`dice_envs.tables.farkle_turn_tables`, the final round as a seat or ``-1``) and moves it
-with the same functions of :mod:`dice_envs.rules.farkle_turn`, called on Python scalars;
+with the same functions of :mod:`dice_envs.engine.farkle_turn`, called on Python scalars;
 on top it keeps the history of events, action descriptions and the public API the envs,
 renderers and agents read (``dice``, ``turn_total``, ``banked``, ``legal_actions()``, ...).
 """
@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from ..rules.config import ConfigError, check_int
+from ..rules.dice import DiceSource, validate_dice
+from ..rules.farkle import BANK_FLAG, N_ACTIONS, NUM_DICE, FarkleEvent, FarkleRules
 from . import farkle_turn as turn
-from .config import ConfigError, check_int
-from .dice import DiceSource, validate_dice
-from .farkle import BANK_FLAG, N_ACTIONS, NUM_DICE, FarkleEvent, FarkleRules
 
 __all__ = ["FarkleGame"]
 

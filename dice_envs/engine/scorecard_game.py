@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from ..rules.config import ConfigError, check_int
+from ..rules.dice import DiceSource, validate_dice
+from ..rules.scorecard import N_REROLL_ACTIONS, ScorecardRules
 from ..tables import face_code
-from .config import ConfigError, check_int
-from .dice import DiceSource, validate_dice
-from .scorecard import N_REROLL_ACTIONS, ScorecardRules
 from .scorecard_flow import advance_turn, scorecard_flow
 
 __all__ = ["ScorecardCard", "ScorecardGame", "ScoringEvent"]

@@ -3,8 +3,8 @@
 State is a handful of numpy arrays (one row per game); a step is a few dozen vectorised table
 lookups, with no Python loop over games. The flow — throws, the upper bonus, the five-of-a-kind
 bonus with its limit, the free or forced joker, the legal mask, the turn advance — is the rule
-functions of :mod:`dice_envs.rules.scorecard_flow`, called on whole batches; the scalar
-:class:`~dice_envs.rules.scorecard_game.ScorecardGame` calls the same functions on one game, and
+functions of :mod:`dice_envs.engine.scorecard_flow`, called on whole batches; the scalar
+:class:`~dice_envs.engine.scorecard_game.ScorecardGame` calls the same functions on one game, and
 the tests drive both with the same dice and compare masks, rewards, cards and observations.
 Observations are written field by field from :func:`dice_envs.layouts.layout`.
 
@@ -40,9 +40,9 @@ import numpy as np
 from ..layouts import layout
 from ..rules.config import ConfigError, check_int
 from ..rules.scorecard import N_REROLL_ACTIONS, ScorecardRules
-from ..rules.scorecard_flow import advance_turn, scorecard_flow
-from ..rules.scorecard_game import ScorecardGame
 from .dice import DiceStream, RandomDice
+from .scorecard_flow import advance_turn, scorecard_flow
+from .scorecard_game import ScorecardGame
 
 __all__ = ["ScorecardEngine"]
 
@@ -112,7 +112,7 @@ class ScorecardEngine:
         return self.flow.roll_faces[self.roll[self._games(games)]]
 
     def to_game(self, i: int) -> ScorecardGame:
-        """Game ``i`` as a scalar :class:`~dice_envs.rules.scorecard_game.ScorecardGame` (for checks,
+        """Game ``i`` as a scalar :class:`~dice_envs.engine.scorecard_game.ScorecardGame` (for checks,
         rendering, or continuing it with the rules engine; its dice come from a fresh generator).
         The per-turn ``history`` is not kept by the batched engine and starts empty."""
         g = ScorecardGame(self.rules, num_players=self.num_players, seed=0)

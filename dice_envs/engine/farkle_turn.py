@@ -2,8 +2,8 @@
 
 Every function takes plain values — Python ints and bools for one game, numpy arrays of one
 value per game for a batch — and uses only table lookups, arithmetic, comparisons, ``&`` and
-``|``, so the same call serves :class:`~dice_envs.rules.farkle_game.FarkleGame` (one game, at
-Python-scalar speed) and :class:`~dice_envs.vector.farkle.FarkleEngine` (``N`` games at once),
+``|``, so the same call serves :class:`~dice_envs.engine.farkle_game.FarkleGame` (one game, at
+Python-scalar speed) and :class:`~dice_envs.engine.farkle.FarkleEngine` (``N`` games at once),
 and the solvers and built-in agents use it to read the rules rather than re-derive them.
 
 A throw is an index into :func:`dice_envs.tables.farkle_turn_tables` (``t``): the sorted faces
@@ -39,8 +39,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ..rules.farkle import BANK_FLAG, NUM_DICE, dice_to_throw
 from ..tables import FarkleTurnTables, farkle_turn_tables
-from .farkle import BANK_FLAG, NUM_DICE, dice_to_throw
 
 __all__ = [
     "NO_CAP",
