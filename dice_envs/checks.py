@@ -33,7 +33,7 @@ import numpy as np
 
 from .rules import ConfigError
 
-__all__ = ["INT64_MAX", "as_action", "as_actions", "check_illegal_reward", "check_seed"]
+__all__ = ["INT64_MAX", "as_action", "as_actions", "check_illegal_reward", "check_seed", "first_illegal"]
 
 INT64_MAX = 2**63 - 1
 _KINDS = "iu"  # numpy dtype kinds of signed and unsigned integers (bool is 'b')
@@ -112,3 +112,17 @@ def check_illegal_reward(value: Any) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) or not math.isfinite(value):
         raise ConfigError(f"illegal_reward must be a finite number, e.g. -1.0, got {_show(value)}")
     return float(value)
+
+
+def first_illegal(actions: np.ndarray, masks: np.ndarray) -> int:
+    """The first row whose action is outside the action space or masked out; ``-1`` when every
+    row's action is legal. ``actions`` ``(n,)`` integers, ``masks`` ``(n, n_actions)`` booleans.
+
+    >>> first_illegal(np.array([1, 0]), np.array([[0, 1], [1, 0]], dtype=bool))
+    -1
+    >>> first_illegal(np.array([1, 2]), np.array([[0, 1], [1, 0]], dtype=bool))
+    1
+    """
+    ok = (actions >= 0) & (actions < masks.shape[1])
+    ok[ok] = masks[np.flatnonzero(ok), actions[ok]]
+    return -1 if ok.all() else int(np.argmin(ok))

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from dice_envs.checks import first_illegal
 from dice_envs.engine import FarkleGame, ScorecardGame
 from dice_envs.rules import ConfigError, RuleConfig
 from dice_envs.vector import make_engine
@@ -274,10 +275,8 @@ def run_games(
             rows = np.flatnonzero(who == i)
             ids = live[rows] * k + cur[rows]
             acts[rows] = batch_actions(agents[i], obs[rows], masks[rows].view(np.int8), ids)
-        ok = (acts >= 0) & (acts < masks.shape[1])
-        ok[ok] = masks[np.flatnonzero(ok), acts[ok]]
-        if not ok.all():
-            bad = int(np.argmin(ok))
+        bad = first_illegal(acts, masks)
+        if bad >= 0:
             raise ValueError(
                 f"agent {agents[int(who[bad])]!r} in seat {int(cur[bad])}: illegal action {int(acts[bad])}; "
                 f"legal actions: {np.flatnonzero(masks[bad]).tolist()}"

@@ -21,6 +21,7 @@ from ..rules.config import ConfigError, check_int
 from ..rules.dice import DiceSource, validate_dice
 from ..rules.farkle import BANK_FLAG, N_ACTIONS, NUM_DICE, FarkleEvent, FarkleRules
 from . import farkle_turn as turn
+from .common import integer_action
 
 __all__ = ["FarkleGame"]
 
@@ -194,9 +195,7 @@ class FarkleGame:
         Raises ``ValueError`` naming the legal actions when ``action`` is not legal; the state
         is then unchanged.
         """
-        if self.done:
-            raise ValueError("the game is over; no action is legal")
-        a = int(action) if isinstance(action, (int, np.integer)) and not isinstance(action, bool) else None
+        a = integer_action(action, self.done)
         t, r = self._t, self.rules
         legal = a is not None and 0 <= a < N_ACTIONS
         if not legal or not turn.is_legal(t, self.throw_index, self.turn_total, a, r.bank_minimum):

@@ -21,6 +21,7 @@ from ..rules.config import ConfigError, check_int
 from ..rules.dice import DiceSource, validate_dice
 from ..rules.scorecard import N_REROLL_ACTIONS, ScorecardRules
 from ..tables import face_code
+from .common import integer_action
 from .scorecard_flow import advance_turn, scorecard_flow
 
 __all__ = ["ScorecardCard", "ScorecardGame", "ScoringEvent"]
@@ -317,9 +318,7 @@ class ScorecardGame:
         Raises ``ValueError`` naming the legal actions when ``action`` is not legal; the state
         is then unchanged.
         """
-        if self.done:
-            raise ValueError("the game is over; no action is legal")
-        a = int(action) if isinstance(action, (int, np.integer)) and not isinstance(action, bool) else None
+        a = integer_action(action, self.done)
         if a is None or not self._is_legal(a):
             what = self.describe_action(a) if a is not None else "not an int"
             raise ValueError(

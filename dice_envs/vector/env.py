@@ -54,7 +54,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ..checks import as_actions, check_seed
+from ..checks import as_actions, check_seed, first_illegal
 from ..encoding import ENCODING_VERSION, encoding_id, family, observation_bounds, observation_size
 from ..engine import Engine, make_engine
 from ..engine.dice import RandomDice
@@ -190,10 +190,8 @@ class DiceVectorEnv(VectorEnv):
                 sub = g[who == j]
                 masks = eng.action_masks(sub)
                 acts = self._act(int(j), eng.observe(eng.current[sub], sub), masks.view(np.int8), sub)
-                ok = (acts >= 0) & (acts < self.n_actions)
-                ok[ok] = masks[np.flatnonzero(ok), acts[ok]]
-                if not ok.all():
-                    bad = int(np.argmin(ok))
+                bad = first_illegal(acts, masks)
+                if bad >= 0:
                     raise ValueError(
                         f"opponent {self.opponents[int(j)]!r} chose illegal action {int(acts[bad])} in game "
                         f"{int(sub[bad])}; legal actions: {np.flatnonzero(masks[bad]).tolist()}"
