@@ -21,10 +21,9 @@ from dice_envs.rules import RuleConfig
 
 from ..evaluation.play import balanced_lineups, derive_seeds, dice_seed, run_games
 from ..evaluation.stats import wins_draws_losses
-from ..learned import ModelAgent  # re-exported: the trainers build their evaluated agent from here
 from ..registry import load
 
-__all__ = ["GameStats", "ModelAgent", "format_table", "play_games"]
+__all__ = ["GameStats", "format_table", "play_games"]
 
 
 @dataclass
