@@ -8,8 +8,10 @@ For every selected ruleset (solitaire, random legal actions drawn from the actio
 * training loop   — env steps per second of the *whole* training loop (rollout + update) of the
   native PPO trainer (:mod:`agents.training.ppo`) and of sb3-contrib ``MaskablePPO`` on the native
   env (:class:`dice_envs.vector.sb3.SB3VecEnv`), in the same run, with the same network, rollout
-  size (``--loop-envs`` x ``--loop-steps``), minibatch and epochs; ``--subproc`` adds
-  ``MaskablePPO`` on ``SubprocVecEnv`` over scalar envs. ``--device cuda`` runs both on the GPU.
+  size (``--loop-envs`` x ``--loop-steps``), minibatch and epochs; ``--gym`` adds ``MaskablePPO``
+  as sb3-contrib documents it, on a ``DummyVecEnv`` of the scalar Gymnasium envs (same settings
+  again), and ``--subproc`` on ``SubprocVecEnv`` over scalar envs. ``--device cuda`` runs them on
+  the GPU.
 
 A *step* is one learner decision in one game. Rates are per wall second and per CPU second of
 this process (``process_time``: the fairer figure on a shared machine; the ``SubprocVecEnv`` rate
@@ -61,6 +63,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--loop-updates", type=int, default=3, help="rollouts (updates) timed per trainer")
     p.add_argument("--net-arch", nargs="+", type=int, default=[256, 256], help="hidden layers of both nets")
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="torch device of the trainers")
+    p.add_argument(
+        "--gym", action="store_true", help="also time MaskablePPO on a DummyVecEnv of the Gymnasium envs"
+    )
     p.add_argument("--subproc", action="store_true", help="also time MaskablePPO on SubprocVecEnv")
     p.add_argument(
         "--bf16", action="store_true", help="also time the native trainer with precision: bfloat16"
@@ -182,8 +187,8 @@ def bench_loop(game: str, trainer: str, args: argparse.Namespace, threads: int) 
 
     ``ppo``: the native trainer (its loop time, without start-up and saving); ``ppo-bf16``: the
     same with ``precision: bfloat16``; ``sb3-native`` /
-    ``sb3-subproc``: ``MaskablePPO.learn`` on the native env / on ``SubprocVecEnv`` — the same
-    network, rollout size, minibatch and epochs.
+    ``sb3-gym`` / ``sb3-subproc``: ``MaskablePPO.learn`` on the native env / on a ``DummyVecEnv`` /
+    ``SubprocVecEnv`` of scalar Gymnasium envs — the same network, rollout size, minibatch and epochs.
     """
     import tempfile
 
@@ -220,12 +225,14 @@ def bench_loop(game: str, trainer: str, args: argparse.Namespace, threads: int) 
             cpu = time.process_time() - cpu
         return _rate(result.steps_this_run, result.wall_time_s, cpu)
     from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.vec_env import SubprocVecEnv
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     from dice_envs.vector.sb3 import SB3VecEnv
 
     if trainer == "sb3-native":
         venv: Any = SB3VecEnv(game, num_envs=args.loop_envs)
+    elif trainer == "sb3-gym":
+        venv = DummyVecEnv([lambda: gym.make(GAMES[game]) for _ in range(args.loop_envs)])
     else:
         venv = SubprocVecEnv(
             [lambda: gym.make(GAMES[game]) for _ in range(args.loop_envs)], start_method="fork"
@@ -274,15 +281,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         r: dict[str, Any] = {}
         if not args.no_train:
             kinds = ["ppo"] + (["ppo-bf16"] if args.bf16 else []) + ["sb3-native"]
-            kinds += ["sb3-subproc"] if args.subproc else []
-            r["train"] = {k: bench_loop(game, k, args, threads) for k in kinds}
-            r["train"]["ppo_speedup_vs_sb3_native"] = (
-                r["train"]["ppo"]["steps_per_s"] / r["train"]["sb3-native"]["steps_per_s"]
-            )
-            if args.bf16:
-                r["train"]["ppo_bf16_speedup_vs_sb3_native"] = (
-                    r["train"]["ppo-bf16"]["steps_per_s"] / r["train"]["sb3-native"]["steps_per_s"]
-                )
+            kinds += (["sb3-gym"] if args.gym else []) + (["sb3-subproc"] if args.subproc else [])
+            train_r = {k: bench_loop(game, k, args, threads) for k in kinds}
+            for mine in ("ppo", "ppo-bf16"):
+                for theirs in ("sb3-native", "sb3-gym", "sb3-subproc"):
+                    if mine in train_r and theirs in train_r:
+                        ratio = train_r[mine]["steps_per_s"] / train_r[theirs]["steps_per_s"]
+                        train_r[f"{mine}_speedup_vs_{theirs}".replace("-", "_")] = ratio
+            r["train"] = train_r
         if args.only_train:
             results["games"][game] = r
             print_game(game, r)
@@ -308,6 +314,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return results
 
 
+_LOOP_NAMES = {
+    "ppo": "native PPO",
+    "ppo_bf16": "native PPO bfloat16",
+    "sb3_native": "MaskablePPO (native env)",
+    "sb3_gym": "MaskablePPO (DummyVecEnv of Gymnasium envs)",
+    "sb3_subproc": "MaskablePPO (SubprocVecEnv)",
+}
+
+
 def print_game(game: str, r: dict[str, Any]) -> None:
     """The rows of one ruleset."""
     print(f"\n{game}")
@@ -329,10 +344,10 @@ def print_game(game: str, r: dict[str, Any]) -> None:
         for k, v in train.items():
             if isinstance(v, dict):
                 print(f"  {k:<20}{v['steps_per_s']:>12,.0f}{v['steps_per_cpu_s']:>13,.0f}")
-        print(f"  native PPO / MaskablePPO (native env): {train['ppo_speedup_vs_sb3_native']:.1f}x")
-        if "ppo_bf16_speedup_vs_sb3_native" in train:
-            ratio = train["ppo_bf16_speedup_vs_sb3_native"]
-            print(f"  native PPO bfloat16 / MaskablePPO (native env): {ratio:.1f}x")
+        for key, ratio in train.items():
+            if "_speedup_vs_" in key:
+                mine, theirs = key.split("_speedup_vs_")
+                print(f"  {_LOOP_NAMES[mine]} / {_LOOP_NAMES[theirs]}: {ratio:.1f}x")
     sys.stdout.flush()
 
 
