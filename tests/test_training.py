@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -177,10 +178,14 @@ def test_solitaire_run_writes_a_loadable_model_and_resume_continues(tmp_path: Pa
 
 
 @pytest.mark.parametrize("vec_env", ["subproc", "native"])
-def test_other_vector_envs(tmp_path: Path, vec_env: str) -> None:
+def test_other_vector_envs(tmp_path: Path, vec_env: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    overrides = [f"vec_env={vec_env}", "eval_freq=0", "final_eval_games=0", "tensorboard=false"]
     cfg = TrainConfig.from_yaml(CONFIGS / "tiny_solitaire.yaml").with_overrides(
-        [f"vec_env={vec_env}", "eval_freq=0", "final_eval_games=0", "rules={upper_bonus_threshold: 60}"]
+        [*overrides, "rules={upper_bonus_threshold: 60}"]
     )
+    system_tmp = tmp_path / "system-tmp"
+    system_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(system_tmp))
     try:
         result = _train(cfg, tmp_path / vec_env)
     except RuntimeError as exc:
@@ -190,6 +195,8 @@ def test_other_vector_envs(tmp_path: Path, vec_env: str) -> None:
     assert result.backend == vec_env
     card = _check_model(result.model_path, "spiffel", 45, 1, 256)
     assert card["rules"]["upper_bonus_threshold"] == 60
+    # no stray SB3-<date> log folder in the system temp dir (multiprocessing's pymp-* is its own)
+    assert [p.name for p in system_tmp.iterdir() if p.name.startswith("SB3-")] == []
 
 
 @pytest.mark.parametrize("vec_env", ["dummy", "native"])

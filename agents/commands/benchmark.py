@@ -227,6 +227,7 @@ def bench_loop(game: str, trainer: str, args: argparse.Namespace, threads: int) 
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
+    from agents.training.sb3_train import quiet_logger
     from dice_envs.vector.sb3 import SB3VecEnv
 
     if trainer == "sb3-native":
@@ -250,6 +251,7 @@ def bench_loop(game: str, trainer: str, args: argparse.Namespace, threads: int) 
         device=args.device,
         verbose=0,
     )
+    quiet_logger(model)
     wall, cpu = time.perf_counter(), time.process_time()
     model.learn(total_timesteps=total)
     out = _rate(model.num_timesteps, time.perf_counter() - wall, time.process_time() - cpu)

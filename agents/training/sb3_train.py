@@ -29,7 +29,7 @@ from .config import TrainConfig
 from .envs import backend_name, make_eval_env, make_train_env
 from .train import TrainResult, previous_wall_time, save_products
 
-__all__ = ["train_sb3"]
+__all__ = ["quiet_logger", "train_sb3"]
 
 
 def _lr(cfg: TrainConfig) -> Any:
@@ -104,7 +104,7 @@ def _model(cfg: TrainConfig, out: Path, train_env: Any, device: str) -> Any:
 
     from .ppo import maskable_ppo_kwargs
 
-    return MaskablePPO(
+    model = MaskablePPO(
         "MlpPolicy",
         train_env,
         learning_rate=_lr(cfg),
@@ -115,6 +115,20 @@ def _model(cfg: TrainConfig, out: Path, train_env: Any, device: str) -> Any:
         verbose=cfg.verbose,
         **maskable_ppo_kwargs(cfg),
     )
+    if not cfg.tensorboard and cfg.verbose == 0:
+        quiet_logger(model)
+    return model
+
+
+def quiet_logger(model: Any) -> None:
+    """Give an SB3 model a logger that writes nowhere.
+
+    Without one, ``learn`` with neither TensorBoard nor console output still creates an empty
+    ``SB3-<date>`` folder in the system temp dir on every call.
+    """
+    from stable_baselines3.common.logger import Logger
+
+    model.set_logger(Logger(folder=None, output_formats=[]))
 
 
 def _resume(cfg: TrainConfig, model: Any, train_env: Any, candidates: list[Path], device: str) -> Path | None:
