@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -183,8 +184,8 @@ def test_other_vector_envs(tmp_path: Path, vec_env: str, monkeypatch: pytest.Mon
     cfg = TrainConfig.from_yaml(CONFIGS / "tiny_solitaire.yaml").with_overrides(
         [*overrides, "rules={upper_bonus_threshold: 60}"]
     )
-    system_tmp = tmp_path / "system-tmp"
-    system_tmp.mkdir()
+    # a short stand-in for the system temp dir (multiprocessing puts AF_UNIX sockets there)
+    system_tmp = Path(tempfile.mkdtemp(prefix="sb3t"))
     monkeypatch.setattr(tempfile, "tempdir", str(system_tmp))
     try:
         result = _train(cfg, tmp_path / vec_env)
@@ -196,7 +197,9 @@ def test_other_vector_envs(tmp_path: Path, vec_env: str, monkeypatch: pytest.Mon
     card = _check_model(result.model_path, "spiffel", 45, 1, 256)
     assert card["rules"]["upper_bonus_threshold"] == 60
     # no stray SB3-<date> log folder in the system temp dir (multiprocessing's pymp-* is its own)
-    assert [p.name for p in system_tmp.iterdir() if p.name.startswith("SB3-")] == []
+    stray = [p.name for p in system_tmp.iterdir() if p.name.startswith("SB3-")]
+    shutil.rmtree(system_tmp, ignore_errors=True)
+    assert stray == []
 
 
 @pytest.mark.parametrize("vec_env", ["dummy", "native"])
