@@ -230,14 +230,13 @@ def bench_loop(game: str, trainer: str, args: argparse.Namespace, threads: int) 
     from agents.training.sb3_train import quiet_logger
     from dice_envs.vector.sb3 import SB3VecEnv
 
+    scalar_envs = [lambda: gym.make(GAMES[game]) for _ in range(args.loop_envs)]
     if trainer == "sb3-native":
         venv: Any = SB3VecEnv(game, num_envs=args.loop_envs)
     elif trainer == "sb3-gym":
-        venv = DummyVecEnv([lambda: gym.make(GAMES[game]) for _ in range(args.loop_envs)])
+        venv = DummyVecEnv(scalar_envs)
     else:
-        venv = SubprocVecEnv(
-            [lambda: gym.make(GAMES[game]) for _ in range(args.loop_envs)], start_method="fork"
-        )
+        venv = SubprocVecEnv(scalar_envs, start_method="fork")
     torch.manual_seed(0)
     torch.set_num_threads(threads)
     model = MaskablePPO(
