@@ -51,6 +51,7 @@ import numpy as np
 
 from dice_envs.encoding import encoding_id, observation_bounds, observation_size
 from dice_envs.io import atomic_write_text
+from dice_envs.layouts import legacy_size
 from dice_envs.rules import GAMES, ConfigError, RuleConfig, make_rules
 
 from .views import SeatView, seat_view
@@ -283,6 +284,8 @@ def check_card(card: dict[str, Any], rules: RuleConfig, num_players: int) -> Non
                         for k in bad
                     )
                 )
+        elif key == "observation_encoding" and isinstance(got, str) and legacy_size(got, rules, num_players):
+            continue  # an older encoding that the current observation begins with (read cut)
         elif got != want:
             problems.append(f"{key}: expected {want!r}, the file holds {got!r}")
     if problems:
@@ -294,10 +297,12 @@ def fit_card(
 ) -> SeatView:
     """How the model of ``card`` sees a seat of a ``num_players`` game of ``rules``.
 
-    The game, observation encoding and actions must be the card's; the rule parameters too,
-    except those named in ``allow_rules`` (rules the caller changed on purpose, e.g.
-    ``agents.load(..., rules={"target": 5000})``). The number of seats may differ when a seat
-    view exists (:mod:`agents.views`). Otherwise ``ConfigError`` says why and what would fit.
+    The game, observation encoding and actions must be the card's (or an older encoding that the
+    current observation begins with, :func:`dice_envs.layouts.legacy_size`: the view then cuts
+    the observation to it); the rule parameters too, except those named in ``allow_rules``
+    (rules the caller changed on purpose, e.g. ``agents.load(..., rules={"target": 5000})``).
+    The number of seats may differ when a seat view exists (:mod:`agents.views`). Otherwise
+    ``ConfigError`` says why and what would fit.
     """
     model_players = card.get("num_players")
     if isinstance(model_players, bool) or not isinstance(model_players, int) or not 1 <= model_players <= 8:
@@ -313,7 +318,11 @@ def fit_card(
                 f"{allowed} they have {observation_size(rules, model_players)}: these rules change what "
                 "the model sees"
             )
-    return seat_view(rules, model_players, num_players)
+    view = seat_view(rules, model_players, num_players)
+    old = legacy_size(str(card.get("observation_encoding")), rules, model_players)
+    if old is None:
+        return view
+    return lambda obs: view(obs)[:, :old]
 
 
 # ----------------------------------------------------------------------------------- network
@@ -371,6 +380,9 @@ def card_spaces(card: dict[str, Any], where: str = "the model card") -> tuple[An
         num_players = card["num_players"]
         n_obs = observation_size(rules, num_players)
         low, high = observation_bounds(rules, num_players)
+        old = legacy_size(str(card.get("observation_encoding")), rules, num_players)
+        if old is not None:  # a model of an older encoding reads the leading values
+            n_obs, low, high = old, low[:old], high[:old]
     except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError(
             f"{where}: the card's game/rules/num_players do not describe a game: {exc}"

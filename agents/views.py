@@ -14,7 +14,9 @@ seat (:func:`dice_envs.encoding.encode`) into the observation the model was trai
   points banked, strongest first (a 2-player model thus plays against "the leader of the
   others", the seat it must beat), and ``lead`` is recomputed from the seats it is shown, which
   for ``P >= 2`` equals the table's lead over the strongest seat. Seats the table lacks (a
-  2-player model in solitaire) are shown as an opponent with nothing banked.
+  2-player model in solitaire) are shown as an opponent with nothing banked. The ``seat`` field
+  keeps the turn order of the seats shown: the model's own seat is the number of shown seats
+  that throw before it in the round (a seat the table lacks throws after it).
 
 Anything else (another game or family, another encoding, another observation size, e.g. a
 changed ``num_throws``) is refused with :class:`~dice_envs.rules.ConfigError` naming why.
@@ -51,8 +53,9 @@ def _identity(obs: np.ndarray) -> np.ndarray:
 
 
 def _own_fields(lay: Layout) -> list[str]:
-    """The fields of the own seat (everything but the per-opponent blocks and the derived lead)."""
-    return [n for n in lay.names if not n.startswith("other") and n != "lead"]
+    """The fields of the own seat (everything but the per-opponent blocks and the derived lead
+    and seat)."""
+    return [n for n in lay.names if not n.startswith("other") and n not in ("lead", "seat")]
 
 
 def _opponent_kinds(lay: Layout) -> list[str]:
@@ -94,7 +97,14 @@ def seat_view(rules: RuleConfig, model_players: int, num_players: int) -> SeatVi
             picked = np.take_along_axis(block, order[:, :, None], axis=1)
             for j, f in enumerate(model.others(kind)[:m]):
                 out[:, f.slice] = picked[:, j]
-        if farkle:  # the lead over the seats shown (seats the table lacks have nothing banked)
+        if farkle:  # own seat among the seats shown: how many of them throw earlier in the round
+            own_seat = obs[:, table.slice("seat")].argmax(axis=1)
+            earlier = np.zeros(len(obs), dtype=np.int64)
+            if m:
+                table_seat = (own_seat[:, None] + 1 + order) % num_players
+                earlier = (table_seat < own_seat[:, None]).sum(axis=1)
+            out[np.arange(len(obs)), model.field("seat").start + earlier] = 1.0
+            # the lead over the seats shown (seats the table lacks have nothing banked)
             best = np.stack([out[:, f.start] for f in model.others("banked")], axis=1)
             lead = best.max(axis=1) - out[:, model.index("banked")] if shown else 0.0
             out[:, model.index("lead")] = lead

@@ -4,14 +4,9 @@ It acts from the exact tables of :mod:`agents.solver.farkle_win`: at every decis
 the chance of winning after each legal action (banking, or throwing the dice left on) and takes
 the best (ties: banking first, then the smallest action).
 
-**Its seat.** The observation does not say which seat the agent holds, and the two seats play
-different games (seat 0 banking past the target gives seat 1 a last turn; seat 1 doing so wins at
-once). Give ``seat=0`` or ``seat=1`` when it is known (exact play). Otherwise the agent infers it:
-in the last round it is seat 1 (seat 0 has finished); on its first turn it is seat 1 when the
-other seat has already banked points; else it assumes seat 0 (the only wrong guess: seat 1 after
-seat 0 farkled its first turn). The guess made on the first turn is kept for the game by
-:meth:`WinOptimalAgent.act` (``reset()`` starts a new game) and per game in the native vector
-env (``start_episodes`` / ``games=``); a row without that history is judged on its own.
+**Its seat.** The two seats play different games (seat 0 banking past the target gives seat 1
+a last turn; seat 1 doing so wins at once). The agent reads its seat from the observation's
+``seat`` field (``farkle-v3``); ``seat=0`` or ``seat=1`` fixes it instead.
 
 **Three or more players** (an approximation, not an optimum): the agent plays the two-player
 policy of seat 0 against the strongest other seat (the highest banked total), and in the last
@@ -59,7 +54,7 @@ class WinOptimalAgent(BaseAgent):
         if not isinstance(rules, FarkleRules):
             raise ConfigError(f"win-optimal plays farkle, got rules for {getattr(rules, 'game', rules)!r}")
         if seat is not None and (isinstance(seat, bool) or seat not in (0, 1)):
-            raise ConfigError(f"seat must be None (inferred), 0 or 1, got {seat!r}")
+            raise ConfigError(f"seat must be None (read from the observation), 0 or 1, got {seat!r}")
         if seat is not None and num_players != 2:
             raise ConfigError(f"seat= is for two-player games, got num_players={num_players}")
         self.rules = rules
@@ -67,8 +62,6 @@ class WinOptimalAgent(BaseAgent):
         self.seat = seat
         self._solution = solution
         self._cap = cap
-        self._game_seat: int | None = None
-        self._games: dict[int, int] = {}
 
     @property
     def solution(self) -> FarkleWinSolution:
@@ -77,39 +70,14 @@ class WinOptimalAgent(BaseAgent):
             self._solution = solve_farkle_win(self.rules, cap=self._cap)
         return self._solution
 
-    # ------------------------------------------------------------------ episodes
-    def reset(self, seed: int | None = None) -> None:
-        """Start a new game (forgets the inferred seat); reseed when ``seed`` is given."""
-        super().reset(seed)
-        self._game_seat = None
-
-    def start_episodes(self, games: np.ndarray) -> None:
-        """Native vector env hook: the games with these indices start a new episode."""
-        for g in np.asarray(games).reshape(-1).tolist():
-            self._games.pop(int(g), None)
-
     # ------------------------------------------------------------------ decisions
-    def _seats(self, bv: FarkleBatchView, ids: list[int] | None, scalar: bool = False) -> np.ndarray:
-        """Per row, the seat the agent plays (see the module docstring)."""
+    def _seats(self, bv: FarkleBatchView) -> np.ndarray:
+        """Per row, the seat the agent plays (see the module docstring); in the last round of a
+        two-player game the agent to move is seat 1 (seat 0 has finished)."""
         n = len(bv.banked)
         if self.num_players != 2:
             return np.zeros(n, dtype=np.int64)
-        if self.seat is not None:
-            seats = np.full(n, self.seat, dtype=np.int64)
-        else:
-            first = bv.turns == 0
-            guess = (bv.others_banked.max(axis=1) > 0).astype(np.int64)
-            if scalar and self._game_seat is not None:
-                memory = np.full(n, self._game_seat, dtype=np.int64)
-            elif ids is not None:
-                memory = np.array([self._games.get(i, 0) for i in ids], dtype=np.int64)
-            else:
-                memory = np.zeros(n, dtype=np.int64)
-            seats = np.where(first, guess, memory)
-            if ids is not None:
-                for i, s, f in zip(ids, seats.tolist(), first.tolist(), strict=True):
-                    if f or i not in self._games:
-                        self._games[i] = s
+        seats = bv.seat if self.seat is None else np.full(n, self.seat, dtype=np.int64)
         return np.where(bv.final_round, 1, seats)
 
     def values(self, bv: FarkleBatchView, masks: np.ndarray, seats: np.ndarray) -> np.ndarray:
@@ -156,16 +124,11 @@ class WinOptimalAgent(BaseAgent):
         obs = np.asarray(observation)[None, :]
         check_mask(action_mask)
         bv = decode_farkle_batch(obs, self.rules, self.num_players)
-        seats = self._seats(bv, None, scalar=True)
-        if self.num_players == 2 and self.seat is None:
-            self._game_seat = int(seats[0]) if bv.turns[0] == 0 or bv.final_round[0] else self._game_seat
-        return int(self._choose(self.values(bv, np.asarray(action_mask)[None, :], seats))[0])
+        return int(self._choose(self.values(bv, np.asarray(action_mask)[None, :], self._seats(bv)))[0])
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray, games: Any = None) -> np.ndarray:
         """Actions for a batch, decided with array code (rows read by
-        :func:`dice_envs.encoding.decode_farkle_batch`); ``games``: the native vector env's game
-        indices (to keep each game's inferred seat)."""
+        :func:`dice_envs.encoding.decode_farkle_batch`; ``games`` is accepted for the native
+        vector env's protocol and not needed)."""
         bv = decode_farkle_batch(observations, self.rules, self.num_players)
-        ids = None if games is None else [int(g) for g in np.asarray(games).reshape(-1)]
-        seats = self._seats(bv, ids)
-        return self._choose(self.values(bv, action_masks, seats))
+        return self._choose(self.values(bv, action_masks, self._seats(bv)))

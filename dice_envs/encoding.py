@@ -41,6 +41,11 @@ turns                  1       own turns taken / max_turns (or / 100 without a c
 final round            1       1 once some seat reached the target
 others                 N-1     other seats' banked totals / target
 lead                   1       (best other total - own total) / target (0 in solitaire)
+seat                   N       one-hot of the own seat (seat 0 throws first in each round)
+set-aside points       64      points of setting aside selection m of the sorted dice (bit i:
+                               die i) / 1000, 0 unless m is a legal selection (action m, m + 64)
+dice next              64      dice thrown next after selection m / 6 (6 after hot dice), 0
+                               unless legal
 =====================  ======  ==============================================================
 """
 
@@ -51,6 +56,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .engine import FarkleGame, ScorecardGame
+from .engine.farkle import throw_observations
 from .layouts import ENCODING_VERSION, Layout, encoding_family, layout
 from .rules import FarkleRules, RuleConfig, ScorecardRules
 from .rules.scorecard import _box_score_cached
@@ -119,6 +125,9 @@ def observation_bounds(rules: RuleConfig, num_players: int) -> tuple[np.ndarray,
         for f in lay.others("banked"):
             high[f.slice] = UNCAPPED
         low[lay.slice("lead")], high[lay.slice("lead")] = -UNCAPPED, UNCAPPED
+        high[lay.slice("set_aside_points")] = throw_observations(rules, num_players)[
+            :, lay.slice("set_aside_points")
+        ].max()
         return low, high
     assert isinstance(rules, ScorecardRules)
     k = rules.num_boxes
@@ -191,19 +200,16 @@ def _encode_farkle(g: FarkleGame, player: int) -> np.ndarray:
     r = g.rules
     n = g.num_players
     lay = layout(r, n)
-    obs = np.zeros(lay.size, dtype=np.float32)
     active = not g.done and g.current_player == player
+    rows = throw_observations(r, n)
+    obs = rows[g.throw_index if active else len(rows) - 1].copy()
     if active:
-        fc = lay.field("face_counts").start
-        for i, f in enumerate(g.dice):
-            obs[i * 6 + f - 1] = 1.0
-            obs[fc + f - 1] += 1.0 / 6.0
-        obs[lay.index("n_dice")] = len(g.dice) / 6.0
-        obs[lay.index("turn_total")] = g.turn_total / 1000.0
+        obs[lay.index("turn_total")] = g.turn_total / lay.scale("turn_total")
         obs[lay.index("first_throw")] = float(g.first_throw)
     obs[lay.index("banked")] = g.banked[player] / r.target
     obs[lay.index("turns")] = g.turns[player] / (r.max_turns or 100)
     obs[lay.index("final_round")] = float(g.final_round_by is not None)
+    obs[lay.field("seat").start + player] = 1.0
     others = [g.banked[s] for s in _seats_after(player, n)]
     for f, v in zip(lay.others("banked"), others, strict=True):
         obs[f.start] = v / r.target
@@ -241,6 +247,7 @@ class FarkleView:
     turns: int
     final_round: bool
     others_banked: tuple[int, ...]
+    seat: int
 
 
 def decode(obs: np.ndarray, rules: RuleConfig, num_players: int) -> ScorecardView | FarkleView:
@@ -266,6 +273,7 @@ def decode(obs: np.ndarray, rules: RuleConfig, num_players: int) -> ScorecardVie
             turns=num("turns"),
             final_round=bool(lay.flag(obs, "final_round")),
             others_banked=tuple(int(lay.read(obs, f.name)) for f in lay.others("banked")),
+            seat=int(np.argmax(obs[lay.slice("seat")])),
         )
     assert isinstance(rules, ScorecardRules)
     t = rules.num_throws  # type: ignore[attr-defined]
@@ -296,7 +304,7 @@ class FarkleBatchView:
     """The facts of a batch of Farkle observations (one row each), as :class:`FarkleView` arrays.
 
     ``dice`` ``(B, 6)``: the sorted faces, 0 where no die; ``n_dice`` the dice per row;
-    ``others_banked`` ``(B, N-1)``.
+    ``others_banked`` ``(B, N-1)``; ``seat`` the own seat.
     """
 
     dice: np.ndarray
@@ -307,6 +315,7 @@ class FarkleBatchView:
     turns: np.ndarray
     final_round: np.ndarray
     others_banked: np.ndarray
+    seat: np.ndarray
 
 
 def decode_farkle_batch(obs: np.ndarray, rules: FarkleRules, num_players: int) -> FarkleBatchView:
@@ -332,4 +341,5 @@ def decode_farkle_batch(obs: np.ndarray, rules: FarkleRules, num_players: int) -
         turns=lay.read(obs, "turns"),
         final_round=lay.flag(obs, "final_round"),
         others_banked=np.stack(others, axis=1) if others else np.zeros((len(obs), 0), dtype=np.int64),
+        seat=obs[:, lay.slice("seat")].argmax(axis=1).astype(np.int64),
     )

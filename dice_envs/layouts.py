@@ -11,7 +11,7 @@ undoes the scaling and rounds to the integer game fact.
 >>> from dice_envs.rules import make_rules
 >>> lay = layout(make_rules("farkle"), 2)
 >>> lay.encoding, lay.size, lay.slice("turn_total"), lay.scale("banked")
-('farkle-v2', 50, slice(43, 44, None), 10000.0)
+('farkle-v3', 180, slice(43, 44, None), 10000.0)
 >>> lay.names[:4]
 ('dice', 'face_counts', 'n_dice', 'turn_total')
 >>> [f.name for f in lay.others("banked")]
@@ -28,11 +28,12 @@ import numpy as np
 
 from .rules import FarkleRules, RuleConfig, ScorecardRules
 
-__all__ = ["ENCODING_VERSION", "Field", "Layout", "encoding_family", "layout"]
+__all__ = ["ENCODING_VERSION", "Field", "Layout", "encoding_family", "layout", "legacy_size"]
 
 #: Version of each family's encoding; bump on any change of layout or scaling. (Farkle v2 dropped
-#: an always-zero spare slot that v1 reserved after the ``lead`` field.)
-ENCODING_VERSION: dict[str, int] = {"scorecard": 1, "farkle": 2}
+#: an always-zero spare slot that v1 reserved after the ``lead`` field; v3 added the ``seat`` field and
+#: what each selection of the dice would set aside, ``set_aside_points`` and ``dice_next``.)
+ENCODING_VERSION: dict[str, int] = {"scorecard": 1, "farkle": 3}
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,26 @@ class Layout:
         return f"Layout({self.encoding!r}, size={self.size}, fields={list(self.names)})"
 
 
+#: Older encodings whose observation is the leading part of the current one: the first field the
+#: older version lacks. (Farkle v3 only appended fields to v2, so a v2 observation is a v3 one
+#: cut before ``seat``.)
+_LEGACY_PREFIX: dict[str, tuple[str, str]] = {"farkle-v2": ("farkle-v3", "seat")}
+
+
+def legacy_size(encoding: str, rules: RuleConfig, num_players: int) -> int | None:
+    """Length of an observation of the older ``encoding`` when it is the leading part of the
+    current observation of ``rules`` with ``num_players`` seats (``None`` otherwise): a model saved
+    with that encoding reads the current observations cut to that length.
+
+    >>> from dice_envs.rules import make_rules
+    >>> legacy_size("farkle-v2", make_rules("farkle"), 2), legacy_size("farkle-v1", make_rules("farkle"), 2)
+    (50, None)
+    """
+    lay = layout(rules, num_players)
+    current, first_new = _LEGACY_PREFIX.get(encoding, ("", ""))
+    return lay.field(first_new).start if current == lay.encoding else None
+
+
 def encoding_family(rules: RuleConfig) -> str:
     """``"farkle"`` or ``"scorecard"``: the encoding family of ``rules``."""
     return "farkle" if isinstance(rules, FarkleRules) else "scorecard"
@@ -152,6 +173,11 @@ def _layout(rules: RuleConfig, n: int) -> Layout:
         ]
         fields += [(f"other{i}_banked", 1, target, f"banked of seat +{i} / target") for i in range(1, n)]
         fields.append(("lead", 1, target, "(best other total - own total) / target (0 in solitaire)"))
+        fields += [  # the selection fields are 0 unless selection m is legal
+            ("seat", n, 1.0, "one-hot of the own seat (seat 0 throws first in each round)"),
+            ("set_aside_points", 64, 1000.0, "points of setting aside selection m (bit i: die i) / 1000"),
+            ("dice_next", 64, 6.0, "dice thrown next after selection m / 6 (6 after hot dice)"),
+        ]
         return Layout(enc, fields)
     assert isinstance(rules, ScorecardRules)
     k, t = rules.num_boxes, rules.num_throws  # type: ignore[attr-defined]

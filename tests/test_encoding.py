@@ -18,7 +18,9 @@ from dice_envs.encoding import (
     observation_size,
 )
 from dice_envs.engine import FarkleGame, ScorecardGame, new_game
+from dice_envs.layouts import layout
 from dice_envs.rules import GAMES, make_rules
+from dice_envs.rules import farkle as farkle_rules
 
 #: Generous bound of every feature in random play (grand totals / 400, banked / target, ...).
 BOUND = 50.0
@@ -140,7 +142,7 @@ def test_observation_size(game_name: str) -> None:
         game = new_game(rules, num_players=n, seed=0)
         assert encode(game, 0).shape == (observation_size(rules, n),)
         if game_name == "farkle":
-            assert observation_size(rules, n) == observation_size(rules, 1) + n - 1
+            assert observation_size(rules, n) == observation_size(rules, 1) + 2 * (n - 1)
         else:
             k = len(rules.categories)  # type: ignore[attr-defined]
             assert observation_size(rules, n) == observation_size(rules, 1) + (n - 1) * (k + 2)
@@ -151,13 +153,17 @@ def test_observation_size(game_name: str) -> None:
 
 
 def test_every_farkle_feature_is_used() -> None:
-    """Over many states every non-dice slot of the Farkle layout (48 + N) takes a non-zero value.
+    """Over many states every non-dice slot of the Farkle layout takes a non-zero value, and the
+    selection fields exactly at the selections some throw allows.
 
-    (Some one-hot dice slots are rare by construction, e.g. a 6 as the lowest of six sorted dice.)
+    (Some one-hot dice slots are rare by construction, e.g. a 6 as the lowest of six sorted dice;
+    selections that skip a die of the same face are never legal, ``dice_envs.tables``.)
     """
     n = 3
     rules = make_rules("farkle", max_turns=30, target=3000)
-    seen = np.zeros(observation_size(rules, n), dtype=bool)
+    lay = layout(rules, n)
+    seen = np.zeros(lay.size, dtype=bool)
+    ever_legal = np.zeros(64, dtype=bool)
     for seed in range(6):
         game = new_game(rules, n, seed=seed)
         rng = np.random.default_rng(seed)
@@ -165,9 +171,35 @@ def test_every_farkle_feature_is_used() -> None:
             for obs in check(game):
                 seen |= obs != 0
             legal = game.legal_actions()
+            ever_legal[[a % 64 for a in legal]] = True
             pool = [a for a in legal if a >= 64] or legal
             game.apply(pool[int(rng.integers(len(pool)))])
-    assert np.flatnonzero(~seen[36:]).tolist() == []
+    selections = ("set_aside_points", "dice_next")
+    plain = [f for f in lay.fields if f.name != "dice" and f.name not in selections]
+    assert [f.name for f in plain if not seen[f.slice].all()] == []
+    for name in selections:
+        assert (seen[lay.slice(name)] == ever_legal).all(), name
+
+
+@given(st.lists(st.integers(1, 6), min_size=1, max_size=6), st.integers(0, 2000), st.integers(1, 4))
+def test_farkle_selection_fields_are_the_rules_points_and_dice(dice: list[int], total: int, n: int) -> None:
+    """``set_aside_points`` / ``dice_next`` of selection ``m`` are the rules' score of the dice it
+    sets aside and the dice thrown next, wherever action ``m`` (throw on) or ``m + 64`` (bank) is
+    legal, and 0 elsewhere."""
+    rules = make_rules("farkle")
+    lay = layout(rules, n)
+    game = new_game(rules, n, seed=0)
+    game.dice, game.turn_total = dice, total * 50
+    obs = encode(game, game.current_player)
+    legal = game.action_mask().astype(bool)
+    faces = game.dice
+    for m in range(64):
+        chosen = [faces[i] for i in range(len(faces)) if m >> i & 1]
+        ok = bool(legal[m] or legal[m + 64])
+        points = farkle_rules.score(chosen) if ok else 0
+        left = farkle_rules.dice_to_throw(len(faces), len(chosen)) if ok else 0
+        assert obs[lay.field("set_aside_points").start + m] * 1000 == pytest.approx(points), (faces, m)
+        assert obs[lay.field("dice_next").start + m] * 6 == pytest.approx(left), (faces, m)
 
 
 def test_decode_rejects_a_wrong_shape() -> None:

@@ -195,7 +195,7 @@ def test_score_reward_sums_to_final_total(env_id, opponents):
         assert sum(rewards) == info["final_scores"][info["seat"]]
         assert info["final_scores"].tolist() == env.game.totals()
         assert np.flatnonzero(info["winners"]).tolist() == list(env.game.winners())
-        assert env.encoding == ("farkle-v2" if "Farkle" in env_id else "scorecard-v1")
+        assert env.encoding == ("farkle-v3" if "Farkle" in env_id else "scorecard-v1")
 
 
 def test_score_reward_counts_bankruptcy_on_opponents_moves():

@@ -205,6 +205,31 @@ def test_load_and_seat_option():
         agents.load("win-optimal", game="spiffel")
 
 
+def test_reads_its_seat_from_the_observation():
+    """At every decision of both seats the agent that reads its seat plays exactly as the one told
+    its seat, also where nothing else in the observation tells the seats apart: seat 1's first
+    turn after seat 0 farkled its opening throw (both totals 0, no turn taken by either seen)."""
+    from dice_envs.encoding import encode
+    from dice_envs.engine import FarkleGame
+
+    rules = make_rules("farkle", **SMALL)
+    reader = agents.load("win-optimal", game=rules, num_players=2)
+    told = [agents.load("win-optimal", game=rules, num_players=2, seat=s) for s in (0, 1)]
+    decisions = telling = 0
+    for seed in range(60):
+        game = FarkleGame(rules, num_players=2, seed=seed, opening=(2, 2, 3, 4, 6, 6))  # a farkle
+        assert game.current_player == 1 and game.banked == [0, 0]
+        while not game.done:
+            s, mask = game.current_player, game.action_mask()
+            obs = encode(game, s)
+            action = told[s].act(obs, mask)
+            assert reader.act(obs, mask) == action
+            telling += s == 1 and game.turns == [1, 0] and told[0].act(obs, mask) != action
+            game.apply(action)
+            decisions += 1
+    assert decisions > 200 and telling > 0  # the seat decides some of those first turns
+
+
 def test_self_play_matches_the_solved_probability():
     """20,000 seat-0 games of win-optimal against itself in the native vector env: the win share
     is within 3 standard errors of the solved probability; so is seat 1's share (zero sum)."""

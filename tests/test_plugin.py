@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ from agents.model_card import fit_card, make_card, read_card
 from agents.views import seat_view
 from dice_envs.encoding import decode, encode, observation_size
 from dice_envs.engine import new_game
+from dice_envs.layouts import layout
 from dice_envs.multiagent import farkle_v0, spiffel_v0
 from dice_envs.opponents import register, registered, resolve_opponents
 from dice_envs.rules import ConfigError, make_rules
@@ -112,19 +114,27 @@ def test_solitaire_model_sees_its_own_card_as_in_solitaire() -> None:
     st.integers(1, 8),
     st.lists(st.integers(0, 12000), min_size=8, max_size=8),
     st.integers(0, 12000),
+    st.integers(0, 7),
 )
-def test_farkle_view_shows_the_strongest_other_seat(n: int, others: list[int], own: int) -> None:
+def test_farkle_view_shows_the_strongest_other_seat(n: int, others: list[int], own: int, seat: int) -> None:
     rules = make_rules("farkle")
-    obs = np.zeros(observation_size(rules, n), dtype=np.float32)
-    obs[45] = own / rules.target
-    obs[48 : 48 + n - 1] = np.array(others[: n - 1]) / rules.target
-    obs[48 + n - 1] = (max(others[: n - 1]) - own) / rules.target if n > 1 else 0.0
+    table, model = layout(rules, n), layout(rules, 2)
+    seat %= n
+    obs = np.zeros(table.size, dtype=np.float32)
+    obs[table.index("banked")] = own / rules.target
+    for f, v in zip(table.others("banked"), others, strict=False):
+        obs[f.start] = v / rules.target
+    obs[table.index("lead")] = (max(others[: n - 1]) - own) / rules.target if n > 1 else 0.0
+    obs[table.field("seat").start + seat] = 1.0
     seen = seat_view(rules, 2, n)(obs[None])[0]
-    assert seen.shape == (observation_size(rules, 2),)
+    assert seen.shape == (model.size,)
     strongest = max(others[: n - 1], default=0)
     view = decode(seen, rules, 2)
     assert view.banked == own and view.others_banked == (strongest,)
-    assert seen[49] == pytest.approx((strongest - own) / rules.target, abs=1e-6)
+    assert seen[model.index("lead")] == pytest.approx((strongest - own) / rules.target, abs=1e-6)
+    # the seat shown keeps the turn order: seat 1 exactly when the leader throws earlier in the round
+    leader = (seat + 1 + others[: n - 1].index(strongest)) % n if n > 1 else n
+    assert seen[model.slice("seat")].tolist() == ([0.0, 1.0] if leader < seat else [1.0, 0.0])
     if n == 2:
         assert (seen == obs).all()
 
@@ -216,3 +226,45 @@ def test_play_against_the_shipped_spiffel_bot() -> None:
     assert out.returncode == 0, out.stderr
     assert "round 1 of 13: P2 (pretrained:spiffel)" in out.stdout and "game over" in out.stdout
     assert "P2: score " in out.stdout and "final results" in out.stdout
+
+
+def test_a_model_of_an_older_farkle_encoding_reads_the_current_observation_cut(tmp_path: Path) -> None:
+    """A ``farkle-v2`` model (v3 appended the seat and selection fields to v2) loads, sees the
+    first ``48 + N`` values of every v3 observation, plays as an opponent at any table, and
+    predicts through plain ``MaskablePPO.load`` on the cut observation; an encoding that is not
+    such a prefix is refused, naming what was expected."""
+    from sb3_contrib import MaskablePPO
+
+    from agents.model_card import card_spaces
+    from agents.model_io import save_model
+    from agents.training.ppo import SpacesOnlyEnv
+    from dice_envs.layouts import legacy_size
+
+    rules = make_rules("farkle")
+    cut = legacy_size("farkle-v2", rules, 2)
+    assert cut == layout(rules, 2).field("seat").start == 50
+    card = dict(make_card(rules, 2, command="test"), observation_encoding="farkle-v2")
+    obs_space, act_space = card_spaces(card)
+    assert obs_space.shape == (cut,)
+    spaces_only = SpacesOnlyEnv(obs_space, act_space)
+    model = MaskablePPO("MlpPolicy", spaces_only, policy_kwargs={"net_arch": [8]}, seed=0)
+    path = save_model(model, tmp_path / "old.zip", card)
+    bot = agents.load(str(path), game="farkle", num_players=3, seed=0)
+    game = new_game(rules, 3, seed=0)
+    obs = encode(game, game.current_player)
+    seen = bot.view(obs[None])[0]
+    assert seen.shape == (cut,) and (seen == seat_view(rules, 2, 3)(obs[None])[0][:cut]).all()
+    plain = MaskablePPO.load(path, device="cpu")
+    mask = game.action_mask().astype(bool)
+    assert mask[int(plain.predict(obs[:cut], action_masks=mask)[0])]
+    env = gym.make("dice_envs/Farkle-v0", opponents=[str(path)])
+    env.reset(seed=0)
+    done = False
+    while not done:  # the last legal action banks whenever banking is allowed
+        done = any(env.step(int(np.flatnonzero(env.action_masks())[-1]))[2:4])
+    (tmp_path / "old.json").write_text(
+        json.dumps(dict(read_card(path), observation_encoding="farkle-v1")), encoding="utf-8"
+    )
+    expected = r"observation_encoding: expected 'farkle-v3', the file holds 'farkle-v1'"
+    with pytest.raises(ConfigError, match=expected):
+        agents.load(str(path), game="farkle", num_players=2)

@@ -31,6 +31,7 @@ array               shape     meaning
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -42,7 +43,7 @@ from . import farkle_turn as turn
 from .dice import DiceStream, RandomDice
 from .farkle_game import FarkleGame
 
-__all__ = ["FarkleEngine"]
+__all__ = ["FarkleEngine", "throw_observations"]
 
 
 class FarkleEngine:
@@ -218,22 +219,15 @@ class FarkleEngine:
 
     # ------------------------------------------------------------------ observations
     def _build_observation_tables(self) -> None:
-        """Per throw, the observation with only its dice fields filled (the rows of a viewer
-        without dice use ``no_throw``); the other fields are written by :meth:`observe`."""
+        """The per-throw rows of :func:`throw_observations`; the other fields are written by
+        :meth:`observe`."""
         lay = self._layout = layout(self.rules, self.num_players)
         self.observation_size = lay.size
-        dice, counts = lay.field("dice").start, lay.field("face_counts").start
-        feats = np.zeros((self._t.no_throw + 1, lay.size), dtype=np.float32)
-        for ri, faces in enumerate(self._t.faces):
-            for i, f in enumerate(faces):
-                feats[ri, dice + i * 6 + f - 1] = 1.0
-                feats[ri, counts + f - 1] += 1.0 / lay.scale("face_counts")
-            if faces:
-                feats[ri, lay.index("n_dice")] = len(faces) / lay.scale("n_dice")
-        self._obs_dice = feats
+        self._obs_dice = throw_observations(self.rules, self.num_players)
         others = lay.others("banked")
         self._others = slice(others[0].start, others[-1].start + 1) if others else None
         assert not others or self._others.stop - self._others.start == len(others)
+        self._seat = lay.field("seat").start
 
     def observe(self, seat: int | np.ndarray, games: np.ndarray | None = None) -> np.ndarray:
         """Observations of ``seat`` (one seat, or one per game), ``(n, observation_size)`` float32,
@@ -262,7 +256,33 @@ class FarkleEngine:
         obs[:, lay.index("banked")] = own / lay.scale("banked")
         obs[:, lay.index("turns")] = turns / lay.scale("turns")
         obs[:, lay.index("final_round")] = self.final_round_by[g] >= 0
+        obs[np.arange(len(obs)), self._seat + s] = 1.0
         if others is not None:
             obs[:, self._others] = others / lay.scale("banked")
             obs[:, lay.index("lead")] = (others.max(axis=1) - own) / lay.scale("lead")
         return obs
+
+
+@lru_cache(maxsize=64)
+def throw_observations(rules: FarkleRules, num_players: int) -> np.ndarray:
+    """Per throw index of :func:`~dice_envs.tables.farkle_turn_tables` (the last row: no dice),
+    the observation with only the fields of the throw filled — ``dice``, ``face_counts``,
+    ``n_dice`` and, for every selection ``m`` of the sorted dice, ``set_aside_points`` and
+    ``dice_next`` from the turn tables (zero unless ``m`` is a legal selection). Built once per
+    layout, read-only; the batched engine and :func:`dice_envs.encoding.encode` both start from it.
+    """
+    lay = layout(rules, num_players)
+    t = turn.farkle_turn_tables()
+    feats = np.zeros((t.no_throw + 1, lay.size), dtype=np.float32)
+    dice, counts = lay.field("dice").start, lay.field("face_counts").start
+    for ri, faces in enumerate(t.faces):
+        for i, f in enumerate(faces):
+            feats[ri, dice + i * 6 + f - 1] = 1.0
+            feats[ri, counts + f - 1] += 1.0 / lay.scale("face_counts")
+        if faces:
+            feats[ri, lay.index("n_dice")] = len(faces) / lay.scale("n_dice")
+    legal = t.points > 0
+    feats[:, lay.slice("set_aside_points")] = t.points / lay.scale("set_aside_points")
+    feats[:, lay.slice("dice_next")] = np.where(legal, t.next_dice, 0) / lay.scale("dice_next")
+    feats.flags.writeable = False
+    return feats
