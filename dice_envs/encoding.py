@@ -42,10 +42,6 @@ final round            1       1 once some seat reached the target
 others                 N-1     other seats' banked totals / target
 lead                   1       (best other total - own total) / target (0 in solitaire)
 seat                   N       one-hot of the own seat (seat 0 throws first in each round)
-set-aside points       64      points of setting aside selection m of the sorted dice (bit i:
-                               die i) / 1000, 0 unless m is a legal selection (action m, m + 64)
-dice next              64      dice thrown next after selection m / 6 (6 after hot dice), 0
-                               unless legal
 =====================  ======  ==============================================================
 """
 
@@ -125,9 +121,6 @@ def observation_bounds(rules: RuleConfig, num_players: int) -> tuple[np.ndarray,
         for f in lay.others("banked"):
             high[f.slice] = UNCAPPED
         low[lay.slice("lead")], high[lay.slice("lead")] = -UNCAPPED, UNCAPPED
-        high[lay.slice("set_aside_points")] = throw_observations(rules, num_players)[
-            :, lay.slice("set_aside_points")
-        ].max()
         return low, high
     assert isinstance(rules, ScorecardRules)
     k = rules.num_boxes

@@ -11,7 +11,7 @@ undoes the scaling and rounds to the integer game fact.
 >>> from dice_envs.rules import make_rules
 >>> lay = layout(make_rules("farkle"), 2)
 >>> lay.encoding, lay.size, lay.slice("turn_total"), lay.scale("banked")
-('farkle-v3', 180, slice(43, 44, None), 10000.0)
+('farkle-v3', 52, slice(43, 44, None), 10000.0)
 >>> lay.names[:4]
 ('dice', 'face_counts', 'n_dice', 'turn_total')
 >>> [f.name for f in lay.others("banked")]
@@ -31,8 +31,7 @@ from .rules import FarkleRules, RuleConfig, ScorecardRules
 __all__ = ["ENCODING_VERSION", "Field", "Layout", "encoding_family", "layout", "legacy_size"]
 
 #: Version of each family's encoding; bump on any change of layout or scaling. (Farkle v2 dropped
-#: an always-zero spare slot that v1 reserved after the ``lead`` field; v3 added the ``seat`` field and
-#: what each selection of the dice would set aside, ``set_aside_points`` and ``dice_next``.)
+#: an always-zero spare slot that v1 reserved after the ``lead`` field; v3 appended the ``seat`` field.)
 ENCODING_VERSION: dict[str, int] = {"scorecard": 1, "farkle": 3}
 
 
@@ -173,11 +172,7 @@ def _layout(rules: RuleConfig, n: int) -> Layout:
         ]
         fields += [(f"other{i}_banked", 1, target, f"banked of seat +{i} / target") for i in range(1, n)]
         fields.append(("lead", 1, target, "(best other total - own total) / target (0 in solitaire)"))
-        fields += [  # the selection fields are 0 unless selection m is legal
-            ("seat", n, 1.0, "one-hot of the own seat (seat 0 throws first in each round)"),
-            ("set_aside_points", 64, 1000.0, "points of setting aside selection m (bit i: die i) / 1000"),
-            ("dice_next", 64, 6.0, "dice thrown next after selection m / 6 (6 after hot dice)"),
-        ]
+        fields.append(("seat", n, 1.0, "one-hot of the own seat (seat 0 throws first in each round)"))
         return Layout(enc, fields)
     assert isinstance(rules, ScorecardRules)
     k, t = rules.num_boxes, rules.num_throws  # type: ignore[attr-defined]

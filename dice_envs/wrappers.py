@@ -29,7 +29,7 @@ integer at all (a float, a string, a bool, a wrong-shaped array) is refused with
 >>> env = SingleAgentEnv(farkle_v0.raw_env(num_players=2), ["random"], seat=1)
 >>> obs, info = env.reset(seed=0)
 >>> info["seat"], obs.shape, int(env.action_masks().sum()) > 0
-(1, (180,), True)
+(1, (52,), True)
 """
 
 from __future__ import annotations

@@ -47,8 +47,6 @@ def optimum(rules) -> float | None:
 
 
 def measure(path: Path, games: int, opponents: list[str], seed: int) -> dict:
-    from sb3_contrib import MaskablePPO
-
     from agents.evaluation import wilson_interval
     from agents.learned import ModelAgent
     from agents.training.evaluate import play_games
@@ -57,8 +55,8 @@ def measure(path: Path, games: int, opponents: list[str], seed: int) -> dict:
     card = json.loads(path.with_suffix(".json").read_text())
     rules = make_rules(card["game"], **card["rules"])
     players = int(card["num_players"])
-    model = MaskablePPO.load(path, device="cpu")
-    agent = ModelAgent(model, deterministic=True, name=path.stem)
+    # weights only, checked against the card, seen through the card's view (seats, older encodings)
+    agent = ModelAgent.from_file(path, rules, players, deterministic=True)
     t0 = time.perf_counter()
     result: dict = {
         "bot": path.stem,

@@ -20,7 +20,6 @@ from dice_envs.encoding import (
 from dice_envs.engine import FarkleGame, ScorecardGame, new_game
 from dice_envs.layouts import layout
 from dice_envs.rules import GAMES, make_rules
-from dice_envs.rules import farkle as farkle_rules
 
 #: Generous bound of every feature in random play (grand totals / 400, banked / target, ...).
 BOUND = 50.0
@@ -153,17 +152,14 @@ def test_observation_size(game_name: str) -> None:
 
 
 def test_every_farkle_feature_is_used() -> None:
-    """Over many states every non-dice slot of the Farkle layout takes a non-zero value, and the
-    selection fields exactly at the selections some throw allows.
+    """Over many states every non-dice slot of the Farkle layout takes a non-zero value.
 
-    (Some one-hot dice slots are rare by construction, e.g. a 6 as the lowest of six sorted dice;
-    selections that skip a die of the same face are never legal, ``dice_envs.tables``.)
+    (Some one-hot dice slots are rare by construction, e.g. a 6 as the lowest of six sorted dice.)
     """
     n = 3
     rules = make_rules("farkle", max_turns=30, target=3000)
     lay = layout(rules, n)
     seen = np.zeros(lay.size, dtype=bool)
-    ever_legal = np.zeros(64, dtype=bool)
     for seed in range(6):
         game = new_game(rules, n, seed=seed)
         rng = np.random.default_rng(seed)
@@ -171,35 +167,30 @@ def test_every_farkle_feature_is_used() -> None:
             for obs in check(game):
                 seen |= obs != 0
             legal = game.legal_actions()
-            ever_legal[[a % 64 for a in legal]] = True
             pool = [a for a in legal if a >= 64] or legal
             game.apply(pool[int(rng.integers(len(pool)))])
-    selections = ("set_aside_points", "dice_next")
-    plain = [f for f in lay.fields if f.name != "dice" and f.name not in selections]
-    assert [f.name for f in plain if not seen[f.slice].all()] == []
-    for name in selections:
-        assert (seen[lay.slice(name)] == ever_legal).all(), name
+    assert [f.name for f in lay.fields if f.name != "dice" and not seen[f.slice].all()] == []
 
 
-@given(st.lists(st.integers(1, 6), min_size=1, max_size=6), st.integers(0, 2000), st.integers(1, 4))
-def test_farkle_selection_fields_are_the_rules_points_and_dice(dice: list[int], total: int, n: int) -> None:
-    """``set_aside_points`` / ``dice_next`` of selection ``m`` are the rules' score of the dice it
-    sets aside and the dice thrown next, wherever action ``m`` (throw on) or ``m + 64`` (bank) is
-    legal, and 0 elsewhere."""
-    rules = make_rules("farkle")
+@given(st.integers(1, 8), st.integers(0, 7), st.integers(0, 40))
+def test_the_seat_field_names_the_seat_observed(n: int, seat: int, moves: int) -> None:
+    """``seat`` is the one-hot of the seat whose observation it is (every seat, whoever is to move),
+    in the scalar encoding, the batched engine and :func:`decode`."""
+    from dice_envs.engine import FarkleEngine
+
+    rules = make_rules("farkle", target=2000)
+    seat %= n
+    game, rng = new_game(rules, n, seed=moves), np.random.default_rng(moves)
+    for _ in range(moves):
+        if game.done:
+            break
+        game.apply(int(rng.choice(game.legal_actions())))
+    obs = encode(game, seat)
     lay = layout(rules, n)
-    game = new_game(rules, n, seed=0)
-    game.dice, game.turn_total = dice, total * 50
-    obs = encode(game, game.current_player)
-    legal = game.action_mask().astype(bool)
-    faces = game.dice
-    for m in range(64):
-        chosen = [faces[i] for i in range(len(faces)) if m >> i & 1]
-        ok = bool(legal[m] or legal[m + 64])
-        points = farkle_rules.score(chosen) if ok else 0
-        left = farkle_rules.dice_to_throw(len(faces), len(chosen)) if ok else 0
-        assert obs[lay.field("set_aside_points").start + m] * 1000 == pytest.approx(points), (faces, m)
-        assert obs[lay.field("dice_next").start + m] * 6 == pytest.approx(left), (faces, m)
+    assert obs[lay.slice("seat")].tolist() == [float(i == seat) for i in range(n)]
+    assert decode(obs, rules, n).seat == seat
+    engine = FarkleEngine(rules, num_games=3, num_players=n, seed=0)
+    assert (engine.observe(seat)[:, lay.slice("seat")].argmax(axis=1) == seat).all()
 
 
 def test_decode_rejects_a_wrong_shape() -> None:

@@ -229,7 +229,7 @@ def test_play_against_the_shipped_spiffel_bot() -> None:
 
 
 def test_a_model_of_an_older_farkle_encoding_reads_the_current_observation_cut(tmp_path: Path) -> None:
-    """A ``farkle-v2`` model (v3 appended the seat and selection fields to v2) loads, sees the
+    """A ``farkle-v2`` model (v3 appended the ``seat`` field to v2) loads, sees the
     first ``48 + N`` values of every v3 observation, plays as an opponent at any table, and
     predicts through plain ``MaskablePPO.load`` on the cut observation; an encoding that is not
     such a prefix is refused, naming what was expected."""

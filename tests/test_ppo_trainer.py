@@ -278,7 +278,7 @@ def test_farkle_learns_from_win_optimal(tmp_path: Path) -> None:
             "bc_samples=3000",
             "bc_dagger_rounds=1",
             "bc_dagger_samples=1000",
-            "bc_epochs=5",
+            "bc_epochs=10",
             "total_timesteps=2048",
             "n_envs=64",
             "n_steps=16",

@@ -30,6 +30,7 @@ from agents.model_io import load_policy, save_model, stamp_card
 from agents.training.ppo import SpacesOnlyEnv
 from dice_envs.encoding import encode
 from dice_envs.engine import new_game
+from dice_envs.layouts import legacy_size
 from dice_envs.rules import ConfigError, make_rules
 
 
@@ -363,5 +364,7 @@ def test_shipped_bots_load_weights_only_and_act_as_sb3_does() -> None:
         agent = agents.load(f"pretrained:{name}", game=name, num_players=players)
         sb3 = MaskablePPO.load(path, device="cpu")  # a file we ship and trust
         obs, masks = _states(name, players, 16)
-        expect, _ = sb3.predict(obs.astype(np.float32), action_masks=masks > 0, deterministic=True)
+        card = read_card(path)  # an older encoding reads the current observation cut
+        cut = legacy_size(card["observation_encoding"], make_rules(name), players) or obs.shape[1]
+        expect, _ = sb3.predict(obs[:, :cut].astype(np.float32), action_masks=masks > 0, deterministic=True)
         assert agent.act_batch(obs, masks).tolist() == expect.tolist()

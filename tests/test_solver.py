@@ -240,7 +240,7 @@ def test_optimal_agent_act_path_matches_decide_path() -> None:
 
 def _farkle_view(g: FarkleGame) -> FarkleView:
     p = g.current_player
-    return FarkleView(g.dice, g.turn_total, g.first_throw, g.banked[p], g.turns[p], False, ())
+    return FarkleView(g.dice, g.turn_total, g.first_throw, g.banked[p], g.turns[p], False, (), p)
 
 
 @pytest.mark.slow

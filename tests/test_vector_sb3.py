@@ -20,7 +20,7 @@ def test_masks_terminal_observations_and_seeding():
     assert is_masking_supported(venv)
     venv.seed(3)
     obs = venv.reset()
-    assert obs.shape == (8, 49) and venv.observation_space.shape == (49,)  # 48 + 1 player
+    assert obs.shape == (8, 50) and venv.observation_space.shape == (50,)  # 48 + 2 x 1 player
     rng = np.random.default_rng(0)
     ended = 0
     for _ in range(300):
@@ -30,7 +30,7 @@ def test_masks_terminal_observations_and_seeding():
         obs, rewards, dones, infos = venv.step(actions)
         assert rewards.dtype == np.float32 and len(infos) == 8
         for i in np.flatnonzero(dones):
-            assert infos[i]["terminal_observation"].shape == (49,)
+            assert infos[i]["terminal_observation"].shape == (50,)
             assert infos[i]["TimeLimit.truncated"] in (True, False)
             ended += 1
         assert all("terminal_observation" not in infos[i] for i in np.flatnonzero(~dones))

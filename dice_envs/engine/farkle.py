@@ -266,10 +266,9 @@ class FarkleEngine:
 @lru_cache(maxsize=64)
 def throw_observations(rules: FarkleRules, num_players: int) -> np.ndarray:
     """Per throw index of :func:`~dice_envs.tables.farkle_turn_tables` (the last row: no dice),
-    the observation with only the fields of the throw filled — ``dice``, ``face_counts``,
-    ``n_dice`` and, for every selection ``m`` of the sorted dice, ``set_aside_points`` and
-    ``dice_next`` from the turn tables (zero unless ``m`` is a legal selection). Built once per
-    layout, read-only; the batched engine and :func:`dice_envs.encoding.encode` both start from it.
+    the observation with only the fields of the throw filled (``dice``, ``face_counts``,
+    ``n_dice``). Built once per layout, read-only; the batched engine and
+    :func:`dice_envs.encoding.encode` both start from it.
     """
     lay = layout(rules, num_players)
     t = turn.farkle_turn_tables()
@@ -281,8 +280,5 @@ def throw_observations(rules: FarkleRules, num_players: int) -> np.ndarray:
             feats[ri, counts + f - 1] += 1.0 / lay.scale("face_counts")
         if faces:
             feats[ri, lay.index("n_dice")] = len(faces) / lay.scale("n_dice")
-    legal = t.points > 0
-    feats[:, lay.slice("set_aside_points")] = t.points / lay.scale("set_aside_points")
-    feats[:, lay.slice("dice_next")] = np.where(legal, t.next_dice, 0) / lay.scale("dice_next")
     feats.flags.writeable = False
     return feats

@@ -6,7 +6,7 @@ Action space           ``Discrete(128)``: ``mask + 64 * bank``; bit ``i`` of ``m
                        die ``i`` of the sorted throw; ``bank = 1`` banks afterwards, ``0`` throws
                        the remaining dice (all six after hot dice)
 Action mask            ``env.action_masks()`` and ``info["action_mask"]``: int8, ``(128,)``
-Observation space      ``Box(float32, (176 + 2N,))``: :func:`dice_envs.encoding.encode` from the
+Observation space      ``Box(float32, (48 + 2N,))``: :func:`dice_envs.encoding.encode` from the
                        learner's seat (``farkle-v3``), ``N`` = number of players
 Reward                 ``"score"`` (default in solitaire): change of the learner's banked total
                        (bankruptcy counts negative), summing to its final total; ``"win"``
@@ -22,7 +22,7 @@ Version                v0
 >>> env = FarkleEnv(opponents=["random"], target=3000)
 >>> obs, info = env.reset(seed=0)
 >>> obs.shape, int(env.action_space.n), env.encoding
-((180,), 128, 'farkle-v3')
+((52,), 128, 'farkle-v3')
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Agents                 ``player_0 .. player_{N-1}``, ``N = num_players`` (1 to 8
 Action space           ``Discrete(128)``: ``mask + 64 * bank``; bit ``i`` of ``mask`` sets aside
                        die ``i`` of the sorted throw, ``bank = 1`` banks afterwards (only when the
                        turn total then exceeds ``bank_minimum``), ``0`` throws the rest on
-Observation            dict: ``observation`` ``Box(float32, (176 + 2N,))`` =
+Observation            dict: ``observation`` ``Box(float32, (48 + 2N,))`` =
                        :func:`dice_envs.encoding.encode` from the agent's seat (``farkle-v3``);
                        ``action_mask`` ``Box(int8, (128,))``, zeros when not to move
 Turn                   an agent keeps the turn until it banks or farkles; throws needing no
