@@ -24,7 +24,7 @@ Version                ``farkle_v0``
 >>> e = env(num_players=3, target=2000)
 >>> e.reset(seed=0)
 >>> int(e.action_space("player_0").n), e.observation_space("player_0")["observation"].shape
-(128, (51,))
+(128, (54,))
 """
 
 from __future__ import annotations

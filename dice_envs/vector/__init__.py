@@ -13,7 +13,7 @@
 >>> env = FarkleVectorEnv(num_envs=2, opponents=["random"], seat=0)
 >>> obs, info = env.reset(seed=1)
 >>> obs.shape, info["action_mask"].shape
-((2, 50), (2, 128))
+((2, 52), (2, 128))
 """
 
 from __future__ import annotations
