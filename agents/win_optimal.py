@@ -15,8 +15,6 @@ round plays to end above the leader.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from dice_envs.encoding import FarkleBatchView, decode_farkle_batch
@@ -126,9 +124,8 @@ class WinOptimalAgent(BaseAgent):
         bv = decode_farkle_batch(obs, self.rules, self.num_players)
         return int(self._choose(self.values(bv, np.asarray(action_mask)[None, :], self._seats(bv)))[0])
 
-    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray, games: Any = None) -> np.ndarray:
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """Actions for a batch, decided with array code (rows read by
-        :func:`dice_envs.encoding.decode_farkle_batch`; ``games`` is accepted for the native
-        vector env's protocol and not needed)."""
+        :func:`dice_envs.encoding.decode_farkle_batch`)."""
         bv = decode_farkle_batch(observations, self.rules, self.num_players)
         return self._choose(self.values(bv, action_masks, self._seats(bv)))
