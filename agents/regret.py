@@ -10,6 +10,12 @@
   (:mod:`agents.win_optimal`) with seats balanced, on the game runner; the deficit is
   ``0.5`` (what ``win-optimal`` scores against itself, seats balanced) minus the agent's win rate
   (shared wins half), with a 95% interval. :func:`farkle_match` is the head-to-head behind it.
+* **Two-player Farkle, per decision** (:func:`farkle_regret`): every decision of the agent is
+  scored against the exact tables of ``win-optimal``: the chance of winning after the best legal
+  action minus that after the chosen one (what backgammon programs call equity lost). Summed
+  over a game it is the chance of winning the agent's choices gave away against optimal play,
+  without the dice noise of win rates, split by kind of mistake: banking when throwing on was
+  better, throwing on when banking was, or keeping the wrong dice.
 
 >>> r = scorecard_regret("optimal", "spiffel", games=2, seed=0)
 >>> r.mean == 0.0 and r.games == 2
@@ -38,12 +44,14 @@ from .evaluation.stats import Z95, mean_ci, win_shares
 from .registry import load
 
 __all__ = [
+    "FarkleRegretResult",
     "MatchResult",
     "RegretResult",
     "decision_values",
     "exact_references",
     "exact_table",
     "farkle_match",
+    "farkle_regret",
     "farkle_win_deficit",
     "scorecard_regret",
     "seat_games",
@@ -283,3 +291,160 @@ def write_json(path: str | Path, data: Any, *, overwrite: bool = True) -> Path:
     from dice_envs.io import atomic_write_text
 
     return atomic_write_text(path, json.dumps(data, indent=1) + "\n", overwrite=overwrite)
+
+
+#: Kinds of Farkle mistakes (:func:`farkle_regret`), by the bank flags of the best and chosen action.
+FARKLE_MISTAKES = ("banked too soon", "threw on too long", "kept the wrong dice")
+
+
+@dataclass(frozen=True)
+class FarkleRegretResult:
+    """Chance of winning an agent's decisions gave away per game against optimal two-player play.
+
+    ``mean`` and ``ci95``: per game (the agent's seat alternating, so seats are balanced);
+    ``by_kind``: the mean per game of each of :data:`FARKLE_MISTAKES`; ``wrong``: the share of
+    the agent's decisions that lost more than :data:`TIE`.
+    """
+
+    agent: str
+    opponent: str
+    games: int
+    mean: float
+    ci95: tuple[float, float]
+    by_kind: dict[str, float]
+    wrong: float
+    decisions: int
+    per_game: tuple[float, ...] = field(repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent,
+            "opponent": self.opponent,
+            "games": self.games,
+            "mean": self.mean,
+            "ci95": list(self.ci95),
+            "by_kind": dict(self.by_kind),
+            "wrong_decisions": self.wrong,
+            "decisions": self.decisions,
+        }
+
+
+def farkle_regret(
+    agent: str | Agent,
+    opponent: str | Agent = "win-optimal",
+    rules: str | RuleConfig = "farkle",
+    games: int = 200,
+    seed: int = 0,
+) -> FarkleRegretResult:
+    """Per-game regret of a two-player Farkle agent against the exact win-optimal tables.
+
+    Game ``i`` throws the dice of seed ``seed + i`` with the agent in seat ``i % 2`` against
+    ``opponent``; both are reset with that seed first, so a run repeats. Each decision's loss is
+    :meth:`~agents.win_optimal.WinOptimalAgent.action_values` of the best legal action minus
+    that of the chosen one (both assume optimal play from there on); losses up to :data:`TIE`
+    count as none.
+    """
+    from dice_envs.encoding import encode as encode_obs
+    from dice_envs.rules.farkle import BANK_FLAG
+
+    from .win_optimal import WinOptimalAgent
+
+    r = make_rules(rules)
+    if not isinstance(r, FarkleRules):
+        raise ConfigError(f"Farkle regret needs farkle rules, got {r.game!r}")
+    if not isinstance(games, int) or isinstance(games, bool) or games < 1:
+        raise ConfigError(f"games must be a positive integer, got {games!r}")
+    from .solver.farkle_win import option_groups
+
+    farkle_p = option_groups()[-1]
+    judge = WinOptimalAgent(r, 2)  # reads the seat of each decision from its observation
+    players = [
+        (_load_seated(agent, r, seat, seed), _load_seated(opponent, r, 1 - seat, seed)) for seat in (0, 1)
+    ]
+    per_game: list[float] = []
+    kinds = np.zeros(len(FARKLE_MISTAKES))
+    wrong = decisions = 0
+    for i in range(games):
+        seat = i % 2
+        me, other = players[seat]
+        for x in (me, other):
+            if callable(getattr(x, "reset", None)):
+                x.reset(seed=seed + i)
+        g = new_game(r, num_players=2, seed=seed + i)
+        obs_rows, mask_rows, chosen = [], [], []
+        while not g.done:
+            p = g.current_player
+            obs, mask = encode_obs(g, p), g.action_mask()
+            a = int((me if p == seat else other).act(obs, mask))
+            if not 0 <= a < mask.shape[0] or not mask[a]:
+                who = _name(agent) if p == seat else _name(opponent)
+                raise ValueError(f"agent {who!r} chose illegal action {a}; legal: {np.flatnonzero(mask)}")
+            if p == seat:
+                obs_rows.append(obs)
+                mask_rows.append(mask)
+                chosen.append(a)
+            g.apply(a)
+        if not chosen:
+            per_game.append(0.0)
+            continue
+        values = _settled_throws(judge, np.stack(obs_rows), np.stack(mask_rows), farkle_p)
+        picked = np.asarray(chosen)
+        best = values.argmax(axis=1)
+        loss = values.max(axis=1) - values[np.arange(len(picked)), picked]
+        loss = np.where(loss > TIE, loss, 0.0)
+        bank_best, bank_chosen = best >= BANK_FLAG, picked >= BANK_FLAG
+        kind = np.where(bank_chosen & ~bank_best, 0, np.where(~bank_chosen & bank_best, 1, 2))
+        kinds += np.bincount(kind, weights=loss, minlength=len(FARKLE_MISTAKES))
+        wrong += int((loss > 0).sum())
+        decisions += len(picked)
+        per_game.append(float(loss.sum()))
+    mean, ci = mean_ci(per_game)
+    by_kind = {k: float(v / games) for k, v in zip(FARKLE_MISTAKES, kinds, strict=True)}
+    return FarkleRegretResult(
+        _name(agent),
+        _name(opponent),
+        games,
+        mean,
+        ci,
+        by_kind,
+        wrong / max(decisions, 1),
+        decisions,
+        tuple(per_game),
+    )
+
+
+def _settled_throws(judge: Any, obs: np.ndarray, masks: np.ndarray, farkle_p: np.ndarray) -> np.ndarray:
+    """``judge.action_values`` with a value for throwing on from a settled turn, where the tables
+    bank without asking (seat 1 past the target or past the lead in the last round, which wins at
+    once; seat 0 past ``target + cap``) and hold -1: banking the same selection instead is worth
+    ``B``; throwing its ``n`` dice on farkles with chance ``p(n)``, else the mover banks at once
+    (worth at least ``B``), so throwing on is worth ``B - p(n) (B - V)``, ``V`` the mover's chance
+    after losing the turn (0 in the last round)."""
+    from dice_envs.encoding import decode_farkle_batch
+    from dice_envs.engine import farkle_turn as turn
+    from dice_envs.rules.farkle import BANK_FLAG
+
+    values = judge.action_values(obs, masks)
+    throws = values[:, :BANK_FLAG]
+    settled = throws == -1.0
+    if not settled.any():
+        return values
+    bv = decode_farkle_batch(obs, judge.rules, 2)
+    sol = judge.solution
+    other = bv.others_banked.max(axis=1)
+    after = np.zeros(len(obs))
+    for i in np.flatnonzero(settled.any(axis=1)):
+        own, oth = int(bv.banked[i]), int(other[i])
+        if bv.final_round[i] and oth > own:
+            after[i] = 0.0  # seat 1's last turn lost
+        elif bv.seat[i] == 1:
+            after[i] = 1.0 - sol.value(0, min(oth, judge.rules.target - 50), own)
+        else:
+            after[i] = 1.0 - sol.value(1, oth, min(own, judge.rules.target - 50))
+    tt = turn.farkle_turn_tables()
+    left = tt.next_dice[turn.throw_of_dice(tt, bv.dice)]  # (B, 64) dice thrown after each selection
+    bank = values[:, BANK_FLAG:]
+    with np.errstate(invalid="ignore"):  # -inf - -inf where banking that selection is not legal
+        estimate = bank - farkle_p[left.clip(0, len(farkle_p) - 1)] * (bank - after[:, None])
+    values[:, :BANK_FLAG] = np.where(settled, estimate, throws)
+    return values

@@ -111,6 +111,12 @@ class WinOptimalAgent(BaseAgent):
         pts = np.concatenate([pts, pts], axis=1)
         return np.where(legal & (pts > 0), out, -np.inf)
 
+    def action_values(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """``(B, 128)``: the chance of winning after each action of a batch of decisions (``-inf``
+        where not legal), the agent's seat per row as :meth:`act_batch` plays it."""
+        bv = decode_farkle_batch(np.asarray(observations), self.rules, self.num_players)
+        return self.values(bv, action_masks, self._seats(bv))
+
     def _choose(self, values: np.ndarray) -> np.ndarray:
         best = values.max(axis=1, keepdims=True)
         if not np.isfinite(best).all():
@@ -119,13 +125,11 @@ class WinOptimalAgent(BaseAgent):
         return _ACTIONS[np.argmin(np.where(near, _ORDER, 10**6), axis=1)].astype(np.int64)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        obs = np.asarray(observation)[None, :]
         check_mask(action_mask)
-        bv = decode_farkle_batch(obs, self.rules, self.num_players)
-        return int(self._choose(self.values(bv, np.asarray(action_mask)[None, :], self._seats(bv)))[0])
+        values = self.action_values(np.asarray(observation)[None, :], np.asarray(action_mask)[None, :])
+        return int(self._choose(values)[0])
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """Actions for a batch, decided with array code (rows read by
         :func:`dice_envs.encoding.decode_farkle_batch`)."""
-        bv = decode_farkle_batch(observations, self.rules, self.num_players)
-        return self._choose(self.values(bv, action_masks, self._seats(bv)))
+        return self._choose(self.action_values(observations, action_masks))

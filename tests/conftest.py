@@ -1,5 +1,6 @@
-"""Shared pytest configuration: the hypothesis profile, one solver cache per session, and the
-``one_torch_thread`` fixture of the training tests.
+"""Shared pytest configuration: the hypothesis profile, one solver cache per session, SB3's log
+folder kept out of the system temp folder, and the ``one_torch_thread`` fixture of the training
+tests.
 
 Hypothesis: no per-example deadline (the CI machines are shared and timing is noisy); under
 ``CI=true`` examples are derandomized so a CI run is reproducible.
@@ -35,6 +36,18 @@ def solver_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     os.environ["DICE_ENVS_CACHE"] = str(path)
     yield str(path)
     os.environ.pop("DICE_ENVS_CACHE", None)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def sb3_log_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """SB3's ``learn()`` without a logger makes an empty ``SB3-<date>`` folder in the system temp
+    folder on every call; ``SB3_LOGDIR`` points it into the session's temporary folder instead."""
+    if os.environ.get("SB3_LOGDIR"):
+        yield
+        return
+    os.environ["SB3_LOGDIR"] = str(tmp_path_factory.mktemp("sb3-logs"))
+    yield
+    os.environ.pop("SB3_LOGDIR", None)
 
 
 @pytest.fixture

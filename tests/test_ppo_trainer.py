@@ -236,6 +236,33 @@ def test_selfplay_run_on_farkle(tmp_path: Path) -> None:
     assert state["pool"]["steps"] == [3072, 4096]  # snapshots every 1024 steps, newest pool_size kept
 
 
+def test_reward_shaping_adds_only_potential_differences(tmp_path: Path) -> None:
+    """With ``reward_shaping`` each stored reward is the game's reward plus ``gamma * phi(s') - phi(s)``
+    (``phi = 0`` after a game ends): taking the potential terms off leaves the +1/-1/0 win reward
+    at the games' ends and nothing in between, and the shaping does change the rewards."""
+    from agents.training.ppo import LeadPotential
+    from agents.training.ppo_train import _learner, _Rollout
+
+    cfg = TrainConfig.from_yaml(CONFIGS / "tiny_ppo_selfplay.yaml").with_overrides(
+        ["reward_shaping=2.0", "gamma=0.99", "n_steps=64", "torch_threads=1"]
+    )
+    learner = _learner(cfg, tmp_path, resume=False, device="cpu")
+    rollout = _Rollout(cfg, learner, "cpu")
+    rollout.collect(learner.policy, learner.generator)
+    buf = rollout.buf
+    phi = LeadPotential(cfg.rule_config(), 2, coef=2.0)
+    obs = np.concatenate([buf.obs.numpy(), rollout.obs[None]])
+    potentials = np.stack([phi(o) for o in obs])  # (n_steps + 1, n_envs)
+    done = buf.dones.numpy().astype(bool)
+    shaped = buf.rewards.numpy().astype(np.float64)
+    raw = shaped - cfg.gamma * np.where(done, 0.0, potentials[1:]) + potentials[:-1]
+    np.testing.assert_allclose(raw[~done], 0.0, atol=1e-5)
+    assert done.sum() > 10 and set(np.round(raw[done], 4)) <= {-1.0, 0.0, 1.0}
+    assert np.abs(shaped[~done]).max() > 0.01  # banked and thrown points moved the potential
+    with pytest.raises(ConfigError, match=r"'reward_shaping' needs game: farkle, reward: win"):
+        TrainConfig.from_dict({"game": "spiffel", "reward_shaping": 1.0})
+
+
 def test_bfloat16_forward_stays_close_to_float32_and_returns_float32() -> None:
     from agents.training.ppo import forward, make_model
     from dice_envs.vector.env import SpiffelVectorEnv
@@ -410,6 +437,7 @@ def test_resume_with_another_config_is_refused_and_touches_nothing(tmp_path: Pat
         ({"name": "a/b"}, r"'name' must be a plain run name"),
         ({"seed": -1}, r"'seed' must be an integer in \[0, "),
         ({"gamma": float("nan")}, r"'gamma' must be a number in \[0, 1\], got nan"),
+        ({"reward_shaping": -1}, r"'reward_shaping' must be a number in \[0, 1000\], got -1"),
         ({"trainer": "a2c"}, r"'trainer' must be one of ppo, sb3, got 'a2c'"),
         ({"batch_size": 10**6}, r"'batch_size' \(1000000\) must not exceed the rollout size"),
         ({"progress_bar": "yes"}, r"'progress_bar' must be true or false, got 'yes'"),

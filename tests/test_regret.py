@@ -111,3 +111,97 @@ def test_win_optimal_is_a_known_spec_in_tournaments_and_refused_elsewhere():
     assert res.agents == ["win-optimal", "threshold:400"] and len(res.records) == 80  # both seat orders
     orders = {("win-optimal", "threshold:400"), ("threshold:400", "win-optimal")}
     assert {r.seats for r in res.records} == orders
+
+
+# ---------------------------------------------------------------- Farkle, per decision
+FARKLE_SMALL = make_rules("farkle", target=400)
+
+
+class _FarkleDeviant(BaseAgent):
+    """Plays ``win-optimal`` except at its first decision of each game, where it takes the legal
+    action the tables rate worst (throwing on from a settled turn included); ``losses`` holds what
+    that decision gave away, per game."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from agents.win_optimal import WinOptimalAgent
+
+        self.judge = WinOptimalAgent(FARKLE_SMALL, 2)  # its seat read from the observation
+        self.first = True
+        self.losses: list[float] = []
+
+    def reset(self, seed=None):
+        super().reset(seed)
+        self.first = True
+
+    def act(self, observation, action_mask):
+        from agents.regret import _settled_throws
+        from agents.solver.farkle_win import option_groups
+
+        if not self.first:
+            return self.judge.act(observation, action_mask)
+        self.first = False
+        values = _settled_throws(self.judge, observation[None], action_mask[None], option_groups()[-1])[0]
+        legal = np.isfinite(values)
+        worst = int(np.flatnonzero(legal)[np.argmin(values[legal])])
+        self.losses.append(float(values.max() - values[worst]))
+        return worst
+
+
+def test_farkle_regret_is_zero_for_win_optimal_and_exactly_one_deviation_otherwise():
+    from agents.regret import farkle_regret
+
+    r = farkle_regret("win-optimal", rules=FARKLE_SMALL, games=20, seed=3)
+    assert r.mean == 0.0 and r.wrong == 0.0 and r.decisions > 20
+    dev = _FarkleDeviant()
+    res = farkle_regret(dev, rules=FARKLE_SMALL, games=12, seed=5)  # seats 0, 1, 0, 1, ...
+    assert len(dev.losses) == 12 and sum(x > 0 for x in dev.losses) >= 8  # some have one legal action
+    assert np.allclose(res.per_game, dev.losses, rtol=0, atol=1e-12)
+    assert res.wrong == pytest.approx(sum(x > 0 for x in dev.losses) / res.decisions)
+
+
+def test_farkle_regret_matches_the_win_rate_deficit_and_splits_by_mistake():
+    """Against win-optimal the expected regret per game is exactly the deficit 0.5 - win rate: the
+    regret estimate (no dice noise between a decision's options) must fall in the deficit's
+    interval, and be far tighter than it."""
+    from agents.regret import FARKLE_MISTAKES, farkle_regret
+
+    r = farkle_regret("threshold:300", rules=FARKLE_SMALL, games=1000, seed=0)
+    d, (lo, hi), _ = farkle_win_deficit("threshold:300", FARKLE_SMALL, games=2000, seed=1)
+    assert d > 0 and lo <= r.mean <= hi
+    assert (r.ci95[1] - r.ci95[0]) < (hi - lo)
+    assert set(r.by_kind) == set(FARKLE_MISTAKES) and min(r.by_kind.values()) >= 0
+    assert sum(r.by_kind.values()) == pytest.approx(r.mean, rel=1e-9)
+    assert 0 < r.wrong < 1 and np.isfinite(r.per_game).all()
+    again = farkle_regret("threshold:300", rules=FARKLE_SMALL, games=50, seed=0)
+    assert again.per_game == r.per_game[:50]  # the same seed plays the same games
+    with pytest.raises(ConfigError, match="farkle rules"):
+        farkle_regret("random", rules="spiffel", games=1)
+    with pytest.raises(ConfigError, match="games"):
+        farkle_regret("random", rules=FARKLE_SMALL, games=0)
+
+
+def test_farkle_regret_script_table_json_and_refusals(tmp_path):
+    out = tmp_path / "r.json"
+    script = [
+        sys.executable,
+        str(ROOT / "scripts" / "farkle_regret.py"),
+        "--rules",
+        "target=400",
+        "--games",
+        "6",
+    ]
+    run = subprocess.run(
+        [*script, "--agents", "threshold:300", "--out", str(out)], capture_output=True, text=True, timeout=600
+    )
+    assert run.returncode == 0, run.stderr
+    assert "| `threshold:300` | **" in run.stdout and "banked too soon" in run.stdout
+    data = json.loads(out.read_text())
+    assert data["rules"]["target"] == 400 and data["results"][0]["games"] == 6
+    before = out.read_bytes()
+    again = subprocess.run(
+        [*script, "--agents", "heuristic", "--out", str(out)], capture_output=True, text=True, timeout=600
+    )
+    assert again.returncode == 2 and "--force" in again.stderr and out.read_bytes() == before
+    bad = subprocess.run([*script, "--rules", "targt=1"], capture_output=True, text=True, timeout=600)
+    assert bad.returncode == 2 and "allowed: target" in bad.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -347,7 +348,18 @@ def test_behaviour_cloning_imitates_a_deterministic_expert() -> None:
 PRETRAINED = ROOT / "agents" / "pretrained"
 
 
-@pytest.mark.parametrize("name", ["spiffel", "dice_poker", "farkle"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "spiffel",
+        "dice_poker",
+        "farkle",
+        "spiffel-scratch",
+        "yahtzee-scratch",
+        "dice_poker-scratch",
+        "farkle-scratch",
+    ],
+)
 def test_shipped_bot_loads_plainly_and_by_name(name: str) -> None:
     path = PRETRAINED / f"{name}.zip"
     if not path.is_file():
@@ -359,7 +371,10 @@ def test_shipped_bot_loads_plainly_and_by_name(name: str) -> None:
 
     card = json.loads(path.with_suffix(".json").read_text())
     players = card["num_players"]
-    assert card["command"].startswith("python scripts/train.py --config configs/train/")
+    made_by = re.match(
+        r"(python scripts/train\.py|dice-envs train) --config (configs/train/\S+\.yaml)", card["command"]
+    )
+    assert made_by and (ROOT / made_by.group(2)).is_file(), card["command"]  # its recipe is in the repo
     _check_model(path, card["game"], card["n_actions"], players, card["steps"], card["command"])
     assert card["rules"] == make_rules(card["game"]).to_dict()  # shipped bots play the default rules
     measured = json.loads((PRETRAINED / "measurements.json").read_text())[name]

@@ -78,6 +78,12 @@ class TrainConfig:
     num_players: int = _knob(1, "seats at the table; the learner takes one, opponents the rest")
     reward: str = _knob("score", "score: points gained per step; win: +1/-1/0 at the end")
     reward_scale: float = _knob(1.0, "training rewards are multiplied by this (evaluation is unscaled)")
+    reward_shaping: float = _knob(
+        0.0,
+        "ppo, Farkle with reward win: potential-based shaping, c in phi = c x (own banked + turn total - "
+        "best other banked) / target, paid as gamma x phi(next) - phi(now) with phi = 0 at the end, so "
+        "the best policy is unchanged (Ng, Harada & Russell 1999); 0 = off",
+    )
     opponents: list = _knob(["random"], "agent specs of the other seats (cycled) when self_play is off")
     seat: int | None = _knob(None, "learner's seat; null = random per episode")
 
@@ -285,6 +291,7 @@ class TrainConfig:
             "adam_eps": (0.0, 1.0, False, False),
             "bc_learning_rate": (0.0, 1.0, False, False),
             "reward_scale": (0.0, 1e6, False, False),
+            "reward_shaping": (0.0, 1e3, True, False),
             "gamma": (0.0, 1.0, True, False),
             "gae_lambda": (0.0, 1.0, True, False),
             "clip_range": (0.0, 10.0, False, False),
@@ -352,6 +359,11 @@ class TrainConfig:
             raise ConfigError("config 'opponents' must name at least one agent spec when num_players > 1")
         if self.reward == "win" and self.num_players < 2:
             raise ConfigError("config 'reward' win needs num_players >= 2; use reward: score in solitaire")
+        if self.reward_shaping and (self.game != "farkle" or self.reward != "win" or self.trainer != "ppo"):
+            raise ConfigError(
+                "config 'reward_shaping' needs game: farkle, reward: win and trainer: ppo (its potential is "
+                f"the Farkle lead); got game {self.game!r}, reward {self.reward!r}, trainer {self.trainer!r}"
+            )
         if self.self_play and self.num_players < 2:
             raise ConfigError("config 'self_play' needs num_players >= 2")
         if self.self_play and not self.pool_builtin and self.pool_builtin_prob > 0:

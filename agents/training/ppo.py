@@ -43,6 +43,7 @@ from torch import nn
 
 __all__ = [
     "MASKED_LOGIT",
+    "LeadPotential",
     "LossStats",
     "RolloutBuffer",
     "SpacesOnlyEnv",
@@ -128,21 +129,35 @@ def make_model(cfg: Any, observation_space: Any, action_space: Any, device: str 
 def forward(policy: Any, obs: torch.Tensor, precision: str = "float32") -> tuple[torch.Tensor, torch.Tensor]:
     """Raw action logits ``(B, A)`` and values ``(B,)`` of an SB3 actor-critic policy.
 
-    With ``precision="bfloat16"`` the hidden layers run under ``torch.autocast`` (their matrix
-    products in bfloat16, the weights kept in float32); the latents are cast back to float32
-    before the action and value heads, so logits, log-probabilities and losses stay float32.
+    With ``precision="bfloat16"`` each hidden ``Linear`` runs under ``torch.autocast`` (its matrix
+    product in bfloat16, the weights kept in float32) and its output is cast back to float32, so
+    the activations, the action and value heads, log-probabilities and losses stay float32 (CPUs
+    compute tanh and relu several times slower in bfloat16 than in float32).
     """
     if precision not in ("float32", "bfloat16"):
         raise ValueError(f"unknown precision {precision!r}; allowed: float32, bfloat16")
     features = policy.extract_features(obs, policy.pi_features_extractor)
-    with torch.autocast(device_type=obs.device.type, dtype=torch.bfloat16, enabled=precision == "bfloat16"):
-        if policy.share_features_extractor:
-            latent_pi, latent_vf = policy.mlp_extractor(features)
-        else:  # pragma: no cover - not built by make_model
-            latent_pi = policy.mlp_extractor.forward_actor(features[0])
-            latent_vf = policy.mlp_extractor.forward_critic(features[1])
-    latent_pi, latent_vf = latent_pi.float(), latent_vf.float()  # no-ops in float32
+    mlp = policy.mlp_extractor
+    if not policy.share_features_extractor:  # pragma: no cover - not built by make_model
+        raise ValueError("forward() needs a policy whose actor and critic share the features extractor")
+    if precision == "float32":
+        latent_pi, latent_vf = mlp(features)
+    else:
+        latent_pi = _bf16_hidden(mlp.policy_net, features)
+        latent_vf = _bf16_hidden(mlp.value_net, features)
     return policy.action_net(latent_pi), policy.value_net(latent_vf).squeeze(-1)
+
+
+def _bf16_hidden(layers: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """``layers`` (an ``nn.Sequential``) with the ``Linear`` products in bfloat16, the rest float32."""
+    for layer in layers:
+        if isinstance(layer, nn.Linear):
+            with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):
+                x = layer(x)
+            x = x.float()
+        else:
+            x = layer(x)
+    return x
 
 
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -290,6 +305,36 @@ def choose_threads(requested: int, device: str) -> int:
 
 
 # ---------------------------------------------------------------------------- the rollout
+class LeadPotential:
+    """The shaping potential of Farkle observations (``reward_shaping``): ``coef`` times the learner's
+    lead counting the points in hand, ``(own banked + turn total - best other banked) / target``.
+
+    The rollout adds ``gamma * phi(s') - phi(s)`` to each reward, with ``phi = 0`` once the game is
+    over. Such potential-based shaping leaves the best policy unchanged (Ng, Harada & Russell,
+    1999); with ``gamma = 1`` the shaped terms of a game sum to ``-phi`` of its first observation.
+
+    >>> from dice_envs.rules import make_rules
+    >>> from dice_envs.layouts import layout
+    >>> lay = layout(make_rules("farkle"), 2)
+    >>> obs = np.zeros((1, lay.size), dtype=np.float32)
+    >>> obs[0, lay.index("turn_total")] = 500 / lay.scale("turn_total")
+    >>> obs[0, lay.index("lead")] = 1000 / lay.scale("lead")  # the other seat leads by 1000
+    >>> LeadPotential(make_rules("farkle"), 2, coef=2.0)(obs).tolist()
+    [-0.1]
+    """
+
+    def __init__(self, rules: Any, num_players: int, coef: float) -> None:
+        from dice_envs.layouts import layout
+
+        self.layout, self.coef, self.target = layout(rules, num_players), float(coef), float(rules.target)
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        """``phi`` of each row of ``obs`` (float64 ``(B,)``)."""
+        lay = self.layout
+        points = lay.read(obs, "turn_total") - lay.read(obs, "lead")
+        return self.coef * points / self.target
+
+
 class RolloutBuffer:
     """Preallocated ``(n_steps, n_envs, ...)`` tensors of one rollout, on the training device."""
 

@@ -37,6 +37,7 @@ from .artifacts import ProgressLog, load_checkpoint, save_checkpoint
 from .config import TrainConfig
 from .envs import eval_opponents
 from .ppo import (
+    LeadPotential,
     RolloutBuffer,
     choose_threads,
     forward,
@@ -267,6 +268,12 @@ class _Rollout:
         self.mask = info["action_mask"].astype(bool)
         self.buf = RolloutBuffer(cfg.n_steps, cfg.n_envs, self.obs.shape[1], self.env.n_actions, device)
         self.ep_return = np.zeros(cfg.n_envs)
+        self.potential = (
+            LeadPotential(cfg.rule_config(), cfg.num_players, cfg.reward_shaping)
+            if cfg.reward_shaping
+            else None
+        )
+        self.phi = self.potential(self.obs) if self.potential else None
 
     def collect(self, policy: Any, generator: torch.Generator) -> tuple[list[float], float, torch.Tensor]:
         """Play ``n_steps`` steps of every game, one forward pass per step (4a): the returns of the
@@ -287,8 +294,13 @@ class _Rollout:
                 self.obs, reward, terminated, truncated, info = self.env.step(actions.cpu().numpy())
                 self.mask = info["action_mask"].astype(bool)
                 done = terminated | truncated  # max_turns ends the game: its win reward is paid
+                trained = reward
+                if self.potential is not None:  # phi = 0 after the end; self.obs starts the next game
+                    phi_next = self.potential(self.obs)
+                    trained = reward + cfg.gamma * np.where(done, 0.0, phi_next) - self.phi
+                    self.phi = phi_next
                 buf.rewards[t] = torch.as_tensor(
-                    reward * cfg.reward_scale, dtype=torch.float32, device=device
+                    trained * cfg.reward_scale, dtype=torch.float32, device=device
                 )
                 buf.dones[t] = torch.as_tensor(done, dtype=torch.float32, device=device)
                 self.ep_return += reward

@@ -1,0 +1,77 @@
+#!/usr/bin/env python
+"""Where two-player Farkle agents lose: the chance of winning each agent's decisions give away.
+
+Every decision of each agent, playing ``--opponent`` (default ``win-optimal``) with its seat
+alternating game by game, is scored against the exact tables of ``win-optimal``
+(:func:`agents.regret.farkle_regret`): the chance of winning after the best legal action minus
+that after the chosen one. Per game that is the agent's share of the win it gave away against
+optimal play, without the dice noise of win rates, split by kind of mistake. Against
+``win-optimal`` its mean is the win-rate deficit ``0.5 - win rate`` in expectation.
+
+    python scripts/farkle_regret.py                                    # the default agents
+    python scripts/farkle_regret.py --agents pretrained:farkle-scratch runs/f/f.zip --games 2000
+    python scripts/farkle_regret.py --rules target=2000 --out runs/regret.json
+
+Prints a Markdown table; ``--out`` also writes the figures as JSON (atomically; an existing
+file needs ``--force``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agents.evaluation import parse_rule_overrides
+from agents.regret import FARKLE_MISTAKES, farkle_regret, write_json
+from dice_envs.rules import ConfigError, make_rules
+
+AGENTS = ["max-expected", "heuristic", "pretrained:farkle", "pretrained:farkle-scratch"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--agents", nargs="+", default=AGENTS, help="agent specs or model files")
+    p.add_argument("--opponent", default="win-optimal", help="the agents' opponent (agent spec)")
+    p.add_argument("--games", type=int, default=500, help="games per agent (seats alternate)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="e.g. --rules target=5000")
+    p.add_argument("--out", type=Path, default=None, help="also write the figures as JSON here")
+    p.add_argument("--force", action="store_true", help="overwrite an existing --out file")
+    args = p.parse_args(argv)
+    try:
+        rules = make_rules("farkle", **parse_rule_overrides(args.rules))
+        if args.out is not None and args.out.exists() and not args.force:
+            raise ConfigError(f"{args.out} exists; pass --force to overwrite it")
+        rows, results = [], []
+        for spec in args.agents:
+            t = time.perf_counter()
+            r = farkle_regret(spec, args.opponent, rules, games=args.games, seed=args.seed)
+            results.append({**r.to_dict(), "seconds": time.perf_counter() - t})
+            kinds = " | ".join(f"{100 * r.by_kind[k]:.2f}" for k in FARKLE_MISTAKES)
+            lo, hi = r.ci95
+            rows.append(
+                f"| `{spec}` | **{100 * r.mean:.2f}** [{100 * lo:.2f}, {100 * hi:.2f}] | {kinds} "
+                f"| {100 * r.wrong:.1f}% of {r.decisions} |"
+            )
+    except (ConfigError, ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(
+        f"Chance of winning given away per game against optimal play, in points of % ({args.games} games "
+        f"each vs {args.opponent}, seats alternating, seed {args.seed}):\n"
+    )
+    print("| agent | per game [95% CI] | " + " | ".join(FARKLE_MISTAKES) + " | decisions that lose |")
+    print("|---|---:|" + "---:|" * len(FARKLE_MISTAKES) + "---:|")
+    print("\n".join(rows))
+    if args.out is not None:
+        write_json(args.out, {"rules": rules.to_dict(), "games": args.games, "results": results})
+        print(f"\nwrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
