@@ -424,6 +424,8 @@ def _settled_throws(judge: Any, obs: np.ndarray, masks: np.ndarray, farkle_p: np
     from dice_envs.engine import farkle_turn as turn
     from dice_envs.rules.farkle import BANK_FLAG
 
+    from .solver.farkle_win import STEP
+
     values = judge.action_values(obs, masks)
     throws = values[:, :BANK_FLAG]
     settled = throws == -1.0
@@ -438,9 +440,9 @@ def _settled_throws(judge: Any, obs: np.ndarray, masks: np.ndarray, farkle_p: np
         if bv.final_round[i] and oth > own:
             after[i] = 0.0  # seat 1's last turn lost
         elif bv.seat[i] == 1:
-            after[i] = 1.0 - sol.value(0, min(oth, judge.rules.target - 50), own)
+            after[i] = 1.0 - sol.value(0, min(oth, judge.rules.target - STEP), own)
         else:
-            after[i] = 1.0 - sol.value(1, oth, min(own, judge.rules.target - 50))
+            after[i] = 1.0 - sol.value(1, oth, min(own, judge.rules.target - STEP))
     tt = turn.farkle_turn_tables()
     left = tt.next_dice[turn.throw_of_dice(tt, bv.dice)]  # (B, 64) dice thrown after each selection
     bank = values[:, BANK_FLAG:]
