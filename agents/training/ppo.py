@@ -43,6 +43,7 @@ from torch import nn
 
 __all__ = [
     "MASKED_LOGIT",
+    "FastTanh",
     "LeadPotential",
     "LossStats",
     "RolloutBuffer",
@@ -51,6 +52,7 @@ __all__ = [
     "forward",
     "gae",
     "make_model",
+    "make_optimizer",
     "maskable_ppo_kwargs",
     "masked_logits",
     "ppo_loss",
@@ -129,10 +131,13 @@ def make_model(cfg: Any, observation_space: Any, action_space: Any, device: str 
 def forward(policy: Any, obs: torch.Tensor, precision: str = "float32") -> tuple[torch.Tensor, torch.Tensor]:
     """Raw action logits ``(B, A)`` and values ``(B,)`` of an SB3 actor-critic policy.
 
-    With ``precision="bfloat16"`` each hidden ``Linear`` runs under ``torch.autocast`` (its matrix
-    product in bfloat16, the weights kept in float32) and its output is cast back to float32, so
-    the activations, the action and value heads, log-probabilities and losses stay float32 (CPUs
-    compute tanh and relu several times slower in bfloat16 than in float32).
+    The hidden layers run one by one (:func:`_hidden`): each ``nn.Tanh`` is computed by
+    :class:`FastTanh` (the same function, within 2e-7, at a third of the CPU time of
+    ``torch.tanh``), the other layers as they are. With ``precision="bfloat16"`` each hidden
+    ``Linear`` also runs under ``torch.autocast`` (its matrix product in bfloat16, the weights kept
+    in float32) and its output is cast back to float32, so the activations, the action and value
+    heads, log-probabilities and losses stay float32 (CPUs compute tanh and relu several times
+    slower in bfloat16 than in float32).
     """
     if precision not in ("float32", "bfloat16"):
         raise ValueError(f"unknown precision {precision!r}; allowed: float32, bfloat16")
@@ -140,24 +145,60 @@ def forward(policy: Any, obs: torch.Tensor, precision: str = "float32") -> tuple
     mlp = policy.mlp_extractor
     if not policy.share_features_extractor:  # pragma: no cover - not built by make_model
         raise ValueError("forward() needs a policy whose actor and critic share the features extractor")
-    if precision == "float32":
-        latent_pi, latent_vf = mlp(features)
-    else:
-        latent_pi = _bf16_hidden(mlp.policy_net, features)
-        latent_vf = _bf16_hidden(mlp.value_net, features)
+    bf16 = precision == "bfloat16"
+    latent_pi = _hidden(mlp.policy_net, features, bf16)
+    latent_vf = _hidden(mlp.value_net, features, bf16)
     return policy.action_net(latent_pi), policy.value_net(latent_vf).squeeze(-1)
 
 
-def _bf16_hidden(layers: nn.Module, x: torch.Tensor) -> torch.Tensor:
-    """``layers`` (an ``nn.Sequential``) with the ``Linear`` products in bfloat16, the rest float32."""
+class FastTanh(torch.autograd.Function):
+    """``tanh(x)`` as ``2 sigmoid(2x) - 1``, its gradient ``g (1 - y^2)`` from the saved output.
+
+    PyTorch's CPU ``tanh`` kernel is about five times slower than its ``sigmoid``; this identity
+    gives the same values within 2e-7 (float32) at a third of the time, forward and backward.
+    Saved models keep SB3's ``nn.Tanh``: only the trainer's :func:`forward` uses this.
+
+    >>> x = torch.linspace(-9.0, 9.0, 1001)
+    >>> bool((FastTanh.apply(x) - torch.tanh(x)).abs().max() < 2e-7)
+    True
+    """
+
+    @staticmethod
+    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
+        y = torch.sigmoid(x * 2.0).mul_(2.0).sub_(1.0)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:
+        (y,) = ctx.saved_tensors
+        return torch.ops.aten.tanh_backward(grad, y)
+
+
+def _hidden(layers: nn.Module, x: torch.Tensor, bf16: bool) -> torch.Tensor:
+    """``layers`` (an ``nn.Sequential``) applied to ``x``: ``nn.Tanh`` as :class:`FastTanh`, and with
+    ``bf16`` the ``Linear`` products in bfloat16 (their outputs cast back to float32)."""
     for layer in layers:
-        if isinstance(layer, nn.Linear):
+        if isinstance(layer, nn.Tanh):
+            x = FastTanh.apply(x)
+        elif bf16 and isinstance(layer, nn.Linear):
             with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):
                 x = layer(x)
             x = x.float()
         else:
             x = layer(x)
     return x
+
+
+def make_optimizer(params: Any, lr: float, eps: float) -> torch.optim.Adam:
+    """Adam over ``params``: the fused kernel where this torch has it for their device (one pass
+    over every parameter instead of a dozen small operations each; four times faster on a CPU
+    for the small MLPs trained here), else the default implementation (same update rule)."""
+    params = list(params)
+    try:
+        return torch.optim.Adam(params, lr=lr, eps=eps, fused=True)
+    except (RuntimeError, TypeError, ValueError):  # pragma: no cover - torch < 2.4 on a CPU
+        return torch.optim.Adam(params, lr=lr, eps=eps)
 
 
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -43,6 +43,7 @@ from .ppo import (
     forward,
     gae,
     make_model,
+    make_optimizer,
     masked_logits,
     ppo_loss,
     sample_actions,
@@ -225,7 +226,7 @@ def _learner(cfg: TrainConfig, out: Path, resume: bool, device: str) -> _Learner
     policy = model.policy
     learner = _Learner(
         model=model,
-        optimizer=torch.optim.Adam(policy.parameters(), lr=cfg.learning_rate, eps=cfg.adam_eps),
+        optimizer=make_optimizer(policy.parameters(), cfg.learning_rate, cfg.adam_eps),
         store=SnapshotStore(lambda: copy.deepcopy(policy), keep=cfg.pool_size, device=device),
         generator=torch.Generator(device=device),
     )
@@ -364,18 +365,19 @@ def _epochs(
     stats: list[Any] = []
     for _epoch in range(cfg.n_epochs):
         order = torch.randperm(size, generator=learner.generator, device=learner.generator.device)
+        shuffled = {key: tensor[order] for key, tensor in batch.items()}  # minibatches are slices
         epoch_kl = []
         for start in range(0, size - cfg.batch_size + 1, cfg.batch_size):
-            idx = order[start : start + cfg.batch_size]
-            logits, values = forward(policy, batch["obs"][idx], cfg.precision)
+            mb = {key: tensor[start : start + cfg.batch_size] for key, tensor in shuffled.items()}
+            logits, values = forward(policy, mb["obs"], cfg.precision)
             loss, s = ppo_loss(
-                masked_logits(logits, batch["masks"][idx]),
+                masked_logits(logits, mb["masks"]),
                 values,
-                batch["actions"][idx],
-                batch["logprobs"][idx],
-                batch["values"][idx],
-                batch["advantages"][idx],
-                batch["returns"][idx],
+                mb["actions"],
+                mb["logprobs"],
+                mb["values"],
+                mb["advantages"],
+                mb["returns"],
                 clip_range=cfg.clip_range,
                 clip_range_vf=cfg.clip_range_vf,
                 ent_coef=ent_coef,
