@@ -18,7 +18,9 @@ bind the card to its weights:
 ``zip_sha256``      SHA-256 (hex) of the whole zip file
 ``policy``          the network: ``{"class": "MaskableActorCriticPolicy", "observation_size": n,
                     "n_actions": k, "net_arch": [..] or {"pi": [..], "vf": [..]},
-                    "activation": "tanh" | "relu", "share_features_extractor": true}``
+                    "activation": "tanh" | "relu", "share_features_extractor": true}``; the
+                    class ``FarkleAfterstatePolicy`` (:mod:`agents.afterstate`) adds
+                    ``"head_width": w``
                     (read by :func:`network_spec`; older cards give ``config.net_arch`` /
                     ``config.activation`` instead)
 
@@ -96,6 +98,11 @@ REQUIRED_KEYS = (
 )
 #: Activation names a card's ``policy`` entry may give.
 ACTIVATIONS = ("tanh", "relu")
+#: Policy classes a card's ``policy`` entry may name, with the game each is limited to (None: any).
+POLICY_CLASSES: dict[str, str | None] = {
+    "MaskableActorCriticPolicy": None,
+    "FarkleAfterstatePolicy": "farkle",
+}
 #: The network of a card that names none (SB3's default ``MlpPolicy``).
 DEFAULT_NET_ARCH: dict[str, list[int]] = {"pi": [64, 64], "vf": [64, 64]}
 
@@ -327,7 +334,8 @@ def fit_card(
 
 # ----------------------------------------------------------------------------------- network
 def network_spec(card: dict[str, Any], where: str) -> dict[str, Any]:
-    """The network a card describes: ``net_arch``, ``activation``, ``share_features_extractor``.
+    """The network a card describes: ``class``, ``net_arch``, ``activation``,
+    ``share_features_extractor`` and, for ``FarkleAfterstatePolicy``, ``head_width``.
 
     From its ``policy`` entry, else (older cards) from ``config.net_arch`` / ``config.activation``;
     each value checked (``ConfigError`` naming the allowed values).
@@ -365,7 +373,21 @@ def network_spec(card: dict[str, Any], where: str) -> dict[str, Any]:
     share = spec.get("share_features_extractor", True)
     if not isinstance(share, bool):
         raise ConfigError(f"{where}: share_features_extractor must be true or false, got {share!r}")
-    return {"net_arch": arch, "activation": act, "share_features_extractor": share}
+    cls = spec.get("class", "MaskableActorCriticPolicy")
+    if cls not in POLICY_CLASSES:
+        raise ConfigError(f"{where}: policy class must be one of {', '.join(POLICY_CLASSES)}, got {cls!r}")
+    game = POLICY_CLASSES[cls]
+    if game is not None and card.get("game") != game:
+        raise ConfigError(
+            f"{where}: policy class {cls} plays {game} only, the card's game is {card.get('game')!r}"
+        )
+    out = {"class": cls, "net_arch": arch, "activation": act, "share_features_extractor": share}
+    if cls == "FarkleAfterstatePolicy":
+        width = spec.get("head_width")
+        if not (isinstance(width, int) and not isinstance(width, bool) and 0 < width <= 65536):
+            raise ConfigError(f"{where}: policy head_width must be an integer in [1, 65536], got {width!r}")
+        out["head_width"] = width
+    return out
 
 
 def card_spaces(card: dict[str, Any], where: str = "the model card") -> tuple[Any, Any]:

@@ -6,7 +6,8 @@ crafted file holds: do that only with files you trust). This project never does 
 :func:`load_policy` opens the zip with :mod:`zipfile`, reads only the member ``policy.pth`` (the
 network's weights), checks its SHA-256 against the model card, loads it with
 ``torch.load(weights_only=True)`` (plain tensors only: a pickled object is refused), and rebuilds
-the network, a sb3-contrib ``MaskableActorCriticPolicy``, from the card alone.
+the network, a sb3-contrib ``MaskableActorCriticPolicy`` (or this project's subclass
+:class:`~agents.afterstate.FarkleAfterstatePolicy`), from the card alone.
 
 :func:`save_model` and :func:`stamp_card` add the card keys ``weights_sha256``, ``zip_sha256``
 and ``policy`` (their schema, like the rest of the card's, is :mod:`agents.model_card`'s).
@@ -119,23 +120,29 @@ def policy_spec(model: Any) -> dict[str, Any]:
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
     from stable_baselines3.common.torch_layers import FlattenExtractor
 
+    from .afterstate import FarkleAfterstatePolicy
+
     policy = getattr(model, "policy", model)
-    if type(policy) is not MaskableActorCriticPolicy:
+    if type(policy) not in (MaskableActorCriticPolicy, FarkleAfterstatePolicy):
         raise ConfigError(
-            f"save_model stores MaskableActorCriticPolicy networks (MlpPolicy), got {type(policy).__name__}"
+            "save_model stores MaskableActorCriticPolicy (MlpPolicy) and FarkleAfterstatePolicy networks, "
+            f"got {type(policy).__name__}"
         )
     if not isinstance(policy.features_extractor, FlattenExtractor):
         raise ConfigError(
             f"save_model needs the flat features extractor, got {type(policy.features_extractor).__name__}"
         )
-    return {
-        "class": "MaskableActorCriticPolicy",
+    spec = {
+        "class": type(policy).__name__,
         "observation_size": int(policy.observation_space.shape[0]),
         "n_actions": int(policy.action_space.n),
         "net_arch": _plain_arch(policy.net_arch),
         "activation": _activation_name(policy.activation_fn),
         "share_features_extractor": bool(policy.share_features_extractor),
     }
+    if isinstance(policy, FarkleAfterstatePolicy):
+        spec["head_width"] = policy.head_width
+    return spec
 
 
 # ---------------------------------------------------------------------------------------------- save
@@ -275,13 +282,21 @@ def load_policy(path: str | Path, card: dict[str, Any], device: str = "cpu") -> 
     ):
         raise ConfigError(f"{where}: {WEIGHTS_MEMBER} must hold a mapping of names to tensors")
     activation = {"tanh": nn.Tanh, "relu": nn.ReLU}[spec["activation"]]
-    policy = MaskableActorCriticPolicy(
+    kwargs: dict[str, Any] = {}
+    cls: Any = MaskableActorCriticPolicy
+    if spec["class"] == "FarkleAfterstatePolicy":
+        from .afterstate import FarkleAfterstatePolicy
+
+        cls = FarkleAfterstatePolicy
+        kwargs = {"head_width": spec["head_width"], "num_players": int(card["num_players"])}
+    policy = cls(
         obs_space,
         act_space,
         lambda _: 0.0,
         net_arch=copy.deepcopy(spec["net_arch"]),
         activation_fn=activation,
         share_features_extractor=spec["share_features_extractor"],
+        **kwargs,
     )
     try:
         policy.load_state_dict(state, strict=True)

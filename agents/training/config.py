@@ -55,6 +55,7 @@ _CHOICES: dict[str, tuple[Any, ...]] = {
     "trainer": ("ppo", "sb3"),
     "lr_schedule": ("constant", "linear", "cosine"),
     "precision": ("float32", "bfloat16"),
+    "policy_head": ("flat", "afterstate"),
 }
 #: Keys that may differ when a run is resumed (everything else must equal the run's config.json).
 RESUMABLE_KEYS = ("total_timesteps", "progress_bar", "tensorboard", "verbose", "device", "torch_threads")
@@ -129,6 +130,12 @@ class TrainConfig:
     target_kl: float | None = _knob(None, "early stop of an update's epochs at this KL (null = off)")
     net_arch: list = _knob([256, 256], "hidden layers of the policy and value networks (separate nets)")
     activation: str = _knob("tanh", "tanh | relu")
+    policy_head: str = _knob(
+        "flat",
+        "flat (one Linear to the logits) | afterstate (Farkle, ppo: one shared network scores each "
+        "action by the points it sets aside and the dice thrown next; agents.afterstate)",
+    )
+    head_width: int = _knob(64, "hidden units of the afterstate head's shared action scorer")
     precision: str = _knob(
         "float32",
         "float32 | bfloat16: the hidden layers' matrix products in bfloat16 (autocast; weights, heads, "
@@ -261,6 +268,7 @@ class TrainConfig:
         ranges: dict[str, tuple[int, int]] = {
             "num_players": (1, 8),
             "n_envs": (1, 1 << 20),
+            "head_width": (1, 65536),
             "total_timesteps": (1, 1 << 50),
             "n_steps": (1, 1 << 20),
             "batch_size": (1, 1 << 24),
@@ -354,6 +362,11 @@ class TrainConfig:
         if self.precision != "float32" and self.trainer != "ppo":
             raise ConfigError(
                 f"config 'precision' {self.precision} needs trainer: ppo (sb3-contrib trains in float32)"
+            )
+        if self.policy_head == "afterstate" and (self.game != "farkle" or self.trainer != "ppo"):
+            raise ConfigError(
+                "config 'policy_head' afterstate needs game: farkle and trainer: ppo (it reads Farkle "
+                f"throws); got game {self.game!r}, trainer {self.trainer!r}"
             )
         if self.num_players > 1 and not self.self_play and not self.opponents:
             raise ConfigError("config 'opponents' must name at least one agent spec when num_players > 1")

@@ -116,15 +116,22 @@ def make_model(cfg: Any, observation_space: Any, action_space: Any, device: str 
     """
     from sb3_contrib import MaskablePPO
 
+    kwargs = maskable_ppo_kwargs(cfg)
+    policy: Any = "MlpPolicy"
+    if cfg.policy_head == "afterstate":
+        from ..afterstate import FarkleAfterstatePolicy
+
+        policy = FarkleAfterstatePolicy
+        kwargs["policy_kwargs"].update(head_width=cfg.head_width, num_players=cfg.num_players)
     return MaskablePPO(
-        "MlpPolicy",
+        policy,
         SpacesOnlyEnv(observation_space, action_space),
         learning_rate=cfg.learning_rate,
         batch_size=min(cfg.batch_size, cfg.n_steps),
         clip_range_vf=cfg.clip_range_vf,
         device=device,
         verbose=0,
-        **maskable_ppo_kwargs(cfg),
+        **kwargs,
     )
 
 
@@ -148,6 +155,8 @@ def forward(policy: Any, obs: torch.Tensor, precision: str = "float32") -> tuple
     bf16 = precision == "bfloat16"
     latent_pi = _hidden(mlp.policy_net, features, bf16)
     latent_vf = _hidden(mlp.value_net, features, bf16)
+    if getattr(mlp, "passes_features", False):  # agents.afterstate: its head reads the features too
+        latent_pi = torch.cat([latent_pi, features], dim=-1)
     return policy.action_net(latent_pi), policy.value_net(latent_vf).squeeze(-1)
 
 

@@ -1,0 +1,162 @@
+"""A Farkle policy that scores each action by the state it leads to (``policy_head: afterstate``).
+
+A Farkle action sets some dice of the throw aside and then banks or throws on. Which dice are
+kept matters only through what follows: the points they add to the turn and the dice thrown
+next (``bank`` or ``throw``). The flat head of ``MaskableActorCriticPolicy`` (one ``Linear`` to
+128 logits) has to learn that for each of the 64 selections of each throw on its own;
+:class:`FarkleAfterstatePolicy` instead gives every action the features of its *afterstate* and
+scores them all with one shared small network, so what is learnt about one throw carries to
+every other.
+
+The afterstate features of action ``mask + 64 * bank`` are computed from the observation itself
+(no extra input): the selected dice's face counts (the bits of ``mask`` times the ``dice``
+one-hots) index a table of points built once from :func:`dice_envs.rules.farkle.score`; the dice
+thrown next follow :func:`dice_envs.rules.farkle.dice_to_throw` (six after hot dice). Per action,
+``[bank, one-hot dice thrown next (zeros when banking), points / 1000, new turn total / 1000]``.
+The logit is ``w . relu(P h + F a + b) + c``, ``h`` the actor MLP's last hidden layer and ``a``
+the features. The critic is the usual MLP.
+
+It is still a ``MaskableActorCriticPolicy`` (a subclass): ``MaskablePPO.load(path)`` +
+``predict(obs, action_masks=...)`` work with ``dice-envs`` installed, and
+:func:`agents.model_io.load_policy` rebuilds it from the model card (``policy.class``) without
+unpickling anything. The points table is a non-persistent buffer: the file holds weights only.
+
+>>> import torch
+>>> from dice_envs.envs.farkle import FarkleEnv
+>>> env = FarkleEnv(opponents=["random"])
+>>> policy = FarkleAfterstatePolicy(env.observation_space, env.action_space, lambda _: 1e-3)
+>>> obs, info = env.reset(seed=3)
+>>> logits = policy.action_net(policy.mlp_extractor.forward_actor(torch.as_tensor(obs[None])))
+>>> tuple(logits.shape)
+(1, 128)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from stable_baselines3.common.torch_layers import MlpExtractor
+from torch import nn
+
+from dice_envs.layouts import layout
+from dice_envs.rules import make_rules
+from dice_envs.rules.farkle import NUM_DICE, dice_to_throw, score
+
+__all__ = ["FarkleAfterstateHead", "FarkleAfterstatePolicy", "ObsPassingExtractor", "points_table"]
+
+_FACES = 6
+_FEATURES = 1 + NUM_DICE + 2  # bank, dice thrown next (one-hot), points, new turn total
+
+
+def points_table() -> np.ndarray:
+    """Points of setting aside dice with face counts ``c`` (``c[f]`` dice showing ``f + 1``), at
+    index ``sum(c[f] * 7**f)``; 0 where the dice do not all score (or none are set aside).
+
+    >>> t = points_table()
+    >>> int(t[1]), int(t[3 * 7**4]), int(t[1 + 7**4]), int(t[7])
+    (100, 500, 150, 0)
+    """
+    table = np.zeros(7**_FACES, dtype=np.float32)
+    for code in range(1, 7**_FACES):
+        counts = [code // 7**f % 7 for f in range(_FACES)]
+        if sum(counts) <= NUM_DICE:
+            table[code] = score([f + 1 for f in range(_FACES) for _ in range(counts[f])])
+    return table
+
+
+class ObsPassingExtractor(MlpExtractor):
+    """SB3's ``MlpExtractor`` whose actor latent also carries the features it was given:
+    ``cat(policy_net(x), x)`` (the head reads the dice from them); the critic is unchanged."""
+
+    #: Read by :func:`agents.training.ppo.forward`, which runs the hidden layers itself.
+    passes_features = True
+
+    def __init__(self, feature_dim: int, **kwargs: Any) -> None:
+        super().__init__(feature_dim, **kwargs)
+        self.hidden_dim_pi = self.latent_dim_pi
+        self.latent_dim_pi += feature_dim
+
+    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.forward_actor(features), self.forward_critic(features)
+
+    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
+        return torch.cat([self.policy_net(features), features], dim=-1)
+
+
+class FarkleAfterstateHead(nn.Module):
+    """Logits ``(B, 128)`` from ``cat(h, obs)``: one shared network over each action's afterstate
+    features (see the module docstring)."""
+
+    def __init__(self, hidden_dim: int, num_players: int, width: int) -> None:
+        super().__init__()
+        lay = layout(make_rules("farkle"), num_players)
+        self.hidden_dim = int(hidden_dim)
+        self.dice = lay.slice("dice")
+        self.turn_total = lay.index("turn_total")
+        self.tt_scale = float(lay.scale("turn_total"))
+        self.state = nn.Linear(self.hidden_dim, width)
+        self.action = nn.Linear(_FEATURES, width, bias=False)
+        self.out = nn.Linear(width, 1)
+        bits = np.array([[m >> i & 1 for i in range(NUM_DICE)] for m in range(2**NUM_DICE)], np.float32)
+        kept = bits.sum(axis=1)
+        self.register_buffer("bits", torch.from_numpy(bits), persistent=False)
+        self.register_buffer("kept", torch.from_numpy(kept), persistent=False)
+        self.register_buffer("pow7", torch.tensor([7.0**f for f in range(_FACES)]), persistent=False)
+        points = points_table() / self.tt_scale
+        self.register_buffer("points", torch.from_numpy(points), persistent=False)
+
+    def features(self, obs: torch.Tensor) -> torch.Tensor:
+        """The ``(B, 128, 9)`` afterstate features of every action of each observation."""
+        b = obs.shape[0]
+        dice = obs[:, self.dice].reshape(b, NUM_DICE, _FACES)
+        counts = torch.einsum("mi,bif->bmf", self.bits, dice)  # faces set aside by each selection
+        code = (counts @ self.pow7).round().long().clamp_(0, self.points.numel() - 1)
+        points = self.points[code]  # (B, 64)
+        thrown = dice.sum(dim=(1, 2)).round()
+        after = dice_to_throw(thrown[:, None], self.kept[None, :])  # six after hot dice
+        onehot = nn.functional.one_hot(after.long().clamp_(1, NUM_DICE) - 1, NUM_DICE).to(obs.dtype)
+        total = obs[:, self.turn_total, None] + points
+        zeros = torch.zeros_like(points)[..., None]
+        throw = torch.cat([zeros, onehot, points[..., None], total[..., None]], dim=-1)
+        bank = torch.cat([zeros + 1.0, torch.zeros_like(onehot), points[..., None], total[..., None]], dim=-1)
+        return torch.cat([throw, bank], dim=1)  # action = mask + 64 * bank
+
+    def forward(self, latent: torch.Tensor) -> torch.Tensor:
+        h, obs = latent[:, : self.hidden_dim], latent[:, self.hidden_dim :]
+        mixed = self.state(h)[:, None, :] + self.action(self.features(obs))
+        return self.out(torch.relu(mixed)).squeeze(-1)
+
+
+class FarkleAfterstatePolicy(MaskableActorCriticPolicy):
+    """``MaskableActorCriticPolicy`` with :class:`FarkleAfterstateHead` as its ``action_net``.
+
+    ``head_width``: hidden units of the shared action scorer; ``num_players``: the seats of the
+    observation's layout. Every other argument is ``MaskableActorCriticPolicy``'s.
+    """
+
+    def __init__(self, *args: Any, head_width: int = 64, num_players: int = 2, **kwargs: Any) -> None:
+        self.head_width = int(head_width)
+        self.num_players = int(num_players)
+        super().__init__(*args, **kwargs)
+
+    def _build_mlp_extractor(self) -> None:
+        self.mlp_extractor = ObsPassingExtractor(
+            self.features_dim, net_arch=self.net_arch, activation_fn=self.activation_fn, device=self.device
+        )
+
+    def _build(self, lr_schedule: Any) -> None:
+        super()._build(lr_schedule)
+        head = FarkleAfterstateHead(self.mlp_extractor.hidden_dim_pi, self.num_players, self.head_width)
+        if self.ortho_init:
+            for layer, gain in ((head.state, np.sqrt(2)), (head.action, np.sqrt(2)), (head.out, 0.01)):
+                self.init_weights(layer, gain=gain)
+        self.action_net = head.to(self.device)
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data = super()._get_constructor_parameters()
+        data.update(head_width=self.head_width, num_players=self.num_players)
+        return data
