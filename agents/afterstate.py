@@ -13,8 +13,10 @@ The afterstate features of action ``mask + 64 * bank`` are computed from the obs
 one-hots) index a table of points built once from :func:`dice_envs.rules.farkle.score`; the dice
 thrown next follow :func:`dice_envs.rules.farkle.dice_to_throw` (six after hot dice). Per action,
 ``[bank, one-hot dice thrown next (zeros when banking), points / 1000, new turn total / 1000]``.
-The logit is ``w . relu(P h + F a + b) + c``, ``h`` the actor MLP's last hidden layer and ``a``
-the features. The critic is the usual MLP.
+The logit of an action is ``u(h) . phi(a) + c(a)``: ``h`` the actor MLP's last hidden layer,
+``u`` a ``Linear``, ``a`` the action's afterstate (bank or the dice thrown next, and the points set
+aside; the new turn total is the state's plus those points) and ``phi(a) = relu(F a + b)``. Actions
+that lead to the same afterstate get the same logit. The critic is the usual MLP.
 
 It is still a ``MaskableActorCriticPolicy`` (a subclass): ``MaskablePPO.load(path)`` +
 ``predict(obs, action_masks=...)`` work with ``dice-envs`` installed, and
@@ -87,8 +89,15 @@ class ObsPassingExtractor(MlpExtractor):
 
 
 class FarkleAfterstateHead(nn.Module):
-    """Logits ``(B, 128)`` from ``cat(h, obs)``: one shared network over each action's afterstate
-    features (see the module docstring)."""
+    """Logits ``(B, 128)`` from ``cat(h, obs)``: ``u(h) . phi(afterstate)`` for every action (see the
+    module docstring).
+
+    An afterstate is the kind of the action (bank, or throw on with 1-6 dice) and the points it sets
+    aside: a few hundred of them in all. ``phi`` is computed once per forward for all of them
+    (``relu`` of a ``Linear`` over their features), the state's scores for all of them are one
+    matrix product ``u(h) @ phi.T``, and each action's logit is gathered from its own afterstate's
+    score: no per-action network runs, so the head costs about as much as the flat one.
+    """
 
     def __init__(self, hidden_dim: int, num_players: int, width: int) -> None:
         super().__init__()
@@ -98,36 +107,62 @@ class FarkleAfterstateHead(nn.Module):
         self.turn_total = lay.index("turn_total")
         self.tt_scale = float(lay.scale("turn_total"))
         self.state = nn.Linear(self.hidden_dim, width)
-        self.action = nn.Linear(_FEATURES, width, bias=False)
+        self.action = nn.Linear(_FEATURES - 1, width)
         self.out = nn.Linear(width, 1)
         bits = np.array([[m >> i & 1 for i in range(NUM_DICE)] for m in range(2**NUM_DICE)], np.float32)
         kept = bits.sum(axis=1)
         self.register_buffer("bits", torch.from_numpy(bits), persistent=False)
         self.register_buffer("kept", torch.from_numpy(kept), persistent=False)
         self.register_buffer("pow7", torch.tensor([7.0**f for f in range(_FACES)]), persistent=False)
-        points = points_table() / self.tt_scale
-        self.register_buffer("points", torch.from_numpy(points), persistent=False)
+        table = points_table()
+        self.register_buffer("points", torch.from_numpy(table / self.tt_scale), persistent=False)
+        values, rank = np.unique(table, return_inverse=True)  # each code's rank among the point values
+        self.num_points = len(values)
+        rank = torch.from_numpy(rank.reshape(-1).astype(np.int64))
+        self.register_buffer("point_rank", rank, persistent=False)
+        # The afterstates, kind-major (kind 0 banks, kind n throws n dice on): [bank, one-hot dice
+        # thrown next, points], the first 8 of the per-action features (the new turn total is the
+        # state's turn total plus the points, so u(h) carries it).
+        kinds = np.zeros((1 + NUM_DICE, 1 + NUM_DICE), np.float32)
+        kinds[0, 0] = 1.0
+        kinds[1:, 1:] = np.eye(NUM_DICE, dtype=np.float32)
+        points = np.tile(values / self.tt_scale, 1 + NUM_DICE)[:, None]
+        grid = np.concatenate([np.repeat(kinds, len(values), axis=0), points], axis=1)
+        self.register_buffer("afterstates", torch.from_numpy(grid.astype(np.float32)), persistent=False)
 
-    def features(self, obs: torch.Tensor) -> torch.Tensor:
-        """The ``(B, 128, 9)`` afterstate features of every action of each observation."""
+    def _selections(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Per selection of the dice (B, 64): its face-count code, its points and the dice thrown next."""
         b = obs.shape[0]
         dice = obs[:, self.dice].reshape(b, NUM_DICE, _FACES)
         counts = torch.einsum("mi,bif->bmf", self.bits, dice)  # faces set aside by each selection
         code = (counts @ self.pow7).round().long().clamp_(0, self.points.numel() - 1)
-        points = self.points[code]  # (B, 64)
         thrown = dice.sum(dim=(1, 2)).round()
         after = dice_to_throw(thrown[:, None], self.kept[None, :])  # six after hot dice
-        onehot = nn.functional.one_hot(after.long().clamp_(1, NUM_DICE) - 1, NUM_DICE).to(obs.dtype)
+        after = after.long().clamp_(1, NUM_DICE)
+        return code, self.points[code], after
+
+    def features(self, obs: torch.Tensor) -> torch.Tensor:
+        """The ``(B, 128, 9)`` afterstate features of every action of each observation:
+        ``[bank, one-hot dice thrown next (zeros when banking), points / 1000, new turn total / 1000]``."""
+        _, points, after = self._selections(obs)
+        onehot = nn.functional.one_hot(after - 1, NUM_DICE).to(obs.dtype)
         total = obs[:, self.turn_total, None] + points
         zeros = torch.zeros_like(points)[..., None]
         throw = torch.cat([zeros, onehot, points[..., None], total[..., None]], dim=-1)
         bank = torch.cat([zeros + 1.0, torch.zeros_like(onehot), points[..., None], total[..., None]], dim=-1)
         return torch.cat([throw, bank], dim=1)  # action = mask + 64 * bank
 
+    def afterstate_index(self, obs: torch.Tensor) -> torch.Tensor:
+        """``(B, 128)`` row of :attr:`afterstates` that each action leads to."""
+        code, _, after = self._selections(obs)
+        rank = self.point_rank[code]
+        return torch.cat([after * self.num_points + rank, rank], dim=1)  # throw rows, then bank rows
+
     def forward(self, latent: torch.Tensor) -> torch.Tensor:
         h, obs = latent[:, : self.hidden_dim], latent[:, self.hidden_dim :]
-        mixed = self.state(h)[:, None, :] + self.action(self.features(obs))
-        return self.out(torch.relu(mixed)).squeeze(-1)
+        phi = torch.relu(self.action(self.afterstates))  # (K, width)
+        scores = self.state(h) @ phi.T + self.out(phi).T  # (B, K)
+        return scores.gather(1, self.afterstate_index(obs))
 
 
 class FarkleAfterstatePolicy(MaskableActorCriticPolicy):
@@ -151,7 +186,7 @@ class FarkleAfterstatePolicy(MaskableActorCriticPolicy):
         super()._build(lr_schedule)
         head = FarkleAfterstateHead(self.mlp_extractor.hidden_dim_pi, self.num_players, self.head_width)
         if self.ortho_init:
-            for layer, gain in ((head.state, np.sqrt(2)), (head.action, np.sqrt(2)), (head.out, 0.01)):
+            for layer, gain in ((head.state, 0.01), (head.action, np.sqrt(2)), (head.out, 0.01)):
                 self.init_weights(layer, gain=gain)
         self.action_net = head.to(self.device)
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)

@@ -51,7 +51,9 @@ def test_features_are_each_legal_actions_points_and_dice_thrown_next(seed: int, 
             obs, info = env.reset(seed=seed + 1)
     game = env.unwrapped.game
     dice, turn = list(game.dice), game.turn_total
-    feats = policy.action_net.features(torch.as_tensor(obs[None]))[0].numpy()
+    head = policy.action_net
+    feats = head.features(torch.as_tensor(obs[None]))[0].numpy()
+    rows = head.afterstates[head.afterstate_index(torch.as_tensor(obs[None]))[0]].numpy()
     for action in np.flatnonzero(info["action_mask"]):
         mask, bank = action % BANK_FLAG, action >= BANK_FLAG
         kept = [d for i, d in enumerate(dice) if mask >> i & 1]
@@ -63,6 +65,7 @@ def test_features_are_each_legal_actions_points_and_dice_thrown_next(seed: int, 
         np.testing.assert_array_equal(row[1:7], want_next)
         assert row[7] == pytest.approx(score(kept) / 1000)
         assert row[8] == pytest.approx((turn + score(kept)) / 1000)
+        np.testing.assert_allclose(rows[action], row[:8], rtol=1e-6)  # the afterstate it is scored by
 
 
 def test_config_refuses_the_head_outside_farkle_ppo() -> None:
