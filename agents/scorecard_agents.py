@@ -49,20 +49,63 @@ class _ScorecardAgent(BaseAgent):
             raise ValueError("the observation shows no dice: it is not this agent's turn")
         return view
 
+    def turn_states(self, observations: np.ndarray) -> tuple[np.ndarray, ...]:
+        """What :meth:`decide` reads of a :class:`ScorecardView`, for a batch of observations
+        ``(B, size)`` at once: ``(filled-box mask, upper total, five-of-a-kind state z, roll index,
+        throw)``, each ``(B,)``. ``ValueError`` for a row that shows no dice, as :meth:`view`."""
+        obs = np.asarray(observations, dtype=np.float64)
+        lay = layout(self.rules, self.num_players)
+        if obs.ndim != 2 or obs.shape[1] != lay.size:
+            raise ValueError(
+                f"observations of shape {obs.shape} do not fit {self.rules.game} with "
+                f"{self.num_players} players (expected (B, {lay.size}))"
+            )
+        onehot = obs[:, lay.slice("dice")].reshape(len(obs), 5, 6) > 0.5
+        if not onehot.any(axis=2).all():
+            raise ValueError("the observation shows no dice: it is not this agent's turn")
+        counts = onehot.sum(axis=1)  # (B, 6) dice per face
+        roll = _roll_of_counts()[counts @ 6 ** np.arange(6)]
+        throw_hot = obs[:, lay.slice("throw")]
+        throw = np.where(throw_hot.max(axis=1) > 0.5, throw_hot.argmax(axis=1) + 1, 0)
+        closed = obs[:, lay.slice("open")] <= 0.5
+        mask = closed @ (1 << np.arange(closed.shape[1]))
+        c = turn_solver(self.rules)
+        limit = c.limit
+        bonuses = lay.read(obs, "bonuses")
+        z_filled = 1 + (np.minimum(bonuses, limit) if limit is not None else 0)
+        five_is_50 = closed[:, c.five] & (lay.read(obs, "points")[:, c.five] == 50)
+        z = np.where(five_is_50, z_filled, 0)
+        return mask, lay.read(obs, "upper_total"), z, roll, throw
+
+
+@cache
+def _roll_of_counts() -> np.ndarray:
+    """Roll index of five dice by their face counts' code ``sum(c[f] * 6**f)`` (-1: not five dice)."""
+    t = scorecard_tables()
+    out = np.full(6**6, -1, dtype=np.int64)
+    for r, dice in enumerate(t.rolls):
+        counts = np.bincount(np.asarray(dice, dtype=np.int64) - 1, minlength=6)
+        out[int(counts @ 6 ** np.arange(6))] = r
+    return out
+
 
 def _choose(plan: TurnPlan, view: ScorecardView, legal: np.ndarray) -> int:
     """The best legal action under a turn plan (scoring preferred on ties)."""
+    return _choose_at(plan, scorecard_tables().roll_index[view.dice], view.throw, legal)
+
+
+def _choose_at(plan: TurnPlan, r: int, throw: int, legal: np.ndarray) -> int:
+    """:func:`_choose` for the throw of roll index ``r``, the turn's ``throw``-th."""
     t = scorecard_tables()
-    r = t.roll_index[view.dice]
     legal = np.asarray(legal)
     boxes = legal[legal >= N_REROLL_ACTIONS]
     box_vals = plan.box_values[boxes - N_REROLL_ACTIONS, r]
     i = int(np.argmax(box_vals)) if boxes.size else -1
     best_a, best_v = (int(boxes[i]), float(box_vals[i])) if i >= 0 else (-1, NEG)
-    if view.throw - 1 < len(plan.keep_values):
+    if throw - 1 < len(plan.keep_values):
         rerolls = legal[legal < N_REROLL_ACTIONS]
         if rerolls.size:
-            keep_vals = plan.keep_values[view.throw - 1][t.reroll_keep[r, rerolls]]
+            keep_vals = plan.keep_values[throw - 1][t.reroll_keep[r, rerolls]]
             j = int(np.argmax(keep_vals))
             if keep_vals[j] > best_v + 1e-9:  # scoring wins ties
                 best_a = int(rerolls[j])
@@ -164,11 +207,28 @@ class HeuristicAgent(_ScorecardAgent):
         legal = check_mask(action_mask)
         return self.decide(self.view(observation), legal)
 
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """:meth:`act` for each row, the observations read as arrays (:meth:`turn_states`)."""
+        states = self.turn_states(observations)
+        return np.array(
+            [
+                _choose_at(self._plan(mask, u, z), r, throw, check_mask(m))
+                for mask, u, z, r, throw, m in zip(*(s.tolist() for s in states), action_masks, strict=True)
+            ],
+            dtype=np.int64,
+        )
+
     def decide(self, view: ScorecardView, legal: np.ndarray) -> int:
         """The heuristic's action for the decoded state ``view`` among the ``legal`` actions."""
         c = self._solver
         mask = sum(1 << i for i, v in enumerate(view.boxes) if v is not None)
-        key = (mask, min(view.upper_total, c.T), c.z_of(view.boxes[c.five], view.five_kind_bonuses))
+        plan = self._plan(mask, view.upper_total, c.z_of(view.boxes[c.five], view.five_kind_bonuses))
+        return _choose(plan, view, legal)
+
+    def _plan(self, mask: int, upper_total: int, z: int) -> TurnPlan:
+        """The turn plan of a card (memoized, the least recently used dropped past PLAN_CACHE_SIZE)."""
+        c = self._solver
+        key = (mask, min(upper_total, c.T), z)
         plan = self._plans.get(key)
         if plan is None:
             values = self._evaluate(*key)
@@ -179,7 +239,7 @@ class HeuristicAgent(_ScorecardAgent):
                 self._plans.popitem(last=False)
         else:
             self._plans.move_to_end(key)
-        return _choose(plan, view, legal)
+        return plan
 
 
 # ---------------------------------------------------------------------- greedy

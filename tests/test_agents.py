@@ -237,12 +237,14 @@ def test_vectorized_farkle_agents_choose_as_act(spec: str, players: int) -> None
     assert batch.tolist() == [agent.act(o, m) for o, m in zip(obs, masks, strict=True)]
 
 
+@pytest.mark.parametrize("spec", ["greedy", "heuristic"])
 @pytest.mark.parametrize("game", ["spiffel", "dice_poker", "yahtzee"])
-def test_vectorized_greedy_chooses_as_act(game: str) -> None:
-    """The greedy agent's table-driven act_batch equals act in every row, jokers included
-    (five-of-a-kinds are injected often so bonus and joker states occur)."""
+def test_vectorized_scorecard_agents_choose_as_act(game: str, spec: str) -> None:
+    """The greedy agent's table-driven act_batch, and the heuristic's, which reads the
+    observations as arrays, equal act in every row, jokers included (five-of-a-kinds are injected
+    often so bonus and joker states occur)."""
     rules = make_rules(game)
-    agent = agents.load("greedy", game=rules, num_players=2, seed=0)
+    agent = agents.load(spec, game=rules, num_players=2, seed=0)
     obs, masks = [], []
     for seed in range(15):
         g = new_game(rules, 2, seed=seed)
@@ -258,3 +260,16 @@ def test_vectorized_greedy_chooses_as_act(game: str) -> None:
     assert any(o[joker_col] == 1 for o in obs)  # joker states were met
     batch = agent.act_batch(np.array(obs), np.array(masks))
     assert batch.tolist() == [agent.act(o, m) for o, m in zip(obs, masks, strict=True)]
+
+
+def test_heuristic_act_batch_refuses_rows_without_dice() -> None:
+    rules = make_rules("spiffel")
+    agent = agents.load("heuristic", game=rules, seed=0)
+    g = new_game(rules, seed=0)
+    obs, mask = encode(g, 0), g.action_mask()
+    blank = obs.copy()
+    blank[:30] = 0.0  # the dice one-hots
+    with pytest.raises(ValueError, match="shows no dice"):
+        agent.act_batch(np.array([obs, blank]), np.array([mask, mask]))
+    with pytest.raises(ValueError, match="do not fit spiffel"):
+        agent.act_batch(obs[None, :-1], mask[None])

@@ -31,6 +31,16 @@ def test_official_yahtzee_optimum_matches_literature() -> None:
     assert expected_score("yahtzee") == pytest.approx(254.5877, abs=5e-4)
 
 
+@pytest.mark.parametrize("game", ["spiffel", "dice_poker", "yahtzee"])
+def test_known_optima_are_the_solvers(game: str) -> None:
+    """The shipped optima of the default rules (learning-curve lines) are what a solve gives."""
+    from agents.solver.scorecard import KNOWN_OPTIMA, known_optimum, solve_scorecard
+
+    rules = make_rules(game)
+    assert known_optimum(rules) == KNOWN_OPTIMA[game] == solve_scorecard(rules).expected_score()
+    assert known_optimum(make_rules(game, upper_bonus=0)) is None  # other rules: solve them
+
+
 def test_yahtzee_without_bonus_and_joker_matches_literature() -> None:
     assert expected_score("yahtzee", yahtzee_bonus=0, joker=False) == pytest.approx(245.8708, abs=5e-4)
 

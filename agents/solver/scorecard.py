@@ -411,6 +411,31 @@ def _table_shape(rules: ScorecardRules) -> tuple[int, int, int]:
     )
 
 
+#: The optimum of each game's default rules exactly as :func:`solve_scorecard` computes it
+#: (``tests/test_solver.py`` checks each against a fresh solve). :func:`known_optimum` gives it
+#: without the cold solve (about 10 s on one core) that a learning curve's reference line would
+#: otherwise cost on a machine whose cache is empty.
+KNOWN_OPTIMA: dict[str, float] = {
+    "spiffel": 253.38412265487372,
+    "dice_poker": 314.81566441315704,
+    "yahtzee": 254.58772873449573,
+}
+
+
+def known_optimum(rules: ScorecardRules) -> float | None:
+    """The optimal expected grand total of ``rules`` when they are a game's default rules
+    (:data:`KNOWN_OPTIMA`), else ``None`` (solve them: :func:`solve_scorecard`).
+
+    >>> from dice_envs.rules import make_rules
+    >>> known_optimum(make_rules("yahtzee")), known_optimum(make_rules("yahtzee", joker=False))
+    (254.58772873449573, None)
+    """
+    from dice_envs.rules import make_rules
+
+    value = KNOWN_OPTIMA.get(rules.game)
+    return value if value is not None and rules == make_rules(rules.game) else None
+
+
 _SOLUTIONS: dict[ScorecardRules, ScorecardSolution] = {}
 
 

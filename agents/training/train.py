@@ -158,7 +158,8 @@ def evaluation_record(cfg: TrainConfig, rows: list[Any], bc_stats: dict[str, Any
 def reference_lines(cfg: TrainConfig, rows: list[Any]) -> dict[str, float]:
     """Reference lines of the learning curve: the exact optimum and the ``heuristic`` agent's mean.
 
-    Solitaire scorecard games: the solver's optimum (solved once and cached) and the heuristic's
+    Solitaire scorecard games: the solver's optimum (solved once and cached; the default rules'
+    known optimum, :func:`agents.solver.scorecard.known_optimum`) and the heuristic's
     mean of the final table when it has that row. Multi-player games plot a win rate, whose
     reference is 50% against the evaluation opponents.
     """
@@ -169,8 +170,10 @@ def reference_lines(cfg: TrainConfig, rows: list[Any]) -> dict[str, float]:
 
         if isinstance(rules, ScorecardRules):
             from ..solver import expected_score
+            from ..solver.scorecard import known_optimum
 
-            refs["exact optimum"] = float(expected_score(rules))
+            known = known_optimum(rules)  # default rules: no cold solve
+            refs["exact optimum"] = known if known is not None else float(expected_score(rules))
         for row in rows:
             if getattr(row, "agent", "") == "heuristic":
                 refs["heuristic"] = float(row.mean_score)
