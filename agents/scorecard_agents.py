@@ -63,30 +63,18 @@ class _ScorecardAgent(BaseAgent):
         onehot = obs[:, lay.slice("dice")].reshape(len(obs), 5, 6) > 0.5
         if not onehot.any(axis=2).all():
             raise ValueError("the observation shows no dice: it is not this agent's turn")
-        counts = onehot.sum(axis=1)  # (B, 6) dice per face
-        roll = _roll_of_counts()[counts @ 6 ** np.arange(6)]
+        roll = scorecard_batch_tables().code_roll[(onehot.argmax(axis=2) * 6 ** np.arange(5)).sum(axis=1)]
         throw_hot = obs[:, lay.slice("throw")]
         throw = np.where(throw_hot.max(axis=1) > 0.5, throw_hot.argmax(axis=1) + 1, 0)
         closed = obs[:, lay.slice("open")] <= 0.5
         mask = closed @ (1 << np.arange(closed.shape[1]))
         c = turn_solver(self.rules)
-        limit = c.limit
-        bonuses = lay.read(obs, "bonuses")
-        z_filled = 1 + (np.minimum(bonuses, limit) if limit is not None else 0)
-        five_is_50 = closed[:, c.five] & (lay.read(obs, "points")[:, c.five] == 50)
-        z = np.where(five_is_50, z_filled, 0)
+        five, shut = lay.read(obs, "points")[:, c.five].tolist(), closed[:, c.five].tolist()
+        bonuses = lay.read(obs, "bonuses").tolist()
+        z = np.array(  # the solver's five-of-a-kind state, row by row (TurnSolver.z_of)
+            [c.z_of(p if s else None, b) for p, s, b in zip(five, shut, bonuses, strict=True)], dtype=np.int64
+        )
         return mask, lay.read(obs, "upper_total"), z, roll, throw
-
-
-@cache
-def _roll_of_counts() -> np.ndarray:
-    """Roll index of five dice by their face counts' code ``sum(c[f] * 6**f)`` (-1: not five dice)."""
-    t = scorecard_tables()
-    out = np.full(6**6, -1, dtype=np.int64)
-    for r, dice in enumerate(t.rolls):
-        counts = np.bincount(np.asarray(dice, dtype=np.int64) - 1, minlength=6)
-        out[int(counts @ 6 ** np.arange(6))] = r
-    return out
 
 
 def _choose(plan: TurnPlan, view: ScorecardView, legal: np.ndarray) -> int:
