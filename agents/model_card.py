@@ -24,6 +24,10 @@ bind the card to its weights:
                     (read by :func:`network_spec`; older cards give ``config.net_arch`` /
                     ``config.activation`` instead)
 
+A merged ensemble (:func:`agents.ensemble.merge_model_files`) adds ``ensemble``: ``{"method":
+..., "members": [{"file", "weights_sha256", "seed", "steps", "wall_time_s", "machine",
+"command"}, ...]}``; its ``steps`` and ``wall_time_s`` are the members' sums.
+
 A model is only loaded for the game, rules and observation encoding on its card (:func:`fit_card`;
 rule parameters changed on purpose excepted); anything else raises
 :class:`~dice_envs.rules.ConfigError` naming what was expected and what the file holds.

@@ -149,7 +149,9 @@ def policy_spec(model: Any) -> dict[str, Any]:
 def save_model(model: Any, path: str | Path, card: dict[str, Any], *, overwrite: bool = False) -> Path:
     """Write ``model`` (a sb3-contrib ``MaskablePPO``) as an SB3 zip plus its stamped card; return the zip.
 
-    Both files are written atomically (temporary file, then ``os.replace``); the card is ``card``
+    The zip's members are deflate-compressed (:func:`_deflated`; any zip reader, ``MaskablePPO.load``
+    included, reads them). Both files are written atomically (temporary file, then
+    ``os.replace``); the card is ``card``
     plus ``weights_sha256``, ``zip_sha256`` and ``policy`` (see the module docstring). An existing
     zip or card is a :class:`FileExistsError` unless ``overwrite``. ``card`` is not modified.
     """
@@ -172,6 +174,7 @@ def save_model(model: Any, path: str | Path, card: dict[str, Any], *, overwrite:
         data = Path(tmp).read_bytes()
     finally:
         Path(tmp).unlink(missing_ok=True)
+    data = _deflated(data)
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
         weights = zf.read(WEIGHTS_MEMBER)
     stamped = copy.deepcopy(card)
@@ -179,6 +182,18 @@ def save_model(model: Any, path: str | Path, card: dict[str, Any], *, overwrite:
     atomic_write_bytes(p, data, overwrite=overwrite)
     write_card(p, stamped, overwrite=overwrite)
     return p
+
+
+def _deflated(data: bytes) -> bytes:
+    """The zip ``data`` with every member deflate-compressed (SB3 stores them uncompressed; merged
+    ensembles' block-diagonal weights are mostly zeros). Names, dates and contents are kept."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            member = zipfile.ZipInfo(info.filename, date_time=info.date_time)
+            member.compress_type = zipfile.ZIP_DEFLATED
+            dst.writestr(member, src.read(info))
+    return out.getvalue()
 
 
 def stamp_card(path: str | Path) -> Path:

@@ -42,7 +42,7 @@ CARD_KEYS = {
     "policy",
 }
 #: Keys a card may add (the native trainer names itself and the machine it ran on).
-CARD_EXTRA_KEYS = {"trainer", "machine"}
+CARD_EXTRA_KEYS = {"trainer", "machine", "ensemble"}
 
 
 def _train(cfg: TrainConfig, out: Path, resume: bool = False):
@@ -74,7 +74,8 @@ def _check_model(
 
     assert path.is_file()
     card = json.loads(path.with_suffix(".json").read_text())
-    assert CARD_KEYS <= set(card) <= CARD_KEYS | CARD_EXTRA_KEYS
+    required = CARD_KEYS - {"seed"} if "ensemble" in card else CARD_KEYS  # an ensemble: its members' seeds
+    assert required <= set(card) <= CARD_KEYS | CARD_EXTRA_KEYS
     rules = make_rules(game, **card["config"]["rules"])
     assert card["format"] == "dice-envs-model-card" and card["format_version"] == 1
     assert card["game"] == game and card["rules"] == rules.to_dict()
@@ -371,10 +372,14 @@ def test_shipped_bot_loads_plainly_and_by_name(name: str) -> None:
 
     card = json.loads(path.with_suffix(".json").read_text())
     players = card["num_players"]
-    made_by = re.match(
-        r"(python scripts/train\.py|dice-envs train) --config (configs/train/\S+\.yaml)", card["command"]
-    )
-    assert made_by and (ROOT / made_by.group(2)).is_file(), card["command"]  # its recipe is in the repo
+    members = card.get("ensemble", {}).get("members", [])
+    if members:  # merged from runs of recipes in the repo (agents.ensemble)
+        assert card["command"].startswith("python scripts/merge_models.py ") and len(members) >= 2
+        assert card["steps"] == sum(m["steps"] for m in members)
+    for command in [m["command"] for m in members] or [card["command"]]:
+        recipe = r"(python scripts/train\.py|dice-envs train) --config (configs/train/\S+\.yaml)"
+        made_by = re.match(recipe, command)
+        assert made_by and (ROOT / made_by.group(2)).is_file(), command  # its recipe is in the repo
     _check_model(path, card["game"], card["n_actions"], players, card["steps"], card["command"])
     assert card["rules"] == make_rules(card["game"]).to_dict()  # shipped bots play the default rules
     measured = json.loads((PRETRAINED / "measurements.json").read_text())[name]

@@ -1,0 +1,97 @@
+#!/usr/bin/env python
+"""Merge trained models into one ensemble model file (``agents.ensemble``).
+
+The members (flat MLP models of one game, rules and encoding; ``.zip`` paths with their cards,
+or ``pretrained:<name>``) become one ordinary ``MaskableActorCriticPolicy`` whose logits and
+value are the mean of theirs: a product of experts. The merged file loads everywhere a trained
+model does (``agents.load``, ``opponents=[path]``, ``MaskablePPO.load``); its card lists the
+members under ``ensemble`` and sums their steps and wall time.
+
+    python scripts/merge_models.py runs/fs0/farkle-scratch.zip runs/fs1/farkle-scratch.zip \\
+        runs/fs2/farkle-scratch.zip --out runs/farkle-ensemble/farkle-scratch.zip
+    python scripts/measure_bots.py --dir runs/farkle-ensemble --opponents heuristic max-expected
+
+An existing ``--out`` (or its card) is refused unless ``--force``. ``--curve PNG`` also draws
+the members' learning curves (the ``eval`` column of the ``progress.csv`` beside each member's
+zip, as the native trainer writes it) on one figure; members without one are named in its title.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agents.ensemble import merge_model_files
+from agents.training.artifacts import ProgressLog
+from dice_envs.io import atomic_write_bytes
+from dice_envs.rules import ConfigError
+
+
+def plot_members(models: list[str], path: Path, title: str) -> Path:
+    """The evaluation curves of the members' runs (``progress.csv`` beside each zip) on one figure."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    missing = []
+    for i, model in enumerate(models):
+        log = Path(model).with_name("progress.csv")
+        if not log.is_file():
+            missing.append(f"member {i} ({model})")
+            continue
+        rows = [r for r in ProgressLog.read(log) if r.get("eval") not in (None, "", "nan")]
+        x = [float(r["steps"]) for r in rows]
+        y = [float(r["eval"]) for r in rows]
+        ax.plot(x, y, "o-", ms=3, label=f"member {i}: {Path(model).parent.name}")
+    ax.set_xlabel("environment steps")
+    ax.set_ylabel("evaluation (argmax)")
+    ax.set_title(title + (f"\nno progress.csv: {', '.join(missing)}" if missing else ""), fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=100, format="png")
+    plt.close(fig)
+    return atomic_write_bytes(path, buf.getvalue(), overwrite=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("models", nargs="+", help="member models: .zip paths or pretrained:<name>")
+    parser.add_argument("--out", type=Path, required=True, help="the merged model (.zip; its card beside it)")
+    parser.add_argument("--force", action="store_true", help="replace an existing --out (and --curve)")
+    parser.add_argument("--curve", type=Path, help="also plot the members' learning curves to this PNG")
+    args = parser.parse_args(argv)
+    if args.curve is not None and args.curve.exists() and not args.force:
+        print(f"error: {args.curve} already exists; pass --force to replace it", file=sys.stderr)
+        return 2
+    command = "python scripts/merge_models.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
+    try:
+        path = merge_model_files(args.models, args.out, overwrite=args.force, command=command)
+    except FileExistsError as exc:
+        print(f"error: {exc.args[0].split(';')[0]}; pass --force to replace it", file=sys.stderr)
+        return 2
+    except (ConfigError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"merged {len(args.models)} models into {path}")
+    if args.curve is not None:
+        try:
+            title = f"{path.stem}: the members of the ensemble"
+            print(f"curves: {plot_members(args.models, args.curve, title)}")
+        except ImportError:
+            print("error: --curve needs matplotlib: pip install 'dice-envs[train]'", file=sys.stderr)
+            return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
