@@ -26,15 +26,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.ensemble import merge_model_files
-from agents.training.artifacts import ProgressLog
-from dice_envs.io import atomic_write_bytes
+from agents.training.artifacts import ProgressLog, save_curve_figure
 from dice_envs.rules import ConfigError
 
 
 def plot_members(models: list[str], path: Path, title: str) -> Path:
     """The evaluation curves of the members' runs (``progress.csv`` beside each zip) on one figure."""
-    import io
-
     import matplotlib
 
     matplotlib.use("Agg")
@@ -51,16 +48,8 @@ def plot_members(models: list[str], path: Path, title: str) -> Path:
         x = [float(r["steps"]) for r in rows]
         y = [float(r["eval"]) for r in rows]
         ax.plot(x, y, "o-", ms=3, label=f"member {i}: {Path(model).parent.name}")
-    ax.set_xlabel("environment steps")
-    ax.set_ylabel("evaluation (argmax)")
-    ax.set_title(title + (f"\nno progress.csv: {', '.join(missing)}" if missing else ""), fontsize=9)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, dpi=100, format="png")
-    plt.close(fig)
-    return atomic_write_bytes(path, buf.getvalue(), overwrite=True)
+    title += f"\nno progress.csv: {', '.join(missing)}" if missing else ""
+    return save_curve_figure(fig, ax, path, title, "evaluation (argmax)", title_size=9)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -204,9 +204,18 @@ def plot_learning_curve(
     styles = ["--", ":", "-."]
     for i, (label, value) in enumerate((references or {}).items()):
         ax.axhline(value, color="0.3", ls=styles[i % len(styles)], lw=1, label=f"{label} ({value:.4g})")
+    return save_curve_figure(fig, ax, path, title, ylabel)
+
+
+def save_curve_figure(
+    fig: Any, ax: Any, path: str | Path, title: str, ylabel: str, title_size: int = 12
+) -> Path:
+    """Label a learning-curve figure (steps on x), write it to ``path`` as PNG atomically, close it."""
+    import matplotlib.pyplot as plt
+
     ax.set_xlabel("environment steps")
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set_title(title, fontsize=title_size)
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right")
     fig.tight_layout()
