@@ -166,7 +166,8 @@ def merge_model_files(
     Each member is loaded weights-only and checked against its card
     (:func:`agents.model_io.load_policy`); all must be for the same game, rules, number of
     players and observation encoding. The card of ``out`` is member 0's (its ``config``,
-    ``observation_encoding``, ...) with ``steps`` and ``wall_time_s`` summed over the members,
+    ``observation_encoding``, ...) with ``steps`` and ``wall_time_s`` summed over the members (each
+    member's :func:`~agents.model_card.training_totals`: a fine-tuned member counts its start too),
     an empty ``evaluation`` (measure it: ``scripts/measure_bots.py``) and ``ensemble``: the
     method and, per member, its file (as given in ``paths``), ``weights_sha256``, seed, steps, wall time and
     machine. Written atomically; an existing ``out`` is refused unless ``overwrite``.
@@ -174,7 +175,7 @@ def merge_model_files(
     from sb3_contrib import MaskablePPO
 
     from .learned import resolve_model_path
-    from .model_card import make_card, read_card
+    from .model_card import make_card, read_card, training_totals
     from .model_io import load_policy, save_model
     from .training.ppo import SpacesOnlyEnv
 
@@ -212,8 +213,8 @@ def merge_model_files(
         int(base["num_players"]),
         algorithm=str(base.get("algorithm", "MaskablePPO")),
         config=copy.deepcopy(base.get("config", {})),
-        steps=sum(int(c.get("steps", 0)) for c in cards),
-        wall_time_s=sum(float(c.get("wall_time_s", 0.0)) for c in cards),
+        steps=sum(training_totals(c)[0] for c in cards),
+        wall_time_s=sum(training_totals(c)[1] for c in cards),
         command=command,
         provenance=True,
         observation_encoding=base["observation_encoding"],
@@ -224,8 +225,8 @@ def merge_model_files(
                     "file": str(spec),
                     "weights_sha256": c.get("weights_sha256"),
                     "seed": c.get("seed", c.get("config", {}).get("seed")),
-                    "steps": c.get("steps"),
-                    "wall_time_s": c.get("wall_time_s"),
+                    "steps": training_totals(c)[0],
+                    "wall_time_s": training_totals(c)[1],
                     "machine": c.get("machine"),
                     "command": c.get("command"),
                 }

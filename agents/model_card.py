@@ -78,6 +78,7 @@ __all__ = [
     "make_card",
     "network_spec",
     "read_card",
+    "training_totals",
     "validate_card",
     "write_card",
 ]
@@ -227,6 +228,24 @@ def validate_card(card: Any, where: str) -> dict[str, Any]:
     if missing:
         raise ConfigError(f"{where}: the model card lacks {', '.join(missing)}")
     return card
+
+
+def training_totals(card: dict[str, Any]) -> tuple[int, float]:
+    """Environment steps and wall seconds that went into a model, its warm start from another model
+    included: the card's ``steps`` / ``wall_time_s`` plus the totals recorded under
+    ``evaluation.warm_start`` when it started from a model (``warm_start: model``).
+
+    >>> training_totals({"steps": 10, "wall_time_s": 2.0,
+    ...                  "evaluation": {"warm_start": {"kind": "model", "steps": 90, "wall_time_s": 8.0}}})
+    (100, 10.0)
+    """
+    steps, wall = int(card.get("steps", 0)), float(card.get("wall_time_s", 0.0))
+    evaluation = card.get("evaluation")
+    warm = evaluation.get("warm_start") if isinstance(evaluation, dict) else None
+    if isinstance(warm, dict) and warm.get("kind") == "model":
+        steps += int(warm.get("steps", 0))
+        wall += float(warm.get("wall_time_s", 0.0))
+    return steps, wall
 
 
 def read_card(path: str | Path) -> dict[str, Any]:

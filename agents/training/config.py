@@ -51,7 +51,7 @@ _CHOICES: dict[str, tuple[Any, ...]] = {
     "vec_env": ("auto", "native", "subproc", "dummy"),
     "device": ("auto", "cpu", "cuda"),
     "activation": ("tanh", "relu"),
-    "warm_start": ("none", "bc"),
+    "warm_start": ("none", "bc", "model"),
     "trainer": ("ppo", "sb3"),
     "lr_schedule": ("constant", "linear", "cosine"),
     "precision": ("float32", "bfloat16"),
@@ -162,7 +162,15 @@ class TrainConfig:
     snapshot_deterministic: bool = _knob(False, "snapshots act by masked argmax (else they sample)")
 
     # --- warm start: behaviour cloning of an expert -------------------------------------------
-    warm_start: str = _knob("none", "none | bc (behaviour cloning of bc_expert before PPO)")
+    warm_start: str = _knob(
+        "none",
+        "none | bc (behaviour cloning of bc_expert before PPO) | model (start from init_model's weights)",
+    )
+    init_model: str = _knob(
+        "",
+        "warm_start: model: the model whose weights start the run (a .zip with its card, or "
+        "pretrained:<name>); same game, rules, seats and network as this config",
+    )
     bc_expert: str = _knob("", "expert agent spec; empty = optimal (scorecard) / max-expected (farkle)")
     bc_samples: int = _knob(50_000, "expert decisions collected for behaviour cloning")
     bc_epochs: int = _knob(10, "passes over the behaviour-cloning data")
@@ -367,6 +375,19 @@ class TrainConfig:
             raise ConfigError(
                 "config 'policy_head' afterstate needs game: farkle and trainer: ppo (it reads Farkle "
                 f"throws); got game {self.game!r}, trainer {self.trainer!r}"
+            )
+        if not isinstance(self.init_model, str):
+            raise ConfigError(
+                f"config 'init_model' must be a model path or pretrained:<name>, got {self.init_model!r}"
+            )
+        if (self.warm_start == "model") != bool(self.init_model.strip()):
+            raise ConfigError(
+                "config 'init_model' and 'warm_start: model' go together: "
+                + (
+                    "warm_start: model needs init_model (a model .zip or pretrained:<name>)"
+                    if self.warm_start == "model"
+                    else f"init_model is set but warm_start is {self.warm_start!r}; set warm_start: model"
+                )
             )
         if self.num_players > 1 and not self.self_play and not self.opponents:
             raise ConfigError("config 'opponents' must name at least one agent spec when num_players > 1")

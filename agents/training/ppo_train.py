@@ -178,7 +178,7 @@ class _Learner:
     updates: int = 0
     episodes: int = 0
     wall_before: float = 0.0  # wall time of the runs before a resume
-    bc_stats: dict[str, Any] | None = None
+    warm_stats: dict[str, Any] | None = None
     resumed_from: Path | None = None
     last: dict[str, int] = field(default_factory=dict)  # steps of the last eval/snapshot/checkpoint
 
@@ -202,7 +202,7 @@ class _Learner:
             "optimizer": self.optimizer.state_dict(),
             "pool": self.store.state(),
             "generator": self.generator.get_state(),
-            "warm_start": self.bc_stats or {},
+            "warm_start": self.warm_stats or {},
         }
 
     def restore(self, path: Path, state: dict[str, Any]) -> None:
@@ -213,13 +213,14 @@ class _Learner:
         self.generator.set_state(state["generator"])
         self.steps, self.updates = int(state["steps"]), int(state["updates"])
         self.episodes, self.wall_before = int(state["episodes"]), float(state["wall_time_s"])
-        self.bc_stats = state.get("warm_start") or None
+        self.warm_stats = state.get("warm_start") or None
         self.resumed_from = path
 
 
 def _learner(cfg: TrainConfig, out: Path, resume: bool, device: str) -> _Learner:
     """A fresh network, optimizer and self-play store; restored from the newest checkpoint that
-    verifies when resuming, else warm-started by behaviour cloning when ``warm_start: bc``."""
+    verifies when resuming, else warm-started by behaviour cloning (``warm_start: bc``) or from a
+    trained model's weights (``warm_start: model``)."""
     probe = make_vector_env(cfg, ["random"] * (cfg.num_players - 1), num_envs=1)
     model = make_model(cfg, probe.single_observation_space, probe.single_action_space, device)
     probe.close()
@@ -247,10 +248,17 @@ def _learner(cfg: TrainConfig, out: Path, resume: bool, device: str) -> _Learner
         from .bc import behaviour_clone
 
         bc = behaviour_clone(model, cfg)
-        learner.bc_stats = {
+        learner.warm_stats = {
             k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in bc.to_dict().items()
         }
         print(f"warm start: {bc.samples} decisions of {bc.expert!r}, accuracy {bc.accuracy:.3f}")
+    elif found is None and cfg.warm_start == "model":
+        from .init_model import start_from_model
+
+        learner.warm_stats = start_from_model(policy, cfg, device)
+        print(
+            f"warm start: the weights of {cfg.init_model} ({learner.warm_stats['steps']} steps of training)"
+        )
     if cfg.self_play and not learner.store.ids:
         learner.store.add(policy, learner.steps)
     learner.last = dict.fromkeys(("eval", "snapshot", "checkpoint"), learner.steps)
@@ -464,7 +472,7 @@ def _products(
         out,
         steps=learner.steps,
         wall_time_s=wall,
-        bc_stats=learner.bc_stats,
+        bc_stats=learner.warm_stats,
         command=command,
         title=f"{cfg.name}: PPO on {cfg.game}",
         ylabel=ylabel,

@@ -2,7 +2,8 @@
 
 1. build the training vector env (native / subproc / dummy) and the evaluation env;
 2. create the model (:func:`_model`), then load the newest checkpoint when resuming (:func:`_resume`);
-3. optionally warm-start the policy by behaviour cloning of an expert (:func:`_warm_start`);
+3. optionally warm-start the policy: behaviour cloning of an expert, or a trained model's weights
+   (:func:`_warm_start`);
 4. learn with callbacks: periodic masked evaluation, checkpoints, self-play snapshots (:func:`_learn`);
 5. save a final checkpoint, then the evaluation table, the model, its card and the curve
    (:func:`agents.training.train.save_products`).
@@ -150,11 +151,18 @@ def _resume(cfg: TrainConfig, model: Any, train_env: Any, candidates: list[Path]
 
 
 def _warm_start(cfg: TrainConfig, out: Path, model: Any, resumed: bool) -> dict[str, Any] | None:
-    """Behaviour cloning of a fresh run (``warm_start: bc``), its statistics kept in
-    ``warm_start.json``; a resumed run reads them back."""
+    """Behaviour cloning of a fresh run (``warm_start: bc``) or a trained model's weights
+    (``warm_start: model``), what was done kept in ``warm_start.json``; a resumed run reads it back."""
     warm = out / "warm_start.json"
     if resumed:
         return json.loads(warm.read_text()) if warm.is_file() else None
+    if cfg.warm_start == "model":
+        from .init_model import start_from_model
+
+        record = start_from_model(model.policy, cfg, str(model.device))
+        atomic_write_text(warm, json.dumps(record, indent=2) + "\n")
+        print(f"warm start: the weights of {cfg.init_model} ({record['steps']} steps of training)")
+        return record
     if cfg.warm_start != "bc":
         return None
     from .bc import behaviour_clone

@@ -1,0 +1,136 @@
+"""Warm start from a trained model (``warm_start: model``): fine-tune a bot instead of starting blank.
+
+The run's network starts with the weights of ``init_model`` (a model ``.zip`` with its card, or
+``pretrained:<name>``), loaded weights-only and checked against its card like every model file
+(:func:`agents.model_io.load_policy`). The model must fit the run: the same game, rule
+parameters, number of seats, observation encoding and actions (:func:`agents.model_card.check_card`)
+and the same network (class, ``net_arch``, activation); anything else is a
+:class:`~dice_envs.rules.ConfigError` that names each mismatch and the config value that would fit.
+A flat model of an older encoding that today's observation begins with is widened: its input
+layers get zero weights for the new fields, so the run starts from exactly the model's play.
+
+Only the weights are taken: the optimiser, learning-rate schedule, step count and self-play pool
+start afresh. What the run started from is recorded under ``evaluation.warm_start`` of its card
+(file, weights checksum, and the model's own training: steps and wall time, including whatever
+*it* was warm-started from), so :func:`agents.model_card.training_totals` can add the lineage up.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dice_envs.rules import ConfigError
+
+from .config import TrainConfig
+
+__all__ = ["start_from_model"]
+
+
+def _expected_network(cfg: TrainConfig) -> dict[str, Any]:
+    """The network a run of ``cfg`` builds, in the terms of :func:`agents.model_card.network_spec`."""
+    afterstate = cfg.policy_head == "afterstate"
+    want: dict[str, Any] = {
+        "class": "FarkleAfterstatePolicy" if afterstate else "MaskableActorCriticPolicy",
+        "net_arch": list(cfg.net_arch),
+        "activation": cfg.activation,
+        "share_features_extractor": True,
+    }
+    if afterstate:
+        want["head_width"] = cfg.head_width
+    return want
+
+
+def _arch_as_list(arch: Any) -> Any:
+    """A ``{"pi": h, "vf": h}`` architecture with equal halves is the list ``h`` (what configs write)."""
+    if isinstance(arch, dict) and set(arch) == {"pi", "vf"} and arch["pi"] == arch["vf"]:
+        return list(arch["pi"])
+    return arch
+
+
+def start_from_model(policy: Any, cfg: TrainConfig, device: str = "cpu") -> dict[str, Any]:
+    """Copy the weights of ``cfg.init_model`` into ``policy`` (the run's fresh network).
+
+    Returns the ``warm_start`` record of the run's card. Raises :class:`ConfigError` when the
+    model is missing, damaged, or does not fit ``cfg``.
+    """
+    from dice_envs.encoding import encoding_id
+
+    from ..learned import resolve_model_path
+    from ..model_card import check_card, network_spec, read_card, training_totals
+    from ..model_io import load_policy
+
+    spec = cfg.init_model
+    path = resolve_model_path(spec)
+    card = read_card(path)
+    rules = cfg.rule_config()
+    try:
+        check_card(card, rules, cfg.num_players)  # an older encoding that the current one begins with passes
+    except ConfigError as exc:
+        raise ConfigError(
+            f"init_model {spec}: {exc} (the run's game, rules and num_players must fit it)"
+        ) from None
+    found = network_spec(card, str(path))
+    want = _expected_network(cfg)
+    bad = [
+        f"{key}: the config asks for {want[key]!r}, the model has {found_value!r}"
+        for key in want
+        if (found_value := _arch_as_list(found.get(key))) != want[key]
+    ]
+    if bad:
+        fits = {"policy_head": "afterstate" if found["class"] == "FarkleAfterstatePolicy" else "flat"}
+        fits.update(
+            {k: _arch_as_list(found[k]) for k in ("net_arch", "activation", "head_width") if k in found}
+        )
+        hint = "a config that fits it sets " + ", ".join(f"{k}: {v}" for k, v in fits.items())
+        raise ConfigError(
+            f"init_model {spec}: the network does not fit the config ({'; '.join(bad)}); {hint}"
+        )
+    source = load_policy(path, card, device=device)
+    state = source.state_dict()
+    widened = None
+    if card.get("observation_encoding") != encoding_id(rules):
+        state = _widen_inputs(state, policy.state_dict(), found["class"], spec)
+        widened = card.get("observation_encoding")
+    policy.load_state_dict(state, strict=True)
+    steps, wall = training_totals(card)
+    return {
+        "kind": "model",
+        "init_model": spec,
+        "weights_sha256": card.get("weights_sha256"),
+        "name": card.get("config", {}).get("name"),
+        "seed": card.get("seed"),
+        "steps": steps,
+        "wall_time_s": wall,
+        "command": card.get("command"),
+        **({"widened_from_encoding": widened} if widened else {}),
+    }
+
+
+def _widen_inputs(state: dict[str, Any], target: dict[str, Any], cls: str, spec: str) -> dict[str, Any]:
+    """The weights of a model of an older observation encoding, fitted to today's longer observation.
+
+    The older observation is the leading part of today's (:func:`dice_envs.layouts.legacy_size`),
+    so each input layer keeps its columns for those values and gets zero columns for the new
+    ones: the widened network computes exactly what the model computed on the cut observation,
+    and training can then learn to use the new fields.
+    """
+    import torch
+
+    if cls != "MaskableActorCriticPolicy":
+        raise ConfigError(
+            f"init_model {spec}: a {cls} of an older observation encoding cannot be widened to today's "
+            "(only flat MaskableActorCriticPolicy networks are); it can still play through agents.load"
+        )
+    out = dict(state)
+    for name, weight in state.items():
+        want = target[name].shape
+        if weight.shape == want:
+            continue
+        if weight.dim() == 2 and weight.shape[0] == want[0] and weight.shape[1] < want[1]:
+            pad = torch.zeros(want[0], want[1] - weight.shape[1], dtype=weight.dtype, device=weight.device)
+            out[name] = torch.cat([weight, pad], dim=1)
+        else:  # pragma: no cover - only input layers read the observation
+            raise ConfigError(
+                f"init_model {spec}: {name} has shape {tuple(weight.shape)}, the run needs {tuple(want)}"
+            )
+    return out
