@@ -15,6 +15,11 @@ by the game runner (:func:`agents.training.evaluate.play_games` over
     python scripts/measure_bots.py                     # every bot, 5,000 games each, printed
     python scripts/measure_bots.py --record            # ... and recorded (see below)
     python scripts/measure_bots.py --bots spiffel --games 10000 --record --update-cards
+    python scripts/measure_bots.py --bots farkle-scratch --opponents max-expected --seeds 1 2 3 4 5
+
+``--seeds`` plays ``--games`` games for each seed and pools them (win rates with one Wilson
+interval over all games, and the rate of each seed), for figures in expectation rather than
+at one seed's deals.
 
 Figures are printed. ``--record`` also writes them to ``agents/pretrained/measurements.json``
 (or ``--out PATH``), keeping the entries of bots not measured this time; ``--update-cards``
@@ -46,7 +51,18 @@ def optimum(rules) -> float | None:
     return float(solve_scorecard(rules).expected_score())
 
 
-def measure(path: Path, games: int, opponents: list[str], seed: int) -> dict:
+def _pooled_scores(parts: list) -> tuple[float, float, float]:
+    """Mean, standard error and standard deviation of the final scores of several equal-size runs."""
+    import numpy as np
+
+    means = np.array([p.mean_score for p in parts])
+    var = float(np.mean([p.std_score**2 for p in parts]) + np.var(means))
+    n = sum(p.games for p in parts)
+    return float(means.mean()), (var / n) ** 0.5, var**0.5
+
+
+def measure(path: Path, games: int, opponents: list[str], seeds: list[int]) -> dict:
+    """Figures of one bot: ``games`` games per opponent for each seed in ``seeds``, pooled."""
     from agents.evaluation import wilson_interval
     from agents.learned import ModelAgent
     from agents.training.evaluate import play_games
@@ -62,29 +78,39 @@ def measure(path: Path, games: int, opponents: list[str], seed: int) -> dict:
         "bot": path.stem,
         "game": rules.game,
         "num_players": players,
-        "games": games,
-        "seed": seed,
+        "games": games * len(seeds),
+        "seed": seeds[0] if len(seeds) == 1 else list(seeds),
     }
     if players == 1:
-        stats = play_games(agent, rules, games, seed=seed, batch=128)
+        parts = [play_games(agent, rules, games, seed=seed, batch=128) for seed in seeds]
+        mean, stderr, std = _pooled_scores(parts)
         best = optimum(rules) if rules.game != "farkle" else None
-        result.update(mean_score=stats.mean_score, stderr=stats.stderr, std=stats.std_score)
+        result.update(mean_score=mean, stderr=stderr, std=std)
+        if len(seeds) > 1:
+            result["per_seed_mean_score"] = [p.mean_score for p in parts]
         if best is not None:
-            result.update(optimum=best, share_of_optimum=stats.mean_score / best)
+            result.update(optimum=best, share_of_optimum=mean / best)
     else:
         rows = {}
         for spec in opponents:
-            stats = play_games(agent, rules, games, opponents=[spec] * (players - 1), seed=seed, batch=128)
+            parts = [
+                play_games(agent, rules, games, opponents=[spec] * (players - 1), seed=seed, batch=128)
+                for seed in seeds
+            ]
+            wins, draws = sum(p.wins for p in parts), sum(p.draws for p in parts)
+            total, losses = sum(p.games for p in parts), sum(p.losses for p in parts)
             rows[spec] = {
-                "games": stats.games,
-                "wins": stats.wins,
-                "draws": stats.draws,
-                "losses": stats.losses,
-                "win_rate": stats.win_rate,
-                "win_rate_ci95": wilson_interval(stats.wins, stats.games),
-                "mean_score": stats.mean_score,
+                "games": total,
+                "wins": wins,
+                "draws": draws,
+                "losses": losses,
+                "win_rate": wins / total,
+                "win_rate_ci95": wilson_interval(wins, total),
+                "mean_score": sum(p.mean_score for p in parts) / len(parts),
                 "seats": "balanced (seat cycles over every game; each deal in every seat)",
             }
+            if len(seeds) > 1:
+                rows[spec]["per_seed_win_rate"] = [p.win_rate for p in parts]
         result["vs"] = rows
     result["seconds"] = time.perf_counter() - t0
     return result
@@ -97,7 +123,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--opponents", nargs="*", default=["heuristic"], help="opponents of multi-player bots"
     )
-    parser.add_argument("--seed", type=int, default=12345)
+    parser.add_argument("--seed", type=int, default=12345, help="seed of the deals")
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        nargs="+",
+        metavar="SEED",
+        help="play --games games for each of these seeds and pool them (instead of --seed)",
+    )
     parser.add_argument("--dir", type=Path, default=PRETRAINED, help="folder of the bots")
     parser.add_argument("--record", action="store_true", help="write the figures to <dir>/measurements.json")
     parser.add_argument("--out", type=Path, help="write the figures to this JSON file (implies --record)")
@@ -118,10 +151,12 @@ def main(argv: list[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 2
-        res = measure(path, args.games, args.opponents, args.seed)
+        res = measure(path, args.games, args.opponents, args.seeds or [args.seed])
         figures[name] = res
         if res["num_players"] == 1:
             line = f"{name:<11} {res['games']} games: mean {res['mean_score']:.2f} ± {res['stderr']:.2f}"
+            if "per_seed_mean_score" in res:
+                line += " (per seed: " + ", ".join(f"{x:.2f}" for x in res["per_seed_mean_score"]) + ")"
             if "optimum" in res:
                 line += f" (optimum {res['optimum']:.2f}: {100 * res['share_of_optimum']:.1f}%)"
         else:
@@ -129,6 +164,11 @@ def main(argv: list[str] | None = None) -> int:
                 f"vs {k}: win rate {v['win_rate']:.3f} "
                 f"[{v['win_rate_ci95'][0]:.3f}, {v['win_rate_ci95'][1]:.3f}]"
                 f" over {v['games']} games"
+                + (
+                    " (per seed: " + ", ".join(f"{x:.3f}" for x in v["per_seed_win_rate"]) + ")"
+                    if "per_seed_win_rate" in v
+                    else ""
+                )
                 for k, v in res["vs"].items()
             )
         print(f"{line}  ({res['seconds']:.0f}s)", flush=True)

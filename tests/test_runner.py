@@ -153,3 +153,29 @@ def test_measure_bots_records_counts_and_intervals(tmp_path: Path) -> None:
     assert row["games"] == 24 and row["wins"] + row["draws"] + row["losses"] == 24
     lo, hi = row["win_rate_ci95"]
     assert row["win_rate"] == pytest.approx(row["wins"] / 24) and lo <= row["win_rate"] <= hi
+
+
+def test_measure_bots_pools_several_seeds_exactly(tmp_path: Path) -> None:
+    pytest.importorskip("sb3_contrib")
+    if not (ROOT / "agents" / "pretrained" / "farkle.zip").is_file():
+        pytest.skip("farkle.zip not shipped")
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import measure_bots
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+
+    def row(*args: str) -> dict:
+        out = tmp_path / f"m{len(list(tmp_path.iterdir()))}.json"
+        argv = ["--bots", "farkle", "--games", "16", "--opponents", "greedy", "--out", str(out), *args]
+        assert measure_bots.main(argv) == 0
+        return json.loads(out.read_text())["farkle"]
+
+    one, two = row("--seed", "3"), row("--seed", "4")
+    both = row("--seeds", "3", "4")
+    assert both["seed"] == [3, 4] and both["games"] == 32
+    pooled, a, b = both["vs"]["greedy"], one["vs"]["greedy"], two["vs"]["greedy"]
+    for key in ("games", "wins", "draws", "losses"):
+        assert pooled[key] == a[key] + b[key], key
+    assert pooled["per_seed_win_rate"] == [a["win_rate"], b["win_rate"]]
+    assert pooled["win_rate"] == pytest.approx((a["wins"] + b["wins"]) / 32)
