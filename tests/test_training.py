@@ -376,7 +376,12 @@ def test_shipped_bot_loads_plainly_and_by_name(name: str) -> None:
     if members:  # merged from runs of recipes in the repo (agents.ensemble)
         assert card["command"].startswith("python scripts/merge_models.py ") and len(members) >= 2
         assert card["steps"] == sum(m["steps"] for m in members)
-    for command in [m["command"] for m in members] or [card["command"]]:
+    commands = [m["command"] for m in members] or [card["command"]]
+    warm = card.get("evaluation", {}).get("warm_start", {})
+    if warm.get("kind") == "model":  # fine-tuned (warm_start: model): its start was made by a recipe too
+        assert card["config"]["init_model"] == warm["init_model"] and warm["steps"] > 0
+        commands.append(warm["command"])
+    for command in commands:
         recipe = r"(python scripts/train\.py|dice-envs train) --config (configs/train/\S+\.yaml)"
         made_by = re.match(recipe, command)
         assert made_by and (ROOT / made_by.group(2)).is_file(), command  # its recipe is in the repo
