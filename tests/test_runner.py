@@ -135,7 +135,8 @@ def test_regret_seat_games_count_win_shares() -> None:
     assert shares.shape == (30,) and set(shares.tolist()) <= {0.0, 0.5, 1.0}
 
 
-def test_measure_bots_records_counts_and_intervals(tmp_path: Path) -> None:
+def _measure_bots_script():
+    """scripts/measure_bots.py as a module (skips where the training extras or farkle.zip are missing)."""
     pytest.importorskip("sb3_contrib")
     if not (ROOT / "agents" / "pretrained" / "farkle.zip").is_file():
         pytest.skip("farkle.zip not shipped")
@@ -144,6 +145,11 @@ def test_measure_bots_records_counts_and_intervals(tmp_path: Path) -> None:
         import measure_bots
     finally:
         sys.path.remove(str(ROOT / "scripts"))
+    return measure_bots
+
+
+def test_measure_bots_records_counts_and_intervals(tmp_path: Path) -> None:
+    measure_bots = _measure_bots_script()
     out = tmp_path / "m.json"
     assert (
         measure_bots.main(["--bots", "farkle", "--games", "24", "--opponents", "random", "--out", str(out)])
@@ -156,14 +162,7 @@ def test_measure_bots_records_counts_and_intervals(tmp_path: Path) -> None:
 
 
 def test_measure_bots_pools_several_seeds_exactly(tmp_path: Path) -> None:
-    pytest.importorskip("sb3_contrib")
-    if not (ROOT / "agents" / "pretrained" / "farkle.zip").is_file():
-        pytest.skip("farkle.zip not shipped")
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        import measure_bots
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
+    measure_bots = _measure_bots_script()
 
     def row(*args: str) -> dict:
         out = tmp_path / f"m{len(list(tmp_path.iterdir()))}.json"
