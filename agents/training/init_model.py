@@ -19,11 +19,37 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from dice_envs.rules import ConfigError
 
 from .config import TrainConfig
 
-__all__ = ["start_from_model"]
+__all__ = ["start_from_model", "warm_start"]
+
+
+def warm_start(model: Any, cfg: TrainConfig, device: str = "cpu") -> dict[str, Any] | None:
+    """Warm-start a fresh run's ``model`` (a ``MaskablePPO``) as ``cfg.warm_start`` says; return the
+    record its card keeps under ``evaluation.warm_start`` (``None`` for ``none``).
+
+    ``bc``: behaviour cloning of ``cfg.expert_spec`` (:func:`agents.training.bc.behaviour_clone`);
+    ``model``: the weights of ``cfg.init_model`` (:func:`start_from_model`). Both trainers call it.
+    """
+    if cfg.warm_start == "model":
+        record = start_from_model(model.policy, cfg, device)
+        print(f"warm start: the weights of {cfg.init_model} ({record['steps']} steps of training)")
+        return record
+    if cfg.warm_start != "bc":
+        return None
+    from .bc import behaviour_clone
+
+    bc = behaviour_clone(model, cfg)
+    print(
+        f"warm start: {bc.samples} decisions of {bc.expert!r} "
+        f"(expert's mean return {bc.expert_mean_return:.2f}), "
+        f"accuracy {bc.accuracy:.3f}, {bc.collect_s + bc.fit_s:.0f}s"
+    )
+    return {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in bc.to_dict().items()}
 
 
 def _expected_network(cfg: TrainConfig) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from ..model_card import machine_info
 from .artifacts import ProgressLog, load_checkpoint, save_checkpoint
 from .config import TrainConfig
 from .envs import eval_opponents
+from .init_model import warm_start
 from .ppo import (
     LeadPotential,
     RolloutBuffer,
@@ -244,21 +245,8 @@ def _learner(cfg: TrainConfig, out: Path, resume: bool, device: str) -> _Learner
             )
     elif resume:
         print(f"--resume: no checkpoint that verifies in {ckpt_dir}; starting from scratch", file=sys.stderr)
-    if found is None and cfg.warm_start == "bc":
-        from .bc import behaviour_clone
-
-        bc = behaviour_clone(model, cfg)
-        learner.warm_stats = {
-            k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in bc.to_dict().items()
-        }
-        print(f"warm start: {bc.samples} decisions of {bc.expert!r}, accuracy {bc.accuracy:.3f}")
-    elif found is None and cfg.warm_start == "model":
-        from .init_model import start_from_model
-
-        learner.warm_stats = start_from_model(policy, cfg, device)
-        print(
-            f"warm start: the weights of {cfg.init_model} ({learner.warm_stats['steps']} steps of training)"
-        )
+    if found is None:
+        learner.warm_stats = warm_start(model, cfg, device)
     if cfg.self_play and not learner.store.ids:
         learner.store.add(policy, learner.steps)
     learner.last = dict.fromkeys(("eval", "snapshot", "checkpoint"), learner.steps)

@@ -28,6 +28,7 @@ import numpy as np
 from .artifacts import atomic_write_text, checkpoints
 from .config import TrainConfig
 from .envs import backend_name, make_eval_env, make_train_env
+from .init_model import warm_start
 from .train import TrainResult, previous_wall_time, save_products
 
 __all__ = ["quiet_logger", "train_sb3"]
@@ -156,25 +157,10 @@ def _warm_start(cfg: TrainConfig, out: Path, model: Any, resumed: bool) -> dict[
     warm = out / "warm_start.json"
     if resumed:
         return json.loads(warm.read_text()) if warm.is_file() else None
-    if cfg.warm_start == "model":
-        from .init_model import start_from_model
-
-        record = start_from_model(model.policy, cfg, str(model.device))
+    record = warm_start(model, cfg, str(model.device))
+    if record is not None:
         atomic_write_text(warm, json.dumps(record, indent=2) + "\n")
-        print(f"warm start: the weights of {cfg.init_model} ({record['steps']} steps of training)")
-        return record
-    if cfg.warm_start != "bc":
-        return None
-    from .bc import behaviour_clone
-
-    bc = behaviour_clone(model, cfg)
-    atomic_write_text(warm, json.dumps(bc.to_dict(), indent=2) + "\n")
-    print(
-        f"warm start: {bc.samples} decisions of {bc.expert!r} "
-        f"(expert's mean return {bc.expert_mean_return:.2f}), "
-        f"accuracy {bc.accuracy:.3f}, {bc.collect_s + bc.fit_s:.0f}s"
-    )
-    return bc.to_dict()
+    return record
 
 
 def _learn(cfg: TrainConfig, out: Path, model: Any, eval_env: Any, start_steps: int, fresh: bool) -> None:
