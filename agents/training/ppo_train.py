@@ -460,7 +460,7 @@ def _products(
         out,
         steps=learner.steps,
         wall_time_s=wall,
-        bc_stats=learner.warm_stats,
+        warm_stats=learner.warm_stats,
         command=command,
         title=f"{cfg.name}: PPO on {cfg.game}",
         ylabel=ylabel,

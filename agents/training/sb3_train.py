@@ -63,7 +63,7 @@ def train_sb3(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
             f"--resume: no checkpoint that loads in {out / 'checkpoints'}; starting from scratch",
             file=sys.stderr,
         )
-    bc_stats = _warm_start(cfg, out, model, resumed=resumed_from is not None)  # 3. warm start
+    warm_stats = _warm_start(cfg, out, model, resumed=resumed_from is not None)  # 3. warm start
     steps_before = model.num_timesteps
     t0 = time.perf_counter()
     _learn(cfg, out, model, eval_env, start_steps, fresh=resumed_from is None)  # 4. learn
@@ -82,7 +82,7 @@ def train_sb3(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
         out,
         steps=model.num_timesteps,
         wall_time_s=previous_wall + time.perf_counter() - t_start,  # warm start + learning
-        bc_stats=bc_stats,
+        warm_stats=warm_stats,
         command=command,
         title=f"{cfg.name}: MaskablePPO on {cfg.game}",
         ylabel="win reward (+1/-1)" if multi_win else "final score",

@@ -147,11 +147,11 @@ def train(
     return train_ppo(cfg, folder, resume, command, device)
 
 
-def evaluation_record(cfg: TrainConfig, rows: list[Any], bc_stats: dict[str, Any] | None) -> dict[str, Any]:
+def evaluation_record(cfg: TrainConfig, rows: list[Any], warm_stats: dict[str, Any] | None) -> dict[str, Any]:
     """The card's ``evaluation``: the final table's rows and, after a warm start, its statistics."""
     evaluation: dict[str, Any] = {"games_per_row": cfg.final_eval_games, "rows": [r.to_dict() for r in rows]}
-    if bc_stats:
-        evaluation["warm_start"] = bc_stats
+    if warm_stats:
+        evaluation["warm_start"] = warm_stats
     return evaluation
 
 
@@ -233,7 +233,7 @@ def save_products(
     *,
     steps: int,
     wall_time_s: float,
-    bc_stats: dict[str, Any] | None,
+    warm_stats: dict[str, Any] | None,
     command: str,
     title: str,
     ylabel: str,
@@ -252,7 +252,7 @@ def save_products(
     from .evaluate import format_table
 
     rows = final_evaluation(model, cfg) if cfg.final_eval_games else []
-    evaluation = evaluation_record(cfg, rows, bc_stats)
+    evaluation = evaluation_record(cfg, rows, warm_stats)
     card = make_card(
         cfg.rule_config(),
         cfg.num_players,
