@@ -16,7 +16,7 @@ widths], "vf": [...]}``: its file is a normal model (``agents.load``, ``opponent
 ``MaskablePPO.load`` + ``predict``), with the members written on its card under ``ensemble``.
 
 Why: independently trained policies make partly independent mistakes. The shipped
-``pretrained:farkle-scratch`` is three self-play runs of one recipe (seeds 0-2) merged this way
+``pretrained:farkle-scratch-ppo`` is three self-play runs of one recipe (seeds 0-2) merged this way
 (README, "Farkle").
 
 >>> import numpy as np, torch
@@ -167,7 +167,8 @@ def merge_model_files(
     (:func:`agents.model_io.load_policy`); all must be for the same game, rules, number of
     players and observation encoding. The card of ``out`` is member 0's (its ``config``,
     ``observation_encoding``, ...) with ``steps`` and ``wall_time_s`` summed over the members (each
-    member's :func:`~agents.model_card.training_totals`: a fine-tuned member counts its start too),
+    member's :func:`~agents.model_card.training_totals`: a fine-tuned member counts its start too,
+    once per start model when members share one: :func:`~agents.model_card.lineage_totals`),
     an empty ``evaluation`` (measure it: ``scripts/measure_bots.py``) and ``ensemble``: the
     method and, per member, its file (as given in ``paths``), ``weights_sha256``, seed, steps, wall time and
     machine. Written atomically; an existing ``out`` is refused unless ``overwrite``.
@@ -175,7 +176,7 @@ def merge_model_files(
     from sb3_contrib import MaskablePPO
 
     from .learned import resolve_model_path
-    from .model_card import make_card, read_card, training_totals
+    from .model_card import lineage_totals, make_card, read_card, training_totals
     from .model_io import load_policy, save_model
     from .training.ppo import SpacesOnlyEnv
 
@@ -213,8 +214,8 @@ def merge_model_files(
         int(base["num_players"]),
         algorithm=str(base.get("algorithm", "MaskablePPO")),
         config=copy.deepcopy(base.get("config", {})),
-        steps=sum(training_totals(c)[0] for c in cards),
-        wall_time_s=sum(training_totals(c)[1] for c in cards),
+        steps=lineage_totals(cards)[0],
+        wall_time_s=lineage_totals(cards)[1],
         command=command,
         provenance=True,
         observation_encoding=base["observation_encoding"],

@@ -74,6 +74,7 @@ __all__ = [
     "check_card",
     "fit_card",
     "library_versions",
+    "lineage_totals",
     "machine_info",
     "make_card",
     "network_spec",
@@ -230,21 +231,56 @@ def validate_card(card: Any, where: str) -> dict[str, Any]:
     return card
 
 
+def _ancestor(card: dict[str, Any]) -> dict[str, Any] | None:
+    """The record of the model a card's run came from, with that model's totals: the start of a
+    fine-tune (``warm_start: model``) or the model a cloned planner searched over (``expert_model``)."""
+    evaluation = card.get("evaluation")
+    warm = evaluation.get("warm_start") if isinstance(evaluation, dict) else None
+    if isinstance(warm, dict) and warm.get("kind") == "model":
+        return warm
+    if isinstance(warm, dict) and isinstance(warm.get("expert_model"), dict):
+        return warm["expert_model"]
+    return None
+
+
 def training_totals(card: dict[str, Any]) -> tuple[int, float]:
-    """Environment steps and wall seconds that went into a model, its warm start from another model
-    included: the card's ``steps`` / ``wall_time_s`` plus the totals recorded under
-    ``evaluation.warm_start`` when it started from a model (``warm_start: model``).
+    """Environment steps and wall seconds that went into a model, the models it came from included:
+    the card's ``steps`` / ``wall_time_s`` plus the totals recorded under ``evaluation.warm_start``
+    when it started from a model (``warm_start: model``) or cloned a planner over one
+    (``warm_start: bc`` with ``bc_expert: planner:<model>``, under ``expert_model``).
 
     >>> training_totals({"steps": 10, "wall_time_s": 2.0,
     ...                  "evaluation": {"warm_start": {"kind": "model", "steps": 90, "wall_time_s": 8.0}}})
     (100, 10.0)
     """
-    steps, wall = int(card.get("steps", 0)), float(card.get("wall_time_s", 0.0))
-    evaluation = card.get("evaluation")
-    warm = evaluation.get("warm_start") if isinstance(evaluation, dict) else None
-    if isinstance(warm, dict) and warm.get("kind") == "model":
-        steps += int(warm.get("steps", 0))
-        wall += float(warm.get("wall_time_s", 0.0))
+    return lineage_totals([card])
+
+
+def lineage_totals(cards: list[dict[str, Any]]) -> tuple[int, float]:
+    """:func:`training_totals` of several models together (an ensemble's members): each model's
+    own steps and wall time, plus those of the models they came from, counted once per model
+    (by ``weights_sha256``) when members share one.
+
+    >>> start = {"kind": "model", "weights_sha256": "ab", "steps": 90, "wall_time_s": 8.0}
+    >>> member = {"steps": 10, "wall_time_s": 2.0, "evaluation": {"warm_start": start}}
+    >>> lineage_totals([member, member])
+    (110, 12.0)
+    """
+    steps, wall = 0, 0.0
+    seen: set[str] = set()
+    for card in cards:
+        steps += int(card.get("steps", 0))
+        wall += float(card.get("wall_time_s", 0.0))
+        parent = _ancestor(card)
+        if parent is None:
+            continue
+        sha = parent.get("weights_sha256")
+        if isinstance(sha, str) and sha in seen:
+            continue
+        if isinstance(sha, str):
+            seen.add(sha)
+        steps += int(parent.get("steps", 0))
+        wall += float(parent.get("wall_time_s", 0.0))
     return steps, wall
 
 

@@ -10,6 +10,7 @@ spec                   agent
 ``max-expected``       exact max-expected points per turn (Farkle)
 ``threshold:N``        bank as soon as the turn total is at least N (Farkle)
 ``win-optimal``        exact two-player win-probability optimum (Farkle; ``seat=`` optional)
+``planner:<model>``    exact search within each turn over a model's critic (Farkle, 2 players)
 ``pretrained:<name>``  a trained model from ``agents/pretrained/<name>.zip`` (+ its card)
 ``path/to/model.zip``  a trained model file (+ its card ``path/to/model.json``)
 ``human``              a person at the terminal
@@ -46,7 +47,9 @@ def known_specs(game: str | RuleConfig = "spiffel") -> list[str]:
     """The spec strings :func:`load` accepts for ``game``."""
     rules = make_rules(game)
     special = (
-        ["max-expected", "threshold:N", "win-optimal"] if isinstance(rules, FarkleRules) else ["optimal"]
+        ["max-expected", "threshold:N", "win-optimal", "planner:<model>"]
+        if isinstance(rules, FarkleRules)
+        else ["optimal"]
     )
     return _COMMON + special + _TAIL
 
@@ -81,6 +84,9 @@ def load(
     overrides = dict(rules or {})
     name = spec.strip()
     key = name.lower()
+    if key.startswith("planner:"):
+        model = _planner_model(spec, name)
+        return _load_model(spec, model, game, num_players, seed, overrides, kwargs, planner=True)
     if key.startswith("pretrained:") or key.endswith(".zip") or _is_file(name):
         return _load_model(spec, name, game, num_players, seed, overrides, kwargs)
     base = make_rules("spiffel" if game is None else game)
@@ -102,6 +108,12 @@ def check_spec(spec: str, game: str | RuleConfig = "spiffel") -> None:
     rules = make_rules(game)
     name = str(spec).strip()
     key = name.lower()
+    if key.startswith("planner:"):
+        if not isinstance(rules, FarkleRules):
+            known = ", ".join(known_specs(rules))
+            raise ConfigError(f"agent spec {spec!r} is not available for {rules.game}; known: {known}")
+        name = _planner_model(spec, name)
+        key = name.lower()
     if key.startswith("pretrained:") or key.endswith(".zip") or _is_file(name):
         from .learned import resolve_model_path
         from .model_card import read_card
@@ -147,7 +159,10 @@ def _load_model(
     seed: int | None,
     overrides: dict[str, Any],
     kwargs: dict[str, Any],
+    planner: bool = False,
 ) -> Agent:
+    """The model ``name`` (its card's game, rules and seats, checked against ``game``), or with
+    ``planner`` the ``planner:`` agent over it (:mod:`agents.planner`)."""
     from .learned import ModelAgent, resolve_model_path
     from .model_card import card_rules, check_card, read_card
 
@@ -177,6 +192,12 @@ def _load_model(
     rules_cfg = make_rules(trained, **overrides) if overrides else trained
     n = int(card.get("num_players", 1)) if num_players is None else num_players
     check_int("num_players", n, 1, 8)
+    if planner:
+        from .planner import PlannerAgent
+
+        if not isinstance(rules_cfg, FarkleRules):
+            raise ConfigError(f"{spec!r}: the planner searches Farkle turns; {name} is a {card_game} model")
+        return _build(spec, PlannerAgent, name, rules_cfg, num_players=n, seed=seed, **kwargs)
     return _build(
         spec,
         ModelAgent.from_file,
@@ -187,6 +208,17 @@ def _load_model(
         allow_rules=tuple(overrides),
         **kwargs,
     )
+
+
+def _planner_model(spec: str, name: str) -> str:
+    """The model spec of ``planner:<model>`` (refused by name when missing or itself a planner)."""
+    model = name.split(":", 1)[1].strip()
+    if not model or model.lower().startswith("planner:"):
+        raise ConfigError(
+            "planner spec needs a two-player Farkle model, e.g. planner:pretrained:farkle-scratch-ppo "
+            f"or planner:runs/x/model.zip; got {spec!r}"
+        )
+    return model
 
 
 def _load_builtin(

@@ -25,11 +25,13 @@ OPPONENT_SETS = [[], ["random"], ["random", "random"]]
 
 def builtin_specs(game: str) -> list[str]:
     """Every seat-taking agent of ``game`` that agents.load knows (a threshold instance for
-    ``threshold:N``, the shipped 2-player bot where one fits; not ``human``)."""
+    ``threshold:N``, a planner over a shipped bot for ``planner:<model>``, the shipped 2-player bot
+    where one fits; not ``human``)."""
     from agents.registry import known_specs
 
     not_seats = {"human", "pretrained:<name>", "a path to a .zip model"}
-    specs = ["threshold:500" if s == "threshold:N" else s for s in known_specs(game) if s not in not_seats]
+    examples = {"threshold:N": "threshold:500", "planner:<model>": "planner:pretrained:farkle-scratch"}
+    specs = [examples.get(s, s) for s in known_specs(game) if s not in not_seats]
     return specs + (["pretrained:farkle"] if game == "farkle" else [])
 
 
@@ -171,7 +173,7 @@ def test_agent_objects_are_used_as_is_and_reseeded():
 
 @pytest.mark.parametrize(("env_id", "spec"), OPPONENT_CASES)
 def test_builtin_opponents_play_inside_step(env_id, spec):
-    if spec.startswith("pretrained:"):  # a shipped bot plays the default rules of its card
+    if spec.startswith(("pretrained:", "planner:")):  # a shipped bot plays the default rules of its card
         env = gym.make(env_id, opponents=[spec], seat=0, reward="score")
     else:
         env = make(env_id, opponents=[spec], seat=0, reward="score")

@@ -202,7 +202,8 @@ def _seat_specs(game: str) -> list[str]:
     from agents.registry import known_specs
 
     not_seats = {"human", "pretrained:<name>", "a path to a .zip model"}
-    specs = ["threshold:500" if s == "threshold:N" else s for s in known_specs(game) if s not in not_seats]
+    examples = {"threshold:N": "threshold:500", "planner:<model>": "planner:pretrained:farkle-scratch"}
+    specs = [examples.get(s, s) for s in known_specs(game) if s not in not_seats]
     return specs + (["pretrained:farkle"] if game == "farkle" else [])
 
 
@@ -216,7 +217,7 @@ def test_every_builtin_agent_plays_a_whole_game(module, spec):
     random agent and plays the game to its end with legal actions only."""
     import agents
 
-    rules = {} if spec.startswith("pretrained:") else small(module)
+    rules = {} if spec.startswith(("pretrained:", "planner:")) else small(module)
     env = module.env(num_players=2, **rules)
     env.reset(seed=5)
     game = module.raw_env.game_name

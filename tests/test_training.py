@@ -358,6 +358,7 @@ PRETRAINED = ROOT / "agents" / "pretrained"
         "spiffel-scratch",
         "yahtzee-scratch",
         "dice_poker-scratch",
+        "farkle-scratch-ppo",
         "farkle-scratch",
     ],
 )
@@ -381,6 +382,13 @@ def test_shipped_bot_loads_plainly_and_by_name(name: str) -> None:
     if warm.get("kind") == "model":  # fine-tuned (warm_start: model): its start was made by a recipe too
         assert card["config"]["init_model"] == warm["init_model"] and warm["steps"] > 0
         commands.append(warm["command"])
+    expert = warm.get("expert_model")
+    if expert:  # expert iteration: it cloned a planner over another shipped bot, that very file
+        assert warm["expert"] == f"planner:{expert['model']}" and expert["model"].startswith("pretrained:")
+        parent = json.loads((PRETRAINED / f"{expert['model'].split(':', 1)[1]}.json").read_text())
+        assert parent["weights_sha256"] == expert["weights_sha256"]
+        assert (expert["steps"], expert["wall_time_s"]) == (parent["steps"], parent["wall_time_s"])
+        assert card["config"]["warm_start"] == "bc" and card["config"]["bc_expert"] == warm["expert"]
     for command in commands:
         recipe = r"(python scripts/train\.py|dice-envs train) --config (configs/train/\S+\.yaml)"
         made_by = re.match(recipe, command)

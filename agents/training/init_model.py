@@ -49,7 +49,29 @@ def warm_start(model: Any, cfg: TrainConfig, device: str = "cpu") -> dict[str, A
         f"(expert's mean return {bc.expert_mean_return:.2f}), "
         f"accuracy {bc.accuracy:.3f}, {bc.collect_s + bc.fit_s:.0f}s"
     )
-    return {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in bc.to_dict().items()}
+    record = {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in bc.to_dict().items()}
+    if cfg.expert_spec.strip().lower().startswith("planner:"):  # expert iteration: the model it searched over
+        record["expert_model"] = _lineage(cfg.expert_spec.strip().split(":", 1)[1].strip())
+    return {"kind": "bc", **record}
+
+
+def _lineage(spec: str) -> dict[str, Any]:
+    """What a warm start took from the model ``spec``: its file's checksum, its recipe and the steps
+    and wall time of its whole training (:func:`agents.model_card.training_totals`)."""
+    from ..learned import resolve_model_path
+    from ..model_card import read_card, training_totals
+
+    card = read_card(resolve_model_path(spec))
+    steps, wall = training_totals(card)
+    return {
+        "model": spec,
+        "weights_sha256": card.get("weights_sha256"),
+        "name": card.get("config", {}).get("name"),
+        "seed": card.get("seed"),
+        "steps": steps,
+        "wall_time_s": wall,
+        "command": card.get("command"),
+    }
 
 
 def _expected_network(cfg: TrainConfig) -> dict[str, Any]:
@@ -82,7 +104,7 @@ def start_from_model(policy: Any, cfg: TrainConfig, device: str = "cpu") -> dict
     from dice_envs.encoding import encoding_id
 
     from ..learned import resolve_model_path
-    from ..model_card import check_card, network_spec, read_card, training_totals
+    from ..model_card import check_card, network_spec, read_card
     from ..model_io import load_policy
 
     spec = cfg.init_model
@@ -118,16 +140,12 @@ def start_from_model(policy: Any, cfg: TrainConfig, device: str = "cpu") -> dict
         state = _widen_inputs(state, policy.state_dict(), found["class"], spec)
         widened = card.get("observation_encoding")
     policy.load_state_dict(state, strict=True)
-    steps, wall = training_totals(card)
+    lineage = _lineage(spec)
+    del lineage["model"]
     return {
         "kind": "model",
         "init_model": spec,
-        "weights_sha256": card.get("weights_sha256"),
-        "name": card.get("config", {}).get("name"),
-        "seed": card.get("seed"),
-        "steps": steps,
-        "wall_time_s": wall,
-        "command": card.get("command"),
+        **lineage,
         **({"widened_from_encoding": widened} if widened else {}),
     }
 
