@@ -14,7 +14,7 @@ This is one step of policy improvement on the model: search where the game's rul
 (the dice), the model's judgement where they are not (the rest of the game). It uses the rules
 and the model only: no solved table. Behaviour cloning of the planner
 (``warm_start: bc`` with ``bc_expert: planner:<model>``) distils it back into a network, the
-step of expert iteration that ``configs/train/farkle-scratch.yaml`` takes.
+step of expert iteration that ``configs/train/farkle-scratch-exit.yaml`` takes.
 
 **The table.** The critic is asked about the turn's first throw: for banked totals ``(a, b)``
 and seat ``s`` the start value is the mean of the critic's value (a ``win`` reward: +1 win,
@@ -48,7 +48,7 @@ from dice_envs.rules.farkle import NUM_DICE
 from .solver.farkle_win import DEFAULT_CAP, STEP, FarkleWinSolution
 from .win_optimal import WinOptimalAgent
 
-__all__ = ["POINTS_PER_TURN", "PlannerAgent", "critic_start_values"]
+__all__ = ["POINTS_PER_TURN", "PlannerAgent", "critic_start_values", "planner_solution"]
 
 #: Points a turn banks on average in strong play (fills the observation's ``turns`` field only).
 POINTS_PER_TURN = 430.0
