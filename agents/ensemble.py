@@ -209,13 +209,14 @@ def merge_model_files(
     from dice_envs.rules import make_rules
 
     base = cards[0]
+    total_steps, total_wall = lineage_totals(cards)  # a start model shared by members counts once
     card = make_card(
         make_rules(base["game"], **base["rules"]),
         int(base["num_players"]),
         algorithm=str(base.get("algorithm", "MaskablePPO")),
         config=copy.deepcopy(base.get("config", {})),
-        steps=lineage_totals(cards)[0],
-        wall_time_s=lineage_totals(cards)[1],
+        steps=total_steps,
+        wall_time_s=total_wall,
         command=command,
         provenance=True,
         observation_encoding=base["observation_encoding"],

@@ -37,7 +37,7 @@ from dice_envs.rules.config import check_int
 
 from .base import Agent, RandomAgent
 
-__all__ = ["check_spec", "known_specs", "load", "make_opponent"]
+__all__ = ["check_spec", "known_specs", "load", "make_opponent", "planner_model"]
 
 _COMMON = ["random", "greedy", "heuristic"]
 _TAIL = ["human", "pretrained:<name>", "a path to a .zip model"]
@@ -85,7 +85,7 @@ def load(
     name = spec.strip()
     key = name.lower()
     if key.startswith("planner:"):
-        model = _planner_model(spec, name)
+        model = planner_model(name)
         return _load_model(spec, model, game, num_players, seed, overrides, kwargs, planner=True)
     if key.startswith("pretrained:") or key.endswith(".zip") or _is_file(name):
         return _load_model(spec, name, game, num_players, seed, overrides, kwargs)
@@ -112,7 +112,7 @@ def check_spec(spec: str, game: str | RuleConfig = "spiffel") -> None:
         if not isinstance(rules, FarkleRules):
             known = ", ".join(known_specs(rules))
             raise ConfigError(f"agent spec {spec!r} is not available for {rules.game}; known: {known}")
-        name = _planner_model(spec, name)
+        name = planner_model(name)
         key = name.lower()
     if key.startswith("pretrained:") or key.endswith(".zip") or _is_file(name):
         from .learned import resolve_model_path
@@ -210,9 +210,13 @@ def _load_model(
     )
 
 
-def _planner_model(spec: str, name: str) -> str:
-    """The model spec of ``planner:<model>`` (refused by name when missing or itself a planner)."""
-    model = name.split(":", 1)[1].strip()
+def planner_model(spec: str) -> str:
+    """The model spec inside ``planner:<model>`` (refused by name when missing or itself a planner).
+
+    >>> planner_model("planner:pretrained:farkle-scratch-ppo")
+    'pretrained:farkle-scratch-ppo'
+    """
+    model = spec.strip().split(":", 1)[1].strip()
     if not model or model.lower().startswith("planner:"):
         raise ConfigError(
             "planner spec needs a two-player Farkle model, e.g. planner:pretrained:farkle-scratch-ppo "

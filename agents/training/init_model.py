@@ -51,7 +51,9 @@ def warm_start(model: Any, cfg: TrainConfig, device: str = "cpu") -> dict[str, A
     )
     record = {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in bc.to_dict().items()}
     if cfg.expert_spec.strip().lower().startswith("planner:"):  # expert iteration: the model it searched over
-        record["expert_model"] = _lineage(cfg.expert_spec.strip().split(":", 1)[1].strip())
+        from ..registry import planner_model
+
+        record["expert_model"] = _lineage(planner_model(cfg.expert_spec))
     return {"kind": "bc", **record}
 
 
