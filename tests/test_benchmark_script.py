@@ -28,7 +28,30 @@ def test_training_loop_comparison_writes_its_figures_and_never_overwrites(tmp_pa
     assert train["ppo_speedup_vs_sb3_native"] == pytest.approx(
         train["ppo"]["steps_per_s"] / train["sb3-native"]["steps_per_s"]
     )
+    # the bound: the same run's matrix products alone, for farkle's nets (obs -> 16 -> actions / 1)
+    import gymnasium as gym
+    from gymnasium.spaces.utils import flatdim
+
+    from agents.commands.benchmark import matmul_flops_per_step
+
+    spaces = gym.make("dice_envs/Farkle-v0")
+    n_in, n_act = flatdim(spaces.observation_space), int(spaces.action_space.n)
+    bound = train["matmul-bound"]
+    assert bound["steps"] == 32 * 8
+    macs = n_in * 16 * 2 + 16 * n_act + 16  # first layers of both nets, the two heads
+    fwd, grads = 2 * macs, 2 * macs + 2 * (16 * n_act + 16)  # weight grads + input grads past layer 1
+    assert bound["flops_per_step"] == matmul_flops_per_step([n_in, 16, n_act], [n_in, 16, 1], 4)
+    assert bound["flops_per_step"] == fwd + 4 * (fwd + grads)
+    assert bound["gflops_per_s"] == pytest.approx(bound["flops_per_step"] * bound["steps_per_s"] / 1e9)
+    assert train["ppo_share_of_matmul_bound"] == pytest.approx(
+        train["ppo"]["steps_per_s"] / bound["steps_per_s"]
+    )
+    assert train["matmul_bound_vs_sb3_gym"] == pytest.approx(
+        bound["steps_per_s"] / train["sb3-gym"]["steps_per_s"]
+    )
     printed = capsys.readouterr().out
+    assert "matrix products alone" in printed
+    assert "the most any trainer could gain over MaskablePPO (DummyVecEnv of Gymnasium envs)" in printed
     assert "native PPO / MaskablePPO (native env)" in printed
     assert "native PPO / MaskablePPO (DummyVecEnv of Gymnasium envs)" in printed
     before = out.read_bytes()

@@ -12,6 +12,11 @@ For every selected ruleset (solitaire, random legal actions drawn from the actio
   as sb3-contrib documents it, on a ``DummyVecEnv`` of the scalar Gymnasium envs (same settings
   again), and ``--subproc`` on ``SubprocVecEnv`` over scalar envs. ``--device cuda`` runs them on
   the GPU.
+* matrix products — the bound under every loop above: the same run's matrix products alone (the
+  rollout's forwards of both nets, then per epoch and minibatch their forwards, weight gradients and
+  input gradients; no activation, loss, optimiser or env), timed with torch on the same device and
+  threads. No trainer that does this work with these products runs faster, so ``bound / MaskablePPO``
+  is the most any trainer could gain over ``MaskablePPO`` at equal work on this machine.
 
 A *step* is one learner decision in one game. Rates are per wall second and per CPU second of
 this process (``process_time``: the fairer figure on a shared machine; the ``SubprocVecEnv`` rate
@@ -31,6 +36,7 @@ Targets: native at 1024 games ≥ 50× the scalar env (every ruleset); Spiffel a
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import platform
@@ -62,6 +68,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--loop-epochs", type=int, default=4, help="epochs per rollout in the training loops")
     p.add_argument("--loop-updates", type=int, default=3, help="rollouts (updates) timed per trainer")
     p.add_argument("--net-arch", nargs="+", type=int, default=[256, 256], help="hidden layers of both nets")
+    p.add_argument(
+        "--activation",
+        default="tanh",
+        choices=["tanh", "relu"],
+        help="hidden activation of both nets in every loop (tanh: sb3's default)",
+    )
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="torch device of the trainers")
     p.add_argument(
         "--gym", action="store_true", help="also time MaskablePPO on a DummyVecEnv of the Gymnasium envs"
@@ -208,6 +220,7 @@ def bench_loop(game: str, trainer: str, args: argparse.Namespace, threads: int) 
                 "batch_size": args.loop_batch,
                 "n_epochs": args.loop_epochs,
                 "net_arch": list(args.net_arch),
+                "activation": args.activation,
                 "total_timesteps": total,
                 "eval_freq": 0,
                 "checkpoint_freq": 0,
@@ -245,7 +258,10 @@ def bench_loop(game: str, trainer: str, args: argparse.Namespace, threads: int) 
         n_steps=args.loop_steps,
         batch_size=args.loop_batch,
         n_epochs=args.loop_epochs,
-        policy_kwargs={"net_arch": list(args.net_arch)},
+        policy_kwargs={
+            "net_arch": list(args.net_arch),
+            "activation_fn": {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[args.activation],
+        },
         seed=0,
         device=args.device,
         verbose=0,
@@ -255,6 +271,88 @@ def bench_loop(game: str, trainer: str, args: argparse.Namespace, threads: int) 
     model.learn(total_timesteps=total)
     out = _rate(model.num_timesteps, time.perf_counter() - wall, time.process_time() - cpu)
     venv.close()
+    return out
+
+
+def _layer_dims(game: str, net_arch: list[int]) -> tuple[list[int], list[int]]:
+    """Widths of the policy and value MLPs (input, hidden..., output) the loops train for ``game``."""
+    from gymnasium.spaces.utils import flatdim
+
+    env = gym.make(GAMES[game])
+    n_in, n_act = flatdim(env.observation_space), int(env.action_space.n)
+    env.close()
+    return [n_in, *net_arch, n_act], [n_in, *net_arch, 1]
+
+
+def matmul_flops_per_step(pi: list[int], vf: list[int], n_epochs: int) -> int:
+    """Floating-point operations of the matrix products per env step of a PPO loop over two MLPs.
+
+    One forward of both nets in the rollout, then per epoch a forward, the weight gradients and the
+    input gradients of every layer but the first (the observations need no gradient):
+
+    >>> matmul_flops_per_step([2, 3, 1], [2, 3, 1], n_epochs=1)  # 9 MACs per forward and net
+    120
+    """
+
+    def macs(d: list[int]) -> int:
+        return sum(a * b for a, b in itertools.pairwise(d))
+
+    fwd = 2 * (macs(pi) + macs(vf))
+    bwd = fwd + 2 * (macs(pi[1:]) + macs(vf[1:]))
+    return fwd + n_epochs * (fwd + bwd)
+
+
+def bench_matmul_bound(game: str, args: argparse.Namespace, threads: int) -> dict[str, float]:
+    """Env steps per second of the loops' matrix products alone (module doc), ``--loop-updates`` rollouts."""
+    import torch
+
+    torch.set_num_threads(threads)
+    dev = torch.device(args.device)
+    gen = torch.Generator().manual_seed(0)
+    pi, vf = _layer_dims(game, list(args.net_arch))
+
+    def weights(dims: list[int]) -> list[torch.Tensor]:
+        return [(torch.randn(b, a, generator=gen) / a**0.5).to(dev) for a, b in itertools.pairwise(dims)]
+
+    nets = [weights(pi), weights(vf)]
+    rollout = args.loop_envs * args.loop_steps
+    sizes = [args.loop_batch] * (rollout // args.loop_batch)  # full minibatches: the least any loop does
+    obs = {n: torch.randn(n, pi[0], generator=gen).to(dev) for n in {args.loop_envs, *sizes}}
+
+    def one_update() -> None:
+        for _ in range(args.loop_steps):
+            for ws in nets:
+                x = obs[args.loop_envs]
+                for w in ws:
+                    x = x @ w.t()
+        for _ in range(args.loop_epochs):
+            for n in sizes:
+                for ws in nets:
+                    acts = [obs[n]]
+                    for w in ws:
+                        acts.append(acts[-1] @ w.t())
+                    grad = acts[-1]
+                    for i in range(len(ws) - 1, -1, -1):
+                        grad.t() @ acts[i]  # weight gradient
+                        if i:
+                            grad = grad @ ws[i]  # input gradient
+
+    def sync() -> None:
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+
+    with torch.no_grad():
+        one_update()  # warm-up: allocator, kernels
+        sync()
+        wall, cpu = time.perf_counter(), time.process_time()
+        for _ in range(args.loop_updates):
+            one_update()
+        sync()
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    out = _rate(args.loop_updates * rollout, wall, cpu)
+    flops = matmul_flops_per_step(pi, vf, args.loop_epochs)
+    out["flops_per_step"] = float(flops)
+    out["gflops_per_s"] = flops * out["steps_per_s"] / 1e9
     return out
 
 
@@ -289,6 +387,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     if mine in train_r and theirs in train_r:
                         ratio = train_r[mine]["steps_per_s"] / train_r[theirs]["steps_per_s"]
                         train_r[f"{mine}_speedup_vs_{theirs}".replace("-", "_")] = ratio
+            bound = train_r["matmul-bound"] = bench_matmul_bound(game, args, threads)
+            train_r["ppo_share_of_matmul_bound"] = train_r["ppo"]["steps_per_s"] / bound["steps_per_s"]
+            for theirs in ("sb3-native", "sb3-gym", "sb3-subproc"):
+                if theirs in train_r:
+                    ratio = bound["steps_per_s"] / train_r[theirs]["steps_per_s"]
+                    train_r[f"matmul_bound_vs_{theirs}".replace("-", "_")] = ratio
             r["train"] = train_r
         if args.only_train:
             results["games"][game] = r
@@ -349,6 +453,17 @@ def print_game(game: str, r: dict[str, Any]) -> None:
             if "_speedup_vs_" in key:
                 mine, theirs = key.split("_speedup_vs_")
                 print(f"  {_LOOP_NAMES[mine]} / {_LOOP_NAMES[theirs]}: {ratio:.1f}x")
+        bound = train.get("matmul-bound")
+        if bound:
+            print(
+                f"  matrix products alone: {bound['gflops_per_s']:.0f} GFLOP/s, "
+                f"{bound['flops_per_step'] / 1e6:.2f} MFLOP per step; native PPO runs at "
+                f"{train['ppo_share_of_matmul_bound']:.0%} of their rate"
+            )
+            for key, ratio in train.items():
+                if key.startswith("matmul_bound_vs_"):
+                    theirs = key.removeprefix("matmul_bound_vs_")
+                    print(f"  the most any trainer could gain over {_LOOP_NAMES[theirs]} here: {ratio:.1f}x")
     sys.stdout.flush()
 
 
