@@ -297,6 +297,53 @@ def test_models_only_from_paths_given_at_startup(tmp_path: Path) -> None:
         assert r.json()["room"]["seats"][1]["spec"] == "mybot"
 
 
+def test_planner_bots_over_shipped_and_server_models(tmp_path: Path) -> None:
+    models = parse_models(
+        [f"mine={PRETRAINED / 'farkle-scratch.zip'}", f"spiffy={PRETRAINED / 'spiffel.zip'}"]
+    )
+    with TestClient(create_app(bot_delay=0.0, models=models)) as c:
+        games = c.get("/api/options").json()["games"]
+        farkle, spiffel = games["farkle"]["agents"], games["spiffel"]["agents"]
+        assert {"planner:pretrained:farkle-scratch", "planner:pretrained:farkle", "planner:mine"} <= set(
+            farkle
+        )
+        assert "planner:spiffy" not in farkle and not any(a.startswith("planner:") for a in spiffel)
+        assert "pretrained:farkle-scratch" in farkle and "pretrained:farkle-scratch" not in spiffel
+        seats = [
+            {"kind": "agent", "spec": "planner:pretrained:farkle-scratch"},
+            {"kind": "agent", "spec": "planner:mine"},
+        ]
+        body = {"game": "farkle", "seed": 4, "seats": seats}  # the rules the model was trained for
+        code, watcher = _open(c, body)
+        assert [s["spec"] for s in _state(c, code)["seats"]] == [s["spec"] for s in seats]
+        c.post(f"/api/rooms/{code}/start", headers={"X-Seat-Token": watcher})
+        deadline = time.monotonic() + 120
+        while _state(c, code)["status"] != "over":
+            assert time.monotonic() < deadline, "the planners did not finish"
+            time.sleep(0.05)
+        assert max(_state(c, code)["totals"]) >= 10000
+        refused = {
+            "planner:../x": "not allowed",
+            f"planner:{PRETRAINED / 'farkle.zip'}": "not allowed",
+            "planner:random": "not allowed",
+            "planner:spiffy": "spiffel",
+        }
+        for spec, why in refused.items():
+            r = c.post(
+                "/api/rooms",
+                json={"game": "farkle", "seats": [{"kind": "person"}, {"kind": "agent", "spec": spec}]},
+            )
+            assert r.status_code == 400 and why in r.json()["error"], (spec, r.text)
+        three = [{"kind": "person"}, {"kind": "person"}, {"kind": "agent", "spec": "planner:mine"}]
+        r = c.post("/api/rooms", json={"game": "farkle", "seats": three})
+        assert r.status_code == 400 and "two-player" in r.json()["error"], r.text
+        r = c.post(
+            "/api/rooms", json={"game": "spiffel", "seats": [{"kind": "agent", "spec": "planner:mine"}]}
+        )
+        assert r.status_code == 400 and "farkle" in r.json()["error"], r.text
+        assert len(c.app.state.manager.rooms) == 1  # only the planners' room was opened
+
+
 # ---------------------------------------------------------------------- seats, start, live updates
 def test_join_start_and_live_updates_reach_every_connection(client: TestClient) -> None:
     code, t0 = _open(client, TWO_PEOPLE)

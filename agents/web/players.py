@@ -3,7 +3,9 @@
 A seat is a person or an agent spec. The specs a room accepts are the built-in ones that
 :func:`agents.load` knows for the game (``random``, ``greedy``, ``heuristic``, ``optimal``,
 ``max-expected``, ``threshold:N``, ``win-optimal`` where installed), the shipped models
-(``pretrained:<name>``) and the model names the server was started with (``--model NAME=PATH``).
+(``pretrained:<name>``), the model names the server was started with (``--model NAME=PATH``), and
+for two-player Farkle the exact in-turn search over a model's critic (``planner:pretrained:<name>``
+or ``planner:NAME``; it builds its table when the room opens, 5-30 s once per model, then cached).
 A path in a request is never opened: a spec that is not one of those is refused by name, so
 nothing on the server's disk is reachable through a request.
 
@@ -16,7 +18,6 @@ worker threads).
 from __future__ import annotations
 
 import importlib.util
-import json
 import re
 import threading
 from collections.abc import Mapping
@@ -42,6 +43,7 @@ __all__ = [
 
 #: The shape of every spec a request may name (no slashes, dots or backslashes: never a path).
 SPEC_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,39}(:[A-Za-z0-9_-]{1,64})?$")
+_PLANNER = "planner:"
 _BUILTIN_SCORECARD = ("optimal", "heuristic", "greedy", "random")
 _BUILTIN_FARKLE = ("max-expected", "heuristic", "greedy", "random", "threshold:N")
 _MODEL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -80,27 +82,39 @@ def _win_optimal_available() -> bool:
         return False
 
 
-def _pretrained_for(game: str) -> list[str]:
-    names = []
-    for name in pretrained_names():
+def _cards(models: Mapping[str, Path]) -> dict[str, dict[str, Any]]:
+    """The readable cards of the shipped models (``pretrained:<name>``) and the server's models (name)."""
+    from ..model_card import read_card
+
+    paths = {f"pretrained:{n}": PRETRAINED_DIR / f"{n}.zip" for n in pretrained_names()}
+    out = {}
+    for spec, path in {**paths, **models}.items():
         try:
-            card = json.loads((PRETRAINED_DIR / f"{name}.json").read_text())
+            card = read_card(path)
         except (OSError, ValueError):
             continue
-        if isinstance(card, dict) and card.get("game") == game:
-            names.append(f"pretrained:{name}")
-    return names
+        out[spec] = card
+    return out
 
 
 def available_specs(rules: RuleConfig, models: Mapping[str, Path]) -> list[str]:
-    """The agent specs offered for ``rules`` (what the page lists; ``threshold:N`` takes any N)."""
-    if isinstance(rules, FarkleRules):
-        specs = list(_BUILTIN_FARKLE)
-        if _win_optimal_available():
-            specs.insert(0, "win-optimal")
-    else:
-        specs = list(_BUILTIN_SCORECARD)
-    return specs + _pretrained_for(rules.game) + sorted(models)
+    """The agent specs offered for ``rules`` (what the page lists; ``threshold:N`` takes any N).
+
+    Shipped models are offered for their own game; the server's models for every game (a room
+    for another game refuses them by name). ``planner:<model>`` is offered for each two-player
+    Farkle model, shipped or the server's.
+    """
+    cards = _cards(models)
+    shipped = [s for s, c in cards.items() if s.startswith("pretrained:") and c.get("game") == rules.game]
+    if not isinstance(rules, FarkleRules):
+        return [*_BUILTIN_SCORECARD, *shipped, *sorted(models)]
+    specs = (["win-optimal"] if _win_optimal_available() else []) + list(_BUILTIN_FARKLE)
+    planners = [
+        f"{_PLANNER}{s}"
+        for s, c in cards.items()
+        if c.get("game") == "farkle" and int(c.get("num_players", 0)) == 2
+    ]
+    return [*specs, *shipped, *sorted(models), *planners]
 
 
 def check_spec(spec: Any, models: Mapping[str, Path]) -> str:
@@ -108,13 +122,17 @@ def check_spec(spec: Any, models: Mapping[str, Path]) -> str:
     if not isinstance(spec, str) or not spec.strip():
         raise ConfigError(f"an agent spec must be a non-empty string, got {spec!r}")
     spec = spec.strip()
-    if spec in models:
+    inner = spec[len(_PLANNER) :] if spec.lower().startswith(_PLANNER) else None
+    if spec in models or inner in models:
         return spec
-    if spec.lower() == "human" or not SPEC_PATTERN.match(spec):
+    if inner is not None and inner.lower().startswith("pretrained:") and SPEC_PATTERN.match(inner):
+        return spec
+    if inner is not None or spec.lower() == "human" or not SPEC_PATTERN.match(spec):
         raise ConfigError(
             f"agent spec {spec!r} is not allowed: use a built-in agent (optimal, heuristic, greedy, "
-            "random, max-expected, threshold:N, win-optimal), pretrained:<name>, or a model name the "
-            f"server was started with ({', '.join(sorted(models)) or 'none'}); paths are never accepted"
+            "random, max-expected, threshold:N, win-optimal), pretrained:<name>, a model name the "
+            f"server was started with ({', '.join(sorted(models)) or 'none'}), or planner: before a "
+            "two-player Farkle model of those two kinds; paths are never accepted"
         )
     return spec
 
@@ -125,8 +143,15 @@ def make_agent(
     """The agent of ``spec`` for a seat (``ConfigError`` with the reason when it cannot be built)."""
     spec = check_spec(spec, models)
     target: str = str(models[spec]) if spec in models else spec
+    planner = spec.lower().startswith(_PLANNER)
+    if planner and spec[len(_PLANNER) :] in models:
+        target = _PLANNER + str(models[spec[len(_PLANNER) :]])
     try:
-        return load(target, game=rules, num_players=num_players, seed=seed)
+        agent = load(target, game=rules, num_players=num_players, seed=seed)
+        if planner:  # its table now, not in the middle of the game (the solvers' caches: one at a time)
+            with COMPUTE_LOCK:
+                agent.solution  # noqa: B018 - builds or loads the table
+        return agent
     except ConfigError:
         raise
     except (ValueError, TypeError, OSError, ImportError) as exc:
