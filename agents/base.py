@@ -13,7 +13,9 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Agent", "BaseAgent", "RandomAgent", "check_mask"]
+from dice_envs.rules import RuleConfig, make_rules
+
+__all__ = ["Agent", "BaseAgent", "RandomAgent", "check_mask", "check_mask_width"]
 
 
 @runtime_checkable
@@ -25,12 +27,38 @@ class Agent(Protocol):
         ...
 
 
-def check_mask(action_mask: np.ndarray) -> np.ndarray:
-    """Return the legal action indices of a mask; ``ValueError`` if none is legal."""
-    legal = np.flatnonzero(np.asarray(action_mask))
+def check_mask(action_mask: np.ndarray, rules: RuleConfig | None = None) -> np.ndarray:
+    """Return the legal action indices of a mask; ``ValueError`` if none is legal, and, given the
+    game's ``rules``, if the mask is not 1-D with one entry per action.
+
+    >>> check_mask(np.ones(3, np.int8), make_rules("spiffel"))
+    Traceback (most recent call last):
+    ...
+    ValueError: an action mask of shape (3,) does not fit spiffel: its action space is Discrete(45), ...
+    """
+    m = np.asarray(action_mask)
+    if rules is not None:
+        check_mask_width(m, rules, batch=False)
+    legal = np.flatnonzero(m)
     if legal.size == 0:
         raise ValueError("the action mask has no legal action")
     return legal
+
+
+def check_mask_width(masks: np.ndarray, rules: RuleConfig, batch: bool = True) -> None:
+    """``ValueError`` unless ``masks`` is one mask (``batch=False``: 1-D) or a batch of masks
+    (2-D, a row per game) with one entry per action of ``rules``' game."""
+    m = np.asarray(masks)
+    n = int(rules.n_actions)  # type: ignore[attr-defined]
+    if m.ndim != (2 if batch else 1):
+        what = "a batch of action masks must be 2-D (rows, actions)"
+        what = what if batch else "an action mask must be 1-D"
+        raise ValueError(f"{what}, got shape {m.shape}")
+    if m.shape[-1] != n:
+        raise ValueError(
+            f"an action mask of shape {m.shape} does not fit {rules.game}: its action space is "
+            f"Discrete({n}), so a mask holds {n} entries"
+        )
 
 
 class BaseAgent:
@@ -61,14 +89,27 @@ class BaseAgent:
 
 
 class RandomAgent(BaseAgent):
-    """Uniform over the legal actions."""
+    """Uniform over the legal actions.
+
+    Given ``rules`` (a game name or rule configuration), :meth:`act` and :meth:`act_batch` refuse
+    a mask whose length is not the game's number of actions, by name, as the other built-in
+    agents refuse observations of the wrong shape. Without ``rules`` any 1-D mask is taken.
+    """
 
     spec = "random"
 
+    def __init__(self, seed: int | None = None, rules: str | RuleConfig | None = None) -> None:
+        super().__init__(seed)
+        #: The game's rules, when known; they fix the mask length.
+        self.rules: RuleConfig | None = None if rules is None else make_rules(rules)
+        self.n_actions: int | None = None if self.rules is None else int(self.rules.n_actions)  # type: ignore[attr-defined]
+
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        return int(self.rng.choice(check_mask(action_mask)))
+        return int(self.rng.choice(check_mask(action_mask, self.rules)))
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        if self.rules is not None:
+            check_mask_width(action_masks, self.rules)
         m = np.asarray(action_masks) > 0
         if not m.any(axis=1).all():
             raise ValueError("an action mask of the batch has no legal action")

@@ -39,6 +39,7 @@ True
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -153,6 +154,40 @@ def merge_policies(policies: Sequence[Any]) -> Any:
     return merged
 
 
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether paths ``a`` and ``b`` name one file (links and ``..`` resolved)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return a.expanduser().resolve() == b.expanduser().resolve()
+
+
+def _check_distinct(
+    paths: Sequence[str | Path], resolved: Sequence[Path], cards: Sequence[dict[str, Any]], out: str | Path
+) -> None:
+    """Refuse a member given twice (same file or same weights) and an ``out`` that is a member."""
+    out_path = Path(out)
+    for i, (spec, p, card) in enumerate(zip(paths, resolved, cards, strict=True)):
+        if _same_file(out_path, p) or _same_file(out_path.with_suffix(".json"), p.with_suffix(".json")):
+            raise ConfigError(
+                f"the output {str(out)!r} is member {i} ({str(spec)!r}): the merge would replace its own "
+                "input (even with --force); write the ensemble to a new file"
+            )
+        for j in range(i):
+            other = str(paths[j])
+            if _same_file(p, resolved[j]):
+                raise ConfigError(
+                    f"member {i} ({str(spec)!r}) is the same file as member {j} ({other!r}); "
+                    "give each model once"
+                )
+            sha = card.get("weights_sha256")
+            if sha is not None and sha == cards[j].get("weights_sha256"):
+                raise ConfigError(
+                    f"member {i} ({str(spec)!r}) has the same weights as member {j} ({other!r}) "
+                    f"(weights_sha256 {str(sha)[:16]}...); give each model once"
+                )
+
+
 def merge_model_files(
     paths: Sequence[str | Path],
     out: str | Path,
@@ -172,6 +207,10 @@ def merge_model_files(
     an empty ``evaluation`` (measure it: ``scripts/measure_bots.py``) and ``ensemble``: the
     method and, per member, its file (as given in ``paths``), ``weights_sha256``, seed, steps, wall time and
     machine. Written atomically; an existing ``out`` is refused unless ``overwrite``.
+
+    A member given twice (the same file, or two files with the same ``weights_sha256``) is refused
+    by name: it would count its steps twice and weigh double. So is an ``out`` that is one of the
+    members, even with ``overwrite`` (the merge would replace its own input).
     """
     from sb3_contrib import MaskablePPO
 
@@ -182,6 +221,7 @@ def merge_model_files(
 
     resolved = [resolve_model_path(str(p)) for p in paths]
     cards = [read_card(p) for p in resolved]
+    _check_distinct(paths, resolved, cards, out)
     keys = ("game", "rules", "num_players", "observation_encoding", "n_actions")
     for p, card in zip(resolved[1:], cards[1:], strict=True):
         for key in keys:

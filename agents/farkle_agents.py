@@ -30,7 +30,7 @@ from dice_envs.encoding import FarkleView, decode, decode_farkle_batch
 from dice_envs.engine import farkle_turn as turn
 from dice_envs.rules.farkle import BANK_FLAG, NUM_DICE, FarkleRules
 
-from .base import BaseAgent, check_mask
+from .base import BaseAgent, check_mask, check_mask_width
 from .solver.farkle import STEP, FarkleSolution, solve_farkle
 
 __all__ = [
@@ -91,6 +91,7 @@ class BatchOptions:
 
 def batch_options(observations: np.ndarray, action_masks: np.ndarray, rules: FarkleRules, players: int):
     """:class:`BatchOptions` of a batch of observations and masks."""
+    check_mask_width(action_masks, rules)
     return BatchOptions(observations, action_masks, rules, players)
 
 
@@ -139,7 +140,7 @@ class GreedyFarkleAgent(_FarkleAgent):
     spec = "greedy"
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        opts = self.options(self.view(observation), check_mask(action_mask))
+        opts = self.options(self.view(observation), check_mask(action_mask, self.rules))
         best = _bank_best(opts)
         if best is not None:
             return best[0]
@@ -164,7 +165,7 @@ class ThresholdAgent(_FarkleAgent):
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         view = self.view(observation)
-        opts = self.options(view, check_mask(action_mask))
+        opts = self.options(view, check_mask(action_mask, self.rules))
         best = _bank_best(opts)
         if best is not None and view.turn_total + best[1] >= self.threshold:
             return best[0]
@@ -188,7 +189,7 @@ class HeuristicFarkleAgent(_FarkleAgent):
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         view = self.view(observation)
-        opts = self.options(view, check_mask(action_mask))
+        opts = self.options(view, check_mask(action_mask, self.rules))
         target = self.rules.target
         best_other = max(view.others_banked, default=None)
         banks = [o for o in opts if o[3]]
@@ -256,7 +257,7 @@ class MaxExpectedAgent(_FarkleAgent):
         self.solution = solution if solution is not None else solve_farkle(rules.bank_minimum)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        return self.decide(self.view(observation), check_mask(action_mask))
+        return self.decide(self.view(observation), check_mask(action_mask, self.rules))
 
     def decide(self, view: FarkleView, legal: np.ndarray) -> int:
         """The max-expected action for the decoded state ``view`` among the ``legal`` actions."""

@@ -10,6 +10,9 @@ Scorecard games::
     r 1 2     (or r12)    re-throw these faces
     s fives   (or fives, s 5 = the 5th box of the card)   score the throw in a box
 
+Bare digits (``5``, ``6 6 5``) are refused with a hint in a scorecard game: they could mean faces
+to hold or a box number, so type ``k 5`` or ``s 5``. In Farkle bare digits are the dice to set aside.
+
 Farkle::
 
     1 5       (or a 15)   set these faces aside and throw the remaining dice
@@ -54,12 +57,16 @@ SCORECARD_HELP = """commands:
   k 6 6 5  (or k665)   hold these faces, re-throw the others (k alone: re-throw all)
   r 1 2    (or r12)    re-throw these faces
   s fives  (or fives, or s 5 for the 5th box)   enter the throw in a box
+  (bare digits such as 5 are refused: type k 5 to hold, s 5 to score)
   ?  this help    q  quit"""
 FARKLE_HELP = """commands:
   1 5      (or a 15)   set these faces aside and throw the remaining dice
   b 1 5                set these faces aside and bank
   b                    set aside the best-scoring dice and bank
   ?  this help    q  quit"""
+
+
+_FACE_NAMES = {1: "ones", 2: "twos", 3: "threes", 4: "fours", 5: "fives", 6: "sixes"}
 
 
 class HumanQuit(Exception):
@@ -82,6 +89,11 @@ def _split_short_forms(words: list[str]) -> list[str]:
     if words and len(words[0]) > 1 and words[0][0] in "krab" and words[0][1:].isdigit():
         return [words[0][0], words[0][1:], *words[1:]]
     return words
+
+
+def _digits(text: str) -> bool:
+    """Whether ``text`` is ASCII digits only (``"²"`` passes ``str.isdigit`` but not ``int``)."""
+    return text.isascii() and text.isdigit()
 
 
 def _faces(args: list[str]) -> list[int]:
@@ -202,7 +214,7 @@ class HumanAgent(BaseAgent):
     def _box(self, text: str) -> int:
         cats = self.rules.categories  # type: ignore[attr-defined]
         key = text.strip().replace(" ", "_").replace("-", "_")
-        if key.isdigit() and 1 <= int(key) <= len(cats):
+        if _digits(key) and len(key) <= 3 and 1 <= int(key) <= len(cats):
             return int(key) - 1
         if key in cats:
             return cats.index(key)
@@ -212,6 +224,22 @@ class HumanAgent(BaseAgent):
         if len(hits) > 1:
             raise _InputError(f"{text!r} could be: {', '.join(cats[i] for i in hits)}; type more of the name")
         raise _InputError(f"no box {text!r}; boxes: {', '.join(cats)} (or their numbers 1-{len(cats)})")
+
+    def _ambiguous(self, words: list[str], can_throw: bool) -> str:
+        """Why bare digits do nothing in a scorecard game: faces to hold, or a box number to score."""
+        text = " ".join(words)
+        cats = self.rules.categories  # type: ignore[attr-defined]
+        digits = "".join(words)
+        ways = []
+        if can_throw and all(c in "123456" for c in digits):
+            held = f"the {_FACE_NAMES[int(digits)]}" if len(digits) == 1 else "those faces"
+            ways.append(f"`k {text}` to hold {held} (`r {text}` re-throws them)")
+        box = int(digits) if len(words) == 1 and len(digits) <= 3 else 0
+        if 1 <= box <= len(cats):
+            ways.append(f"`s {digits}` / `s {cats[box - 1]}` to score")
+        if not ways:
+            return f"{text!r} is neither dice to hold nor a box number (1-{len(cats)}); ? shows the commands"
+        return f"{text!r} is {'ambiguous' if len(ways) > 1 else 'not a command'}: type " + ", or ".join(ways)
 
     def _scorecard(self, view: ScorecardView, words: list[str], mask: np.ndarray) -> int:
         cmd, args = words[0], words[1:]
@@ -234,8 +262,8 @@ class HumanAgent(BaseAgent):
             if not args:
                 raise _InputError(f"which box? e.g. s {cats[0]}")
             b = self._box(" ".join(args))
-        elif cmd.isdigit() and not args and len(cmd) > 2:
-            raise _InputError(f"k {cmd} holds those faces, r {cmd} re-throws them")
+        elif all(_digits(w) for w in words):
+            raise _InputError(self._ambiguous(words, bool(mask[:N_REROLL_ACTIONS].any())))
         else:
             b = self._box(" ".join(words))
         a = N_REROLL_ACTIONS + b

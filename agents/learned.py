@@ -131,7 +131,7 @@ class ModelAgent(BaseAgent):
         return agent
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        check_mask(action_mask)
+        check_mask(action_mask, self.rules)
         return int(self.act_batch(np.asarray(observation)[None], np.asarray(action_mask)[None])[0])
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:

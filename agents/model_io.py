@@ -247,8 +247,8 @@ def load_policy(path: str | Path, card: dict[str, Any], device: str = "cpu") -> 
 
     Reads only the zip member ``policy.pth``; never unpickles anything (``weights_only=True``).
     Raises :class:`~dice_envs.rules.ConfigError` naming what is wrong: a missing or mismatched
-    checksum, a corrupt zip, weights that are not plain tensors, or weights that do not fit the
-    network the card describes.
+    checksum, a corrupt zip, weights that are not plain tensors, weights holding NaN or inf (a
+    diverged run), or weights that do not fit the network the card describes.
     """
     p = check_model_path(path)
     where = str(p)
@@ -296,6 +296,12 @@ def load_policy(path: str | Path, card: dict[str, Any], device: str = "cpu") -> 
         isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()
     ):
         raise ConfigError(f"{where}: {WEIGHTS_MEMBER} must hold a mapping of names to tensors")
+    for name, tensor in state.items():  # a diverged run saves NaN/inf: refuse it here, by name
+        if (tensor.is_floating_point() or tensor.is_complex()) and not bool(torch.isfinite(tensor).all()):
+            raise ConfigError(
+                f"{where}: weights hold non-finite values (NaN/inf) in {name[:200]}; "
+                "(a diverged training run saves such weights)"
+            )
     activation = {"tanh": nn.Tanh, "relu": nn.ReLU}[spec["activation"]]
     kwargs: dict[str, Any] = {}
     cls: Any = MaskableActorCriticPolicy

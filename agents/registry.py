@@ -32,12 +32,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from dice_envs.checks import check_seed
 from dice_envs.rules import ConfigError, FarkleRules, RuleConfig, ScorecardRules, make_rules
 from dice_envs.rules.config import check_int
 
 from .base import Agent, RandomAgent
 
-__all__ = ["check_spec", "known_specs", "load", "make_opponent", "planner_model"]
+__all__ = ["check_seed_arg", "check_spec", "known_specs", "load", "make_opponent", "planner_model"]
 
 _COMMON = ["random", "greedy", "heuristic"]
 _TAIL = ["human", "pretrained:<name>", "a path to a .zip model"]
@@ -52,6 +53,23 @@ def known_specs(game: str | RuleConfig = "spiffel") -> list[str]:
         else ["optimal"]
     )
     return _COMMON + special + _TAIL
+
+
+def check_seed_arg(seed: Any, name: str = "seed", *, none: bool = True) -> int | None:
+    """``seed`` as an ``int`` (or ``None``): a non-negative integer, checked by
+    :func:`dice_envs.checks.check_seed`; else :class:`~dice_envs.rules.ConfigError` naming ``name``
+    (e.g. ``"--seed"`` for a command line; ``none=False``: the message does not offer ``None``).
+
+    >>> check_seed_arg(-1, "--seed", none=False)
+    Traceback (most recent call last):
+    ...
+    dice_envs.rules.config.ConfigError: --seed must be a non-negative integer, got -1
+    """
+    try:
+        return check_seed(seed)
+    except (TypeError, ValueError):
+        what = "None or a non-negative integer" if none else "a non-negative integer"
+        raise ConfigError(f"{name} must be {what}, got {seed!r}") from None
 
 
 def load(
@@ -79,6 +97,7 @@ def load(
         if hasattr(spec, "act"):
             return spec
         raise ConfigError(f"an agent spec must be a string or an object with act(), got {spec!r}")
+    seed = check_seed_arg(seed)
     if rules is not None and not isinstance(rules, Mapping):
         raise ConfigError(f"rules must be a dict of rule parameters, e.g. {{'target': 5000}}, got {rules!r}")
     overrides = dict(rules or {})
@@ -124,7 +143,10 @@ def check_spec(spec: str, game: str | RuleConfig = "spiffel") -> None:
     builtin = {"random", "greedy", "heuristic", "human"}
     farkle_only = {"max-expected", "max_expected", "win-optimal", "win_optimal"}
     builtin |= farkle_only if farkle else {"optimal"}
-    if key in builtin or (farkle and key.startswith("threshold:")):
+    if farkle and key.startswith("threshold:"):
+        _threshold(spec, key)
+        return
+    if key in builtin:
         return
     known = ", ".join(known_specs(rules))
     if key in {"optimal"} | farkle_only or key.startswith("threshold:"):
@@ -230,7 +252,7 @@ def _load_builtin(
 ) -> Agent:
     known = known_specs(rules)
     if key == "random":
-        return _build(spec, RandomAgent, seed=seed, **kwargs)
+        return _build(spec, RandomAgent, seed=seed, rules=rules, **kwargs)  # rules: masks checked
     if key == "human":
         from .human import HumanAgent
 
@@ -257,15 +279,7 @@ def _load_builtin(
 
             return _build(spec, WinOptimalAgent, rules, num_players=num_players, seed=seed, **kwargs)
         if key.startswith("threshold:"):
-            value = key.split(":", 1)[1]
-            try:
-                threshold = int(value)
-            except ValueError:
-                raise ConfigError(
-                    f"threshold spec needs an integer, e.g. threshold:1000; got {spec!r}"
-                ) from None
-            if threshold < 0:
-                raise ConfigError(f"threshold must be >= 0, got {threshold}")
+            threshold = _threshold(spec, key)
             return _build(
                 spec, fa.ThresholdAgent, rules, threshold, num_players=num_players, seed=seed, **kwargs
             )
@@ -273,6 +287,17 @@ def _load_builtin(
     if key in all_specs or key.startswith("threshold:"):
         raise ConfigError(f"agent spec {spec!r} is not available for {rules.game}; known: {', '.join(known)}")
     raise ConfigError(f"unknown agent spec {spec!r} for {rules.game}; known: {', '.join(known)}")
+
+
+def _threshold(spec: str, key: str) -> int:
+    """The ``N`` of a ``threshold:N`` spec (``ConfigError`` unless an integer >= 0)."""
+    try:
+        threshold = int(key.split(":", 1)[1])
+    except ValueError:
+        raise ConfigError(f"threshold spec needs an integer, e.g. threshold:1000; got {spec!r}") from None
+    if threshold < 0:
+        raise ConfigError(f"threshold must be >= 0, got {threshold}")
+    return threshold
 
 
 def _is_file(name: str) -> bool:
@@ -288,7 +313,7 @@ def _build(spec: str, cls: Any, *args: Any, **kwargs: Any) -> Agent:
     params = inspect.signature(cls).parameters
     if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
         allowed = [n for n, p in params.items() if p.kind is p.KEYWORD_ONLY or p.default is not p.empty]
-        allowed = [n for n in allowed if n not in ("num_players", "seed", "allow_rules")]
+        allowed = [n for n in allowed if n not in ("num_players", "seed", "allow_rules", "rules")]
         for key in kwargs:
             if key not in params:
                 rule_hint = ""

@@ -29,7 +29,7 @@ from dice_envs.rules.scorecard import N_REROLL_ACTIONS, UPPER_FACES, ScorecardRu
 from dice_envs.tables import scorecard_batch_tables, scorecard_tables
 
 from .actions import hold_to_reroll_mask
-from .base import BaseAgent, check_mask
+from .base import BaseAgent, check_mask, check_mask_width
 from .solver.scorecard import NEG, PLAN_CACHE_SIZE, ScorecardSolution, TurnPlan, solve_scorecard, turn_solver
 
 __all__ = ["PAR", "GreedyAgent", "HeuristicAgent", "OptimalAgent"]
@@ -118,7 +118,7 @@ class OptimalAgent(_ScorecardAgent):
         self.solution = solution if solution is not None else solve_scorecard(rules)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        legal = check_mask(action_mask)
+        legal = check_mask(action_mask, self.rules)
         return self.decide(self.view(observation), legal)
 
     def decide(self, view: ScorecardView, legal: np.ndarray) -> int:
@@ -192,11 +192,12 @@ class HeuristicAgent(_ScorecardAgent):
         return out
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        legal = check_mask(action_mask)
+        legal = check_mask(action_mask, self.rules)
         return self.decide(self.view(observation), legal)
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """:meth:`act` for each row, the observations read as arrays (:meth:`turn_states`)."""
+        check_mask_width(action_masks, self.rules)
         states = self.turn_states(observations)
         return np.array(
             [
@@ -274,7 +275,7 @@ class GreedyAgent(_ScorecardAgent):
     spec = "greedy"
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        legal = check_mask(action_mask)
+        legal = check_mask(action_mask, self.rules)
         view = self.view(observation)
         boxes = [int(a) - N_REROLL_ACTIONS for a in legal if a >= N_REROLL_ACTIONS]
         flow = scorecard_flow(self.rules)
@@ -292,6 +293,7 @@ class GreedyAgent(_ScorecardAgent):
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """:meth:`act` for a whole batch, from tables of its choices (:func:`_greedy_tables`)."""
+        check_mask_width(action_masks, self.rules)
         obs = np.asarray(observations, dtype=np.float64)
         legal = np.asarray(action_masks) > 0
         if not legal.any(axis=1).all():

@@ -5,7 +5,7 @@ Every trial is one :func:`agents.training.train.train` run with its own run fold
 model is an ordinary model of the project. The sweep file is YAML::
 
     base: configs/train/tiny_ppo.yaml      # a TrainConfig file (relative to the sweep file or cwd)
-    set: {total_timesteps: 4096}           # optional fixed overrides
+    set: {total_timesteps: 4096}           # optional fixed overrides (or [total_timesteps=4096])
     space:                                 # TrainConfig keys -> a distribution or a fixed value
       learning_rate: {loguniform: [1.0e-4, 1.0e-2]}
       n_epochs: {choice: [2, 4]}
@@ -16,7 +16,9 @@ model is an ordinary model of the project. The sweep file is YAML::
     cpus_per_trial: 1
 
 Distributions: ``loguniform [lo, hi]``, ``uniform [lo, hi]``, ``randint [lo, hi)``, ``choice
-[...]``, ``grid_search [...]``. :func:`run_sweep` writes ``summary.csv``, ``summary.md`` and
+[...]``, ``grid_search [...]``. :func:`load_sweep` checks every value a trial can get (each
+entry, both ends of a range) with the training config's own validation before Ray starts.
+:func:`run_sweep` writes ``summary.csv``, ``summary.md`` and
 ``trials.png`` into ``out`` and returns the rows.
 """
 
@@ -34,7 +36,15 @@ import yaml
 
 from dice_envs.rules import ConfigError
 
-__all__ = ["DISTRIBUTIONS", "METRICS", "load_sweep", "run_sweep", "search_space", "trial_metric"]
+__all__ = [
+    "DISTRIBUTIONS",
+    "METRICS",
+    "load_sweep",
+    "run_sweep",
+    "search_space",
+    "space_candidates",
+    "trial_metric",
+]
 
 DISTRIBUTIONS = ("loguniform", "uniform", "randint", "choice", "grid_search")
 METRICS = ("eval", "final")
@@ -42,35 +52,51 @@ _SWEEP_KEYS = {"base", "set", "space", "num_samples", "metric", "mode", "seed", 
 
 
 def load_sweep(path: str | Path) -> dict[str, Any]:
-    """Read and check a sweep file; ``base`` resolved, every space key a TrainConfig field."""
+    """Read and check a sweep file before any trial starts.
+
+    ``base`` is resolved and loaded; ``set`` (a mapping, or a list of ``key=value`` strings) is
+    applied over it; ``seed`` must be a non-negative integer and ``cpus_per_trial`` a number
+    >= 1. Every value the search space can hand a trial (each ``choice`` / ``grid_search``
+    entry, both ends of a ``uniform`` / ``loguniform`` / ``randint`` range, a fixed value) is
+    run through the training config's own validation (``TrainConfig.from_dict``) over the
+    trial's base config, so a bad value is refused here, by name, and not inside a Ray trial.
+    """
     from .training.config import TrainConfig, load_config
 
     path = Path(path)
     try:
         spec = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read sweep file {path}: {exc}") from exc
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+        raise ConfigError(f"cannot read sweep file {path}: {text or type(exc).__name__}") from None
     if not isinstance(spec, dict):
         raise ConfigError(f"{path}: a sweep file must be a mapping, got {type(spec).__name__}")
-    unknown = sorted(set(spec) - _SWEEP_KEYS)
+    unknown = sorted(set(spec) - _SWEEP_KEYS, key=str)
     if unknown:
         raise ConfigError(f"{path}: unknown sweep key(s) {unknown}; allowed: {sorted(_SWEEP_KEYS)}")
+    seed = spec.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ConfigError(f"{path}: seed must be a non-negative integer, got {seed!r}")
+    cpus = spec.get("cpus_per_trial", 1)
+    if isinstance(cpus, bool) or not isinstance(cpus, (int, float)) or not math.isfinite(cpus) or cpus < 1:
+        raise ConfigError(f"{path}: cpus_per_trial must be a number >= 1, got {cpus!r}")
     base = spec.get("base")
     base_path = None
     if base is not None:
+        if not isinstance(base, str) or not base.strip():
+            raise ConfigError(f"{path}: base must be the path of a training config file, got {base!r}")
         for candidate in (path.parent / base, Path(base)):
             if candidate.is_file():
                 base_path = candidate
                 break
         else:
             raise ConfigError(f"{path}: base config {base!r} not found")
-    fixed = dict(spec.get("set") or {})
-    cfg = load_config(base_path, **fixed)  # checks the fixed overrides
+    cfg = _apply_set(path, load_config(base_path), spec.get("set"))
     space = spec.get("space") or {}
     if not isinstance(space, dict) or not space:
         raise ConfigError(f"{path}: 'space' must map TrainConfig keys to distributions")
     fields = set(TrainConfig.__dataclass_fields__)
-    bad = sorted(set(space) - fields)
+    bad = sorted(set(space) - fields, key=str)
     if bad:
         raise ConfigError(f"{path}: space keys {bad} are not training config keys")
     metric = spec.get("metric", "eval")
@@ -82,44 +108,123 @@ def load_sweep(path: str | Path) -> dict[str, Any]:
     n = spec.get("num_samples", 1)
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ConfigError(f"{path}: num_samples must be a positive integer, got {n!r}")
-    search_space(space)  # checks the distributions
+    base_dict = cfg.to_dict()
+    try:
+        candidates = space_candidates(space)  # checks the distributions
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    trial_base = {**base_dict, **_TRIAL_FIXED}
+    for key, values in candidates.items():
+        for what, value in values:
+            try:
+                TrainConfig.from_dict({**trial_base, key: value})
+            except ConfigError as exc:
+                raise ConfigError(f"{path}: space.{key}: {what} {value!r} is refused: {exc}") from None
+            except (TypeError, ValueError) as exc:  # a value the checks could not even compare
+                raise ConfigError(f"{path}: space.{key}: {what} {value!r} is refused: {exc}") from None
     return {
-        "base": cfg.to_dict(),
+        "base": base_dict,
         "space": space,
         "num_samples": n,
         "metric": metric,
         "mode": mode,
-        "seed": int(spec.get("seed", 0)),
-        "cpus_per_trial": float(spec.get("cpus_per_trial", 1)),
+        "seed": int(seed),
+        "cpus_per_trial": float(cpus),
     }
 
 
-def search_space(space: Mapping[str, Any]) -> dict[str, Any]:
-    """Ray Tune's search space from the YAML one (see the module docstring)."""
-    from ray import tune
+#: What every trial sets over the base config (:func:`sweep_trial`).
+_TRIAL_FIXED: dict[str, Any] = {"progress_bar": False, "torch_threads": 1}
 
-    out: dict[str, Any] = {}
+
+def _apply_set(path: Path, cfg: Any, fixed: Any) -> Any:
+    """``cfg`` with the sweep file's ``set``: a mapping, or a list of ``key=value`` strings."""
+    from .training.config import TrainConfig
+
+    if fixed is None:
+        return cfg
+    if isinstance(fixed, dict):
+        if not all(isinstance(k, str) for k in fixed):
+            raise ConfigError(
+                f"{path}: set: keys must be training config key names, got {sorted(map(repr, fixed))}"
+            )
+        try:
+            return TrainConfig.from_dict({**cfg.to_dict(), **fixed})
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: set: {exc}") from None
+    if isinstance(fixed, list):
+        for entry in fixed:
+            if not isinstance(entry, str) or "=" not in entry or not entry.split("=", 1)[0].strip():
+                raise ConfigError(
+                    f"{path}: set entries must look like key=value (e.g. total_timesteps=4096), got {entry!r}"
+                )
+        try:
+            return cfg.with_overrides(fixed)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: set: {exc}") from None
+    raise ConfigError(
+        f"{path}: set must be a mapping of training config keys (e.g. {{total_timesteps: 4096}}) "
+        f"or a list of key=value strings, got {fixed!r}"
+    )
+
+
+def space_candidates(space: Mapping[str, Any]) -> dict[str, list[tuple[str, Any]]]:
+    """Check the YAML search space (see the module docstring); per key, the values a trial can get
+    that decide whether it is valid: each ``choice`` / ``grid_search`` entry, both ends of a
+    ``uniform`` / ``loguniform`` range (as floats, which Tune draws), ``low`` and ``high - 1``
+    of a ``randint`` range, or the fixed value. Each pair is (what it is, the value)."""
+    out: dict[str, list[tuple[str, Any]]] = {}
     for key, value in space.items():
         if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in DISTRIBUTIONS:
             ((dist, args),) = value.items()
             if dist in ("choice", "grid_search"):
                 if not isinstance(args, list) or not args:
                     raise ConfigError(f"space.{key}: {dist} needs a non-empty list, got {args!r}")
-                out[key] = tune.choice(args) if dist == "choice" else tune.grid_search(args)
+                out[key] = [(f"{dist} entry", a) for a in args]
                 continue
             if not (
-                isinstance(args, list) and len(args) == 2 and all(isinstance(a, (int, float)) for a in args)
+                isinstance(args, list)
+                and len(args) == 2
+                and all(isinstance(a, (int, float)) and not isinstance(a, bool) for a in args)
+                and all(math.isfinite(a) for a in args)
             ):
-                raise ConfigError(f"space.{key}: {dist} needs [low, high], got {args!r}")
+                raise ConfigError(f"space.{key}: {dist} needs [low, high] (two finite numbers), got {args!r}")
             lo, hi = args
+            if dist == "randint":
+                if not all(isinstance(a, int) for a in args) or not lo < hi:
+                    raise ConfigError(
+                        f"space.{key}: randint needs integers low < high ([low, high)), got {args!r}"
+                    )
+                out[key] = [("randint low", lo), ("randint high - 1", hi - 1)]
+                continue
             if not lo < hi or (dist == "loguniform" and lo <= 0):
-                raise ConfigError(f"space.{key}: {dist} needs 0 < low < high (low < high), got {args!r}")
-            fn = {"loguniform": tune.loguniform, "uniform": tune.uniform, "randint": tune.randint}[dist]
-            out[key] = fn(lo, hi)
+                need = "0 < low < high" if dist == "loguniform" else "low < high"
+                raise ConfigError(f"space.{key}: {dist} needs {need}, got {args!r}")
+            out[key] = [(f"{dist} low", float(lo)), (f"{dist} high", float(hi))]
         elif isinstance(value, dict):
             raise ConfigError(
-                f"space.{key}: unknown distribution {sorted(value)}; known: {', '.join(DISTRIBUTIONS)}"
+                f"space.{key}: unknown distribution {sorted(map(str, value))}; "
+                f"known: {', '.join(DISTRIBUTIONS)}"
             )
+        else:
+            out[key] = [("fixed value", value)]
+    return out
+
+
+def search_space(space: Mapping[str, Any]) -> dict[str, Any]:
+    """Ray Tune's search space from the YAML one (see the module docstring)."""
+    from ray import tune
+
+    space_candidates(space)  # checks the distributions
+    out: dict[str, Any] = {}
+    for key, value in space.items():
+        if isinstance(value, dict):
+            ((dist, args),) = value.items()
+            if dist in ("choice", "grid_search"):
+                out[key] = tune.choice(args) if dist == "choice" else tune.grid_search(args)
+                continue
+            fn = {"loguniform": tune.loguniform, "uniform": tune.uniform, "randint": tune.randint}[dist]
+            out[key] = fn(*args)
         else:
             out[key] = value
     return out
@@ -149,7 +254,7 @@ def sweep_trial(params: dict[str, Any]) -> None:
 
     ctx = tune.get_context()
     base, metric, root = params.pop("__base"), params.pop("__metric"), Path(params.pop("__root"))
-    cfg = TrainConfig.from_dict({**base, **params, "progress_bar": False, "torch_threads": 1})
+    cfg = TrainConfig.from_dict({**base, **params, **_TRIAL_FIXED})
     folder = root / "trials" / ctx.get_trial_name()
     res = train(cfg, out=folder, command=f"scripts/sweep.py trial {ctx.get_trial_name()}")
     tune.report(
@@ -164,6 +269,22 @@ def sweep_trial(params: dict[str, Any]) -> None:
     )
 
 
+def check_out(out: str | Path) -> Path:
+    """The sweep's output folder, resolved: refused (``ConfigError``) when it is a file, lies
+    under a file, or is a folder that is not empty."""
+    out = Path(out).expanduser().resolve()
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file, not a folder; choose a new folder")
+    for parent in out.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ConfigError(f"--out {out}: {parent} is a file, not a folder")
+            break
+    if out.is_dir() and any(out.iterdir()):
+        raise ConfigError(f"output folder {out} is not empty; choose a new one")
+    return out
+
+
 def run_sweep(sweep: Mapping[str, Any], out: str | Path, address: str | None = None) -> list[dict[str, Any]]:
     """Run a checked sweep (:func:`load_sweep`) on Ray Tune; write the summary; return its rows."""
     from ray import tune
@@ -172,10 +293,11 @@ def run_sweep(sweep: Mapping[str, Any], out: str | Path, address: str | None = N
     from .ray_eval import ensure_ray
     from .training.artifacts import atomic_write_text
 
-    out = Path(out).resolve()
-    if out.exists() and any(out.iterdir()):
-        raise ConfigError(f"output folder {out} is not empty; choose a new one")
-    out.mkdir(parents=True, exist_ok=True)
+    out = check_out(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the output folder {out}: {exc.strerror or exc}") from None
     started = ensure_ray(address)
     try:
         space = {

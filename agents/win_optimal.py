@@ -125,7 +125,7 @@ class WinOptimalAgent(BaseAgent):
         return _ACTIONS[np.argmin(np.where(near, _ORDER, 10**6), axis=1)].astype(np.int64)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        check_mask(action_mask)
+        check_mask(action_mask, self.rules)
         values = self.action_values(np.asarray(observation)[None, :], np.asarray(action_mask)[None, :])
         return int(self._choose(values)[0])
 

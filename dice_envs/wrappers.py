@@ -199,6 +199,8 @@ class SingleAgentEnv(gym.Env):
         return obs, self._info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if self._obs is None:
+            raise RuntimeError("call reset() before step()")
         if self._over:
             raise RuntimeError("the episode is over; call reset() before step()")
         a = as_action(action)  # TypeError / ValueError for a non-integer, whatever the mode

@@ -12,8 +12,9 @@ from pathlib import Path
 
 if "--threads" in sys.argv[1:-1]:
     _n = sys.argv[sys.argv.index("--threads") + 1]
-    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ[_var] = _n
+    if _n.isdigit() and int(_n) >= 1:  # anything else is refused by the parser below
+        for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            os.environ[_var] = _n
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 

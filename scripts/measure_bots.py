@@ -1,8 +1,10 @@
 #!/usr/bin/env python
 """Measure the shipped bots of ``agents/pretrained/`` over many games and record the figures.
 
-Each bot is loaded with plain ``sb3_contrib.MaskablePPO.load`` and acts by
-``model.predict(obs, action_masks=mask, deterministic=True)`` on whole batches of games, played
+Each bot is loaded weights-only and checked against its card
+(:meth:`agents.learned.ModelAgent.from_file`: the network ``MaskablePPO.load`` would give, with
+nothing unpickled) and acts by its argmax over the legal actions (``deterministic=True``, what
+``model.predict(obs, action_masks=mask, deterministic=True)`` returns) on whole batches of games, played
 by the game runner (:func:`agents.training.evaluate.play_games` over
 :func:`agents.evaluation.run_games`) with the rules of its card:
 
@@ -25,6 +27,11 @@ Figures are printed. ``--record`` also writes them to ``agents/pretrained/measur
 (or ``--out PATH``), keeping the entries of bots not measured this time; ``--update-cards``
 stores them in each card's ``evaluation.measured``. A quick look (``--games 200``) therefore
 never replaces recorded figures by accident.
+
+Every input is checked before the first game (``error: ...``, exit status 2): ``--games`` >= 1,
+non-negative seeds, the bot names and cards, each ``--opponents`` spec against each multi-player
+bot's game, and the figures file: a ``.json`` path in an existing folder that, if it exists, holds
+figures this script wrote (any other file is refused, never merged into).
 """
 
 from __future__ import annotations
@@ -116,6 +123,79 @@ def measure(path: Path, games: int, opponents: list[str], seeds: list[int]) -> d
     return result
 
 
+def _is_figures(key: str, entry: object) -> bool:
+    """Whether ``entry`` is one bot's figures as :func:`measure` writes them (under its bot name)."""
+    return (
+        isinstance(entry, dict)
+        and entry.get("bot") == key
+        and isinstance(entry.get("game"), str)
+        and isinstance(entry.get("num_players"), int)
+        and isinstance(entry.get("games"), int)
+        and ("mean_score" in entry or "vs" in entry)
+    )
+
+
+def read_figures(out: Path, flag: str = "--out") -> dict:
+    """The figures already recorded in ``out`` (``{}`` for a new file), checked before any game.
+
+    ``out`` must be a ``.json`` file path in an existing folder; an existing file must be a JSON
+    object of figures this script wrote (bot name -> figures), else ``ConfigError`` says why.
+    """
+    from dice_envs.rules import ConfigError
+
+    if out.is_dir():
+        raise ConfigError(f"{flag} {out} is a folder; give the .json file to write the figures to")
+    if out.suffix.lower() != ".json":
+        raise ConfigError(f"{flag} {out} must be a .json file path")
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir():
+        raise ConfigError(f"{flag} {out}: the folder {parent} does not exist")
+    if not out.exists():
+        return {}
+    mine = f"{flag} {out} exists and is not a figures file of measure_bots.py"
+    try:
+        figures = json.loads(out.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ConfigError(f"{mine} ({type(exc).__name__}: {exc}); choose another path") from None
+    if not isinstance(figures, dict):
+        raise ConfigError(f"{mine} (it holds a JSON {type(figures).__name__}); choose another path")
+    strange = [k for k, v in figures.items() if not _is_figures(k, v)]
+    if strange:
+        raise ConfigError(f"{mine} (entries {', '.join(map(repr, strange[:5]))}); choose another path")
+    return figures
+
+
+def check_args(args: argparse.Namespace, names: list[str], out: Path | None) -> dict:
+    """Every input checked before any game (``ConfigError`` naming it): the counts and seeds,
+    the bots and their cards, the opponents against each multi-player bot's game, and the
+    figures file (see :func:`read_figures`). Returns the figures already in it."""
+    from agents.model_card import card_rules, read_card
+    from agents.registry import check_seed_arg, check_spec
+    from dice_envs.rules import ConfigError
+
+    if args.games < 1:
+        raise ConfigError(f"--games must be a positive integer, got {args.games}")
+    for seed in args.seeds or []:
+        check_seed_arg(seed, "--seeds", none=False)
+    check_seed_arg(args.seed, "--seed", none=False)
+    for name in names:
+        path = args.dir / f"{name}.zip"
+        if not path.is_file():
+            bots = ", ".join(p.stem for p in sorted(args.dir.glob("*.zip")))
+            raise ConfigError(f"no bot {path}; bots: {bots}")
+        card = read_card(path)
+        rules = card_rules(card, str(path))
+        if int(card.get("num_players", 1)) > 1:
+            if not args.opponents:
+                raise ConfigError(f"{name} is a multi-player bot: give --opponents (e.g. heuristic)")
+            for spec in args.opponents:
+                try:
+                    check_spec(spec, rules)
+                except ConfigError as exc:
+                    raise ConfigError(f"--opponents {spec!r} for {name}: {exc}") from None
+    return read_figures(out, "--out" if args.out is not None else "--record file") if out else {}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bots", nargs="*", help="bot names (default: every .zip in agents/pretrained)")
@@ -137,20 +217,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--update-cards", action="store_true", help="store the figures in the model cards")
     args = parser.parse_args(argv)
 
+    from dice_envs.rules import ConfigError
+
     names = args.bots or sorted(p.stem for p in args.dir.glob("*.zip"))
     if not names:
-        print(f"no bots in {args.dir}", file=sys.stderr)
-        return 1
+        print(f"error: no bots in {args.dir}", file=sys.stderr)
+        return 2
     out = args.out or (args.dir / "measurements.json" if args.record else None)
-    figures = json.loads(out.read_text()) if out is not None and out.is_file() else {}
+    try:  # every input checked before any game is played
+        figures = check_args(args, names, out)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     for name in names:
         path = args.dir / f"{name}.zip"
-        if not path.is_file():
-            print(
-                f"error: no bot {path}; bots: {', '.join(p.stem for p in args.dir.glob('*.zip'))}",
-                file=sys.stderr,
-            )
-            return 2
         res = measure(path, args.games, args.opponents, args.seeds or [args.seed])
         figures[name] = res
         if res["num_players"] == 1:
@@ -179,7 +259,12 @@ def main(argv: list[str] | None = None) -> int:
             atomic_write_text(card_path, json.dumps(card, indent=2) + "\n")
     if out is not None:
         # merged into the file as it is now, so a run measuring other bots meanwhile keeps its figures
-        current = json.loads(out.read_text()) if out.is_file() else {}
+        try:
+            current = read_figures(out)
+        except ConfigError as exc:  # replaced meanwhile by something else: keep it, save ours beside
+            out = out.with_name(f"{out.stem}.{time.strftime('%Y%m%d-%H%M%S')}.json")
+            print(f"warning: {exc}; writing the figures to {out} instead", file=sys.stderr)
+            current = {}
         current.update({name: figures[name] for name in names})
         atomic_write_text(out, json.dumps(current, indent=2) + "\n")
         print(f"figures: {out}")

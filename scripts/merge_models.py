@@ -11,9 +11,12 @@ members under ``ensemble`` and sums their steps and wall time.
         runs/fs2/farkle-scratch.zip --out runs/farkle-ensemble/farkle-scratch.zip
     python scripts/measure_bots.py --dir runs/farkle-ensemble --opponents heuristic max-expected
 
-An existing ``--out`` (or its card) is refused unless ``--force``. ``--curve PNG`` also draws
-the members' learning curves (the ``eval`` column of the ``progress.csv`` beside each member's
-zip, as the native trainer writes it) on one figure; members without one are named in its title.
+An existing ``--out`` (or its card) is refused unless ``--force``; an ``--out`` that is one of
+the members, and a member given twice (the same file or the same weights), are refused always.
+``--curve PNG`` also draws the members' learning curves (the ``eval`` column of the
+``progress.csv`` beside each member's zip, as the native trainer writes it) on one figure;
+members without one are named in its title. ``--curve`` is checked (a file path, not a folder, and no file
+on its way) before the model is written; its folder is made as ``--out``'s is.
 """
 
 from __future__ import annotations
@@ -52,6 +55,29 @@ def plot_members(models: list[str], path: Path, title: str) -> Path:
     return save_curve_figure(fig, ax, path, title, "evaluation (argmax)", title_size=9)
 
 
+def check_curve(curve: Path | None, out: Path, models: list[str], force: bool) -> str | None:
+    """Why ``--curve`` cannot be written (``None`` when it can): a folder, a file where one of
+    its folders would be, the model being written or a member's file, or an existing file
+    without ``--force``."""
+    if curve is None:
+        return None
+    if curve.is_dir():
+        return f"--curve {curve} is a folder; give the path of a .png file"
+    blocked = next((p for p in curve.parents if p.exists() and not p.is_dir()), None)
+    if blocked is not None:  # a missing folder is made, as for --out
+        return f"--curve {curve}: {blocked} is a file, not a folder"
+    target = curve.resolve()
+    taken = [out, out.with_suffix(".json")]
+    for m in models:
+        if not m.startswith("pretrained:"):
+            taken += [Path(m), Path(m).with_suffix(".json"), Path(m).with_name("progress.csv")]
+    if any(target == t.resolve() for t in taken):
+        return f"--curve {curve} would overwrite the merged model or a member's file; choose another path"
+    if curve.exists() and not force:
+        return f"{curve} already exists; pass --force to replace it"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("models", nargs="+", help="member models: .zip paths or pretrained:<name>")
@@ -59,8 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="replace an existing --out (and --curve)")
     parser.add_argument("--curve", type=Path, help="also plot the members' learning curves to this PNG")
     args = parser.parse_args(argv)
-    if args.curve is not None and args.curve.exists() and not args.force:
-        print(f"error: {args.curve} already exists; pass --force to replace it", file=sys.stderr)
+    problem = check_curve(args.curve, args.out, args.models, args.force)
+    if problem:  # checked before the model is written, so a bad --curve leaves nothing behind
+        print(f"error: {problem}", file=sys.stderr)
         return 2
     command = "python scripts/merge_models.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
     try:
@@ -75,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.curve is not None:
         try:
             title = f"{path.stem}: the members of the ensemble"
+            args.curve.parent.mkdir(parents=True, exist_ok=True)
             print(f"curves: {plot_members(args.models, args.curve, title)}")
         except ImportError:
             print("error: --curve needs matplotlib: pip install 'dice-envs[train]'", file=sys.stderr)

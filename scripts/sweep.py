@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.sweep import load_sweep, run_sweep
+from agents.sweep import check_out, load_sweep, run_sweep
 from dice_envs.rules import ConfigError
 
 
@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--num-samples", type=int, default=None, help="override num_samples")
     args = p.parse_args(argv)
     try:
+        check_out(args.out)  # a file, or a folder that is not empty: refused before anything runs
         sweep = load_sweep(args.sweep)
         if args.num_samples is not None:
             if args.num_samples < 1:

@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import os
 import platform
 import sys
@@ -54,14 +55,15 @@ GAMES = {
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """The command line (see the module doc)."""
+    """The command line (see the module doc); out-of-range numbers and conflicts exit with status 2."""
     p = argparse.ArgumentParser(prog="benchmark", description=__doc__.split("\n\n")[0])
     p.add_argument("--games", nargs="+", default=list(GAMES), choices=list(GAMES), help="rulesets to time")
     p.add_argument("--sizes", nargs="+", type=int, default=[1, 64, 1024, 4096], help="native env sizes")
     p.add_argument("--sync-envs", type=int, default=16, help="sub-envs of the SyncVectorEnv (0: skip)")
     p.add_argument("--seconds", type=float, default=2.0, help="time per env measurement")
-    p.add_argument("--no-train", action="store_true", help="skip the training-loop measurements")
-    p.add_argument("--only-train", action="store_true", help="only the training-loop measurements")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--no-train", action="store_true", help="skip the training-loop measurements")
+    which.add_argument("--only-train", action="store_true", help="only the training-loop measurements")
     p.add_argument("--loop-envs", type=int, default=1024, help="games per rollout in the training loops")
     p.add_argument("--loop-steps", type=int, default=32, help="rollout length per game in the training loops")
     p.add_argument("--loop-batch", type=int, default=4096, help="minibatch size in the training loops")
@@ -90,7 +92,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=[],
         help="also time the native env at the largest size with each of these opponents (agent specs)",
     )
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    lows = {"sizes": 1, "sync_envs": 0, "threads": 1, "net_arch": 1, "loop_envs": 1, "loop_steps": 1}
+    lows |= {"loop_batch": 1, "loop_epochs": 1, "loop_updates": 1}
+    for dest, lo in lows.items():
+        value = getattr(args, dest)
+        for v in value if isinstance(value, list) else [value]:
+            if v is not None and v < lo:
+                p.error(f"--{dest.replace('_', '-')} must be an integer >= {lo}, got {v}")
+    if not (math.isfinite(args.seconds) and args.seconds > 0):
+        p.error(f"--seconds must be a number of seconds > 0, got {args.seconds}")
+    return args
 
 
 import gymnasium as gym  # noqa: E402

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.evaluation import OUTPUT_FILES, evaluate, parse_rule_overrides, write_outputs
+from agents.registry import check_seed_arg
 from dice_envs.io import check_out_dir
 from dice_envs.rules import GAMES, ConfigError
 
@@ -114,6 +115,11 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit status."""
     args = build_parser().parse_args(argv)
     t0 = time.perf_counter()
+    try:
+        check_seed_arg(args.seed, "--seed", none=False)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if any(a.strip().lower() == "human" for a in args.agents) and not _interactive():
         print("error: --agents human needs a terminal (stdin is not a tty)", file=sys.stderr)
         return 2

@@ -23,7 +23,7 @@ from typing import Any
 
 from agents.evaluation import OUTPUT_FILES, evaluate, write_outputs
 from agents.learned import PRETRAINED_DIR
-from agents.registry import known_specs, load
+from agents.registry import check_seed_arg, known_specs, load
 from dice_envs.io import atomic_write_text, check_out_dir
 from dice_envs.rules import GAMES, ConfigError, make_rules
 
@@ -136,6 +136,20 @@ def check_outputs(out: Path, runs: Path, games: Sequence[str], force: bool) -> N
         check_out_dir(folder, force, files=OUTPUT_FILES)
 
 
+def check_numbers(args: argparse.Namespace) -> None:
+    """Refuse (``ConfigError`` naming the flag) a count below 1 or a negative seed, before any game."""
+    counts = {
+        "--games": args.games,
+        "--tournament-games": args.tournament_games,
+        "--farkle-solitaire-games": args.farkle_solitaire_games,
+        "--workers": args.workers,
+    }
+    for flag, value in counts.items():
+        if value is not None and value < 1:
+            raise ConfigError(f"{flag} must be a positive integer, got {value}")
+    check_seed_arg(args.seed, "--seed", none=False)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run every evaluation and write the markdown leaderboard."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -146,19 +160,35 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--farkle-solitaire-games", type=int, default=None, help="default: --games / 3")
     ap.add_argument("--seed", type=int, default=0, help="seed of every evaluation (default 0)")
     ap.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
-    ap.add_argument("--only", nargs="*", choices=list(GAMES), default=list(GAMES), help="games to include")
+    ap.add_argument(
+        "--only", nargs="+", choices=list(GAMES), default=list(GAMES), help="games to include (at least one)"
+    )
     ap.add_argument("--quiet", action="store_true", help="no progress bars, do not print the page")
     ap.add_argument("--force", action="store_true", help="overwrite --out and the files of earlier runs")
     ap.add_argument(
         "--no-exact", action="store_true", help="no regret / win-optimal columns (and no win-optimal)"
     )
     args = ap.parse_args(argv)
-    try:  # every output checked before any game is played
+    args.only = list(dict.fromkeys(args.only))  # a game named twice is played once
+    try:  # every number and output checked before any game is played
+        check_numbers(args)
         check_outputs(args.out, args.runs, args.only, args.force)
-    except OSError as exc:
+    except (ConfigError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    try:
+        md = build_page(args)
+    except ConfigError as exc:  # a bad value the checks above did not foresee: no traceback
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    atomic_write_text(args.out, "\n".join(md) + "\n", overwrite=args.force)
+    if not args.quiet:
+        print("\n".join(md))
+    return 0
 
+
+def build_page(args: argparse.Namespace) -> list[str]:
+    """Play every evaluation the arguments ask for; the lines of the markdown page."""
     t_start = time.perf_counter()
     md = [
         "# Leaderboard",
@@ -230,10 +260,7 @@ def main(argv: list[str] | None = None) -> int:
                 md += [f"Against `win-optimal`, {args.tournament_games} games in each seat:", ""]
                 md += [*exact_table(refs), ""]
     md.append(f"Total time {time.perf_counter() - t_start:.0f} s.")
-    atomic_write_text(args.out, "\n".join(md) + "\n", overwrite=args.force)
-    if not args.quiet:
-        print("\n".join(md))
-    return 0
+    return md
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import numpy as np
 import agents
 from agents.evaluation import parse_rule_overrides
 from agents.human import HumanAgent, HumanQuit, describe_action
+from agents.registry import check_seed_arg
 from dice_envs.encoding import decode, encode
 from dice_envs.engine import FarkleGame, ScorecardGame, new_game
 from dice_envs.rules import GAMES, ConfigError, make_rules
@@ -120,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = sys.stdout
     try:
+        check_seed_arg(args.seed, "--seed", none=False)
         params = parse_rule_overrides([*args.rules, *args.rule])
         rules = make_rules(args.game, **params)
         n = 1 + len(args.opponents)

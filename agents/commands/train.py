@@ -21,12 +21,13 @@ import shlex
 import sys
 from pathlib import Path
 
+from agents.config_files import available_configs
 from dice_envs.rules import ConfigError
 
 __all__ = ["main", "parser"]
 
-#: The recipe run when no ``--config`` is given.
-DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "configs" / "train" / "quickstart.yaml"
+#: The recipe run when no ``--config`` is given (a shipped config: found from any directory).
+DEFAULT_CONFIG = "quickstart"
 
 
 def parser() -> argparse.ArgumentParser:
@@ -38,7 +39,10 @@ def parser() -> argparse.ArgumentParser:
         epilog=__doc__.split("Examples::", 1)[1].split("Products", 1)[0],
     )
     p.add_argument(
-        "--config", type=Path, help="YAML file of TrainConfig keys (default: configs/train/quickstart.yaml)"
+        "--config",
+        type=Path,
+        help="YAML file of TrainConfig keys, or a shipped recipe's name, found from any directory: "
+        f"{', '.join(available_configs('train'))} (default: quickstart)",
     )
     p.add_argument(
         "--set",
@@ -81,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         config = args.config
         if config is None:
             config = DEFAULT_CONFIG
-            print(f"no --config given: running {config} (the quick start's recipe)", file=sys.stderr)
+            print("no --config given: running the quick start's recipe (quickstart)", file=sys.stderr)
         cfg = load_config(
             config,
             args.overrides,

@@ -11,6 +11,7 @@ import hashlib
 import io
 import re
 import warnings
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,8 @@ __all__ = [
     "ProgressLog",
     "atomic_write_bytes",
     "atomic_write_text",
+    "checkpoint_files",
+    "checkpoint_intact",
     "checkpoints",
     "latest_checkpoint",
     "load_checkpoint",
@@ -136,6 +139,24 @@ class ProgressLog:
         with path.open(encoding="utf-8", newline="") as fh:
             rows = list(csv.DictReader(fh))
         return [r for r in rows if r.get("steps") and None not in r.values()]
+
+
+def checkpoint_files(checkpoint_dir: str | Path) -> list[Path]:
+    """Every checkpoint file of a folder, of either trainer, oldest first within each."""
+    return [*_ppo_checkpoints(Path(checkpoint_dir)), *checkpoints(checkpoint_dir)]
+
+
+def checkpoint_intact(path: Path) -> bool:
+    """A cheap check that a checkpoint file is whole: a native one matches its ``.sha256``, an
+    sb3 one is a zip whose members read. (Resuming still verifies what it loads.)"""
+    try:
+        if path.suffix == ".pt":
+            want = path.with_name(path.name + ".sha256").read_text(encoding="utf-8").strip()
+            return hashlib.sha256(path.read_bytes()).hexdigest() == want
+        with zipfile.ZipFile(path) as zf:
+            return zf.testzip() is None
+    except (OSError, ValueError, UnicodeDecodeError, zipfile.BadZipFile):
+        return False
 
 
 def checkpoints(checkpoint_dir: str | Path) -> list[Path]:

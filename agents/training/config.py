@@ -204,14 +204,30 @@ class TrainConfig:
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> TrainConfig:
-        """Load a config file (a flat YAML mapping of fields)."""
+        """Load a config file (a flat YAML mapping of fields).
+
+        ``path`` is a file, or names a shipped recipe from any directory (``quickstart``,
+        ``configs/train/quickstart.yaml``: :func:`agents.config_files.find_config`). A key given
+        twice and a file with no keys are refused: YAML would keep the last value, or train
+        every default, without a word.
+        """
         import yaml
 
-        path = Path(path)
-        if not path.is_file():
-            raise ConfigError(f"training config file not found: {path}")
+        from dice_envs.rules.config import _unique_key_loader
+
+        from ..config_files import find_config
+
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            path = find_config(path, "train")
+        except ConfigError as exc:
+            raise ConfigError(f"training {exc}") from None
+        try:
+            data = yaml.load(path.read_text(encoding="utf-8"), Loader=_unique_key_loader())
+            if data is None:
+                raise ConfigError(
+                    f"{path}: the file holds no config keys (an empty recipe would train every default); "
+                    "start from one of configs/train/*.yaml"
+                )
         except UnicodeDecodeError as exc:
             raise ConfigError(f"{path}: not a UTF-8 text file ({exc.reason} at byte {exc.start})") from None
         except yaml.YAMLError as exc:

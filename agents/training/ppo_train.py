@@ -33,7 +33,7 @@ from torch import nn
 from dice_envs.rules import ConfigError
 
 from ..model_card import machine_info
-from .artifacts import ProgressLog, load_checkpoint, save_checkpoint
+from .artifacts import ProgressLog, checkpoint_files, load_checkpoint, save_checkpoint
 from .config import TrainConfig
 from .envs import eval_opponents
 from .init_model import warm_start
@@ -244,7 +244,9 @@ def _learner(cfg: TrainConfig, out: Path, resume: bool, device: str) -> _Learner
                 f"{cfg.total_timesteps}); give --total-timesteps above {learner.steps} to train on"
             )
     elif resume:
-        print(f"--resume: no checkpoint that verifies in {ckpt_dir}; starting from scratch", file=sys.stderr)
+        if checkpoint_files(ckpt_dir):  # all failed to load (train() checked their digests)
+            raise ConfigError(f"--resume: no checkpoint in {ckpt_dir} loads; nothing was touched")
+        print(f"--resume: no checkpoint yet in {ckpt_dir}; starting from scratch", file=sys.stderr)
     if found is None:
         learner.warm_stats = warm_start(model, cfg, device)
     if cfg.self_play and not learner.store.ids:

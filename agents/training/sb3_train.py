@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from dice_envs.rules import ConfigError
+
 from .artifacts import atomic_write_text, checkpoints
 from .config import TrainConfig
 from .envs import backend_name, make_eval_env, make_train_env
@@ -59,10 +61,9 @@ def train_sb3(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
     model = _model(cfg, out, train_env, device)  # 2. the model, then (resume) its checkpoint
     resumed_from = _resume(cfg, model, train_env, candidates, device)
     if resume and resumed_from is None:
-        print(
-            f"--resume: no checkpoint that loads in {out / 'checkpoints'}; starting from scratch",
-            file=sys.stderr,
-        )
+        if candidates:  # all failed to load (train() checked that they read as zips)
+            raise ConfigError(f"--resume: no checkpoint in {out / 'checkpoints'} loads; nothing was touched")
+        print(f"--resume: no checkpoint yet in {out / 'checkpoints'}; starting from scratch", file=sys.stderr)
     warm_stats = _warm_start(cfg, out, model, resumed=resumed_from is not None)  # 3. warm start
     steps_before = model.num_timesteps
     t0 = time.perf_counter()

@@ -28,7 +28,9 @@ from .envs import eval_opponents
 
 __all__ = [
     "TrainResult",
+    "check_final_eval_specs",
     "check_resume",
+    "check_resume_point",
     "evaluation_record",
     "final_evaluation",
     "output_folder",
@@ -73,24 +75,68 @@ def _holds_run(folder: Path) -> bool:
     return folder.is_dir() and (any(folder.glob("*.zip")) or (folder / "checkpoints").is_dir())
 
 
+def _occupied(folder: Path) -> bool:
+    """Anything there: a file, or a folder with something in it."""
+    return folder.exists() and (not folder.is_dir() or any(folder.iterdir()))
+
+
 def output_folder(cfg: TrainConfig, out: str | Path | None, resume: bool) -> Path:
-    """The run's folder. Default ``runs/<name>``, or ``runs/<name>-2``, ``-3``, ... when an earlier
-    run is there (unless resuming it); a given ``out`` holding a run needs ``resume``.
+    """The run's folder. Default ``runs/<name>``, or ``runs/<name>-2``, ``-3``, ... when something
+    is there already (unless resuming it). A given ``out`` must be a new or empty folder, or, with
+    ``resume``, the run to continue: a fresh run never writes into a folder holding files.
     """
     if out is not None:
         out = Path(out)
-        if _holds_run(out) and not resume:
+        if out.exists() and not out.is_dir():
+            raise ConfigError(f"--out {out} is a file, not a folder; give a new folder for the run")
+        if resume:
+            return out
+        if _holds_run(out):
             raise ConfigError(
                 f"{out} already holds a training run; pass --resume to continue it, or choose another --out"
             )
+        if _occupied(out):
+            found = sorted(p.name for p in out.iterdir())
+            shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+            raise ConfigError(
+                f"--out {out} is not empty ({shown}) and holds no training run: a fresh run writes only "
+                "into a new or empty folder, so nothing was touched; choose another --out"
+            )
         return out
     base = Path("runs") / cfg.name
-    if resume or not _holds_run(base):
+    if resume or not _occupied(base):
         return base
     n = 2
-    while _holds_run(base.with_name(f"{cfg.name}-{n}")):
+    while _occupied(base.with_name(f"{cfg.name}-{n}")):
         n += 1
     return base.with_name(f"{cfg.name}-{n}")
+
+
+def check_resume_point(folder: Path) -> None:
+    """Refuse a resume that could only start over in a folder holding results.
+
+    Checkpoint files that all fail their check (a ``.sha256`` that does not match, a zip that
+    does not read) are the run's evidence, and a model with no checkpoint is a finished run:
+    starting over would overwrite both, so either is refused and nothing is touched. A folder
+    with neither (a run killed before its first checkpoint) starts over: it lost less than one
+    ``checkpoint_freq``.
+    """
+    from .artifacts import checkpoint_files, checkpoint_intact
+
+    ckpt_dir = folder / "checkpoints"
+    files = checkpoint_files(ckpt_dir)
+    if files and not any(checkpoint_intact(p) for p in files):
+        names = ", ".join(p.name for p in files)
+        raise ConfigError(
+            f"--resume: no checkpoint in {ckpt_dir} verifies ({names}); starting over would overwrite "
+            "the run's results, so nothing was touched: give a new --out to train afresh"
+        )
+    if not files and (models := sorted(p.name for p in folder.glob("*.zip"))):
+        raise ConfigError(
+            f"--resume: {folder} holds a model ({', '.join(models)}) but no checkpoint to continue "
+            "from; starting over would overwrite it, so nothing was touched: give a new --out to "
+            "train afresh, or warm_start: model with init_model: <that model> to fine-tune it"
+        )
 
 
 def check_resume(cfg: TrainConfig, out: Path) -> None:
@@ -134,17 +180,54 @@ def train(
         if not folder.is_dir():
             raise ConfigError(f"--resume: no run folder {folder}")
         check_resume(cfg, folder)
+        check_resume_point(folder)
+    check_final_eval_specs(cfg)
     device = resolve_device(cfg.device)  # before any file is written
     command = command or " ".join(shlex.quote(a) for a in sys.argv)
+    fresh = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
+    saved = (folder / "config.json").read_text(encoding="utf-8") if resume else None
     atomic_write_text(folder / "config.json", json.dumps(cfg.to_dict(), indent=2) + "\n")
-    if cfg.trainer == "sb3":
-        from .sb3_train import train_sb3
+    try:
+        if cfg.trainer == "sb3":
+            from .sb3_train import train_sb3
 
-        return train_sb3(cfg, folder, resume, command, device)
-    from .ppo_train import train_ppo
+            return train_sb3(cfg, folder, resume, command, device)
+        from .ppo_train import train_ppo
 
-    return train_ppo(cfg, folder, resume, command, device)
+        return train_ppo(cfg, folder, resume, command, device)
+    except ConfigError:
+        if saved is not None:  # a refused resume leaves the run's config as it was
+            atomic_write_text(folder / "config.json", saved)
+        else:
+            _undo_refused_start(folder, fresh)
+        raise
+
+
+def check_final_eval_specs(cfg: TrainConfig) -> None:
+    """Refuse an unknown ``final_eval_opponents`` spec before training, not after it."""
+    from ..registry import check_spec
+
+    for spec in cfg.final_eval_opponents:
+        try:
+            check_spec(spec, cfg.rule_config())
+        except ConfigError as exc:
+            raise ConfigError(f"config 'final_eval_opponents': {exc}") from None
+
+
+def _undo_refused_start(folder: Path, created: bool) -> None:
+    """A start refused before its first step (a warm-start model that does not fit, say) leaves
+    the folder as it found it: its ``config.json`` goes, and so does the folder if this run made
+    it and nothing else was written there."""
+    if (folder / "checkpoints").exists() or any(folder.glob("*.zip")):
+        return  # it trained: keep everything
+    (folder / "config.json").unlink(missing_ok=True)
+    if created:
+        for sub in sorted(folder.rglob("*"), reverse=True):
+            if sub.is_dir() and not any(sub.iterdir()):
+                sub.rmdir()
+        if not any(folder.iterdir()):
+            folder.rmdir()
 
 
 def evaluation_record(cfg: TrainConfig, rows: list[Any], warm_stats: dict[str, Any] | None) -> dict[str, Any]:

@@ -40,6 +40,7 @@ import numpy as np
 from gymnasium import logger, spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
 
 from ..checks import as_action, check_seed
 from ..encoding import ENCODING_VERSION, encode, encoding_id, family, observation_bounds, observation_size
@@ -51,7 +52,7 @@ from ..render_rgb import frame_size, render_rgb
 from ..rules import RuleConfig
 from ..rules.scorecard import N_REROLL_ACTIONS
 
-__all__ = ["DiceAECEnv", "make_env", "win_rewards"]
+__all__ = ["DiceAECEnv", "IllegalActions", "make_env", "win_rewards"]
 
 
 def win_rewards(totals: Sequence[float]) -> list[float]:
@@ -251,24 +252,55 @@ class DiceAECEnv(AECEnv):
 
 
 def make_env(raw_cls: type[DiceAECEnv], **kwargs: Any) -> AECEnv:
-    """``raw_cls`` built from ``kwargs`` (or ``options=``), with PettingZoo's classic wrappers.
+    """``raw_cls`` built from ``kwargs`` (or ``options=``), wrapped as PettingZoo's classic envs are.
 
-    ``kwargs`` are the raw env's plus ``illegal_reward`` (default ``-1.0``): an illegal action
-    ends the game with that reward for the offender (``TerminateIllegalWrapper``); out-of-range
-    actions assert; a non-integer action is refused with ``TypeError`` / ``ValueError``
-    (:class:`IntegerActions`); order is enforced.
+    ``kwargs`` are the raw env's plus ``illegal_reward`` (default ``-1.0``). An illegal action,
+    an integer outside the action space (``45``, ``-1`` in a ``Discrete(45)`` game) included, ends
+    the game with that reward for the offender (:class:`IllegalActions`, PettingZoo's
+    ``TerminateIllegalWrapper`` behaviour), the same whether or not Python runs with ``-O``; a
+    non-integer action is refused with ``TypeError`` / ``ValueError``
+    (:func:`dice_envs.checks.as_action`); order is enforced (``OrderEnforcingWrapper``).
     """
     options = options_of(raw_cls.game_name, kwargs, "pettingzoo")
     env: AECEnv = raw_cls(options=options)
-    env = wrappers.TerminateIllegalWrapper(env, illegal_reward=options.illegal_reward)
-    env = wrappers.AssertOutOfBoundsWrapper(env)
-    env = IntegerActions(env)
+    env = IllegalActions(env, illegal_reward=options.illegal_reward)
     env = wrappers.OrderEnforcingWrapper(env)
     return env
 
 
-class IntegerActions(wrappers.BaseWrapper):
-    """Refuse a non-integer action by name (:func:`dice_envs.checks.as_action`) before any wrapper sees it."""
+class IllegalActions(wrappers.BaseWrapper):
+    """Checks each action before the game sees it; an illegal one ends the game with a penalty.
+
+    A non-integer action (a float, a string, ``None`` for an agent that is still playing, ...)
+    raises ``TypeError`` / ``ValueError`` naming it (:func:`dice_envs.checks.as_action`). An
+    integer that is not a legal move, in the action space (masked out) or outside it (``45`` or
+    ``-1`` in ``Discrete(45)``: allowed ``0..n-1``), ends the game: every agent is terminated and
+    truncated, the offender gets ``illegal_reward``, the others 0, and a warning is logged; the
+    same as PettingZoo's ``TerminateIllegalWrapper``, which indexes the mask with the action
+    and so cannot take an out-of-range one (and whose ``AssertOutOfBoundsWrapper`` companion
+    vanishes under ``python -O``). A dead agent's step takes ``None``, as PettingZoo requires.
+    """
+
+    def __init__(self, env: AECEnv, illegal_reward: float) -> None:
+        super().__init__(env)
+        self._illegal_reward = float(illegal_reward)
 
     def step(self, action: Any) -> None:
-        super().step(None if action is None else as_action(action))
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            super().step(action)  # the raw env's dead step (it refuses anything but None)
+            return
+        a = as_action(action)  # TypeError / ValueError for a non-integer (None too); nothing changes
+        raw = self.env.unwrapped
+        mask = raw.action_mask(agent)
+        if 0 <= a < mask.size and mask[a]:
+            super().step(a)
+            return
+        EnvLogger.warn_on_illegal_move()
+        raw._cumulative_rewards[agent] = 0.0
+        raw.terminations = dict.fromkeys(raw.agents, True)
+        raw.truncations = dict.fromkeys(raw.agents, True)
+        raw.rewards = dict.fromkeys(raw.agents, 0.0)
+        raw.rewards[agent] = self._illegal_reward
+        raw._accumulate_rewards()
+        raw._deads_step_first()

@@ -16,10 +16,10 @@ over ``N`` scalar envs, only much faster:
 * **rewards**: ``"score"`` (the learner's points as scored, summing to its final total;
   default in solitaire) or ``"win"`` (zero-sum at the end, shared wins split; default with
   opponents), exactly as :mod:`dice_envs.multiagent.base` defines them;
-* **opponents** (one per other seat, specs resolved by
-  :func:`dice_envs.opponents.resolve_opponents`) play inside ``step()``, batched: one
-  ``act_batch(observations, masks)`` call per opponent and decision round over all games
-  waiting on it (a trained model does one forward pass). An opponent
+* **opponents** (one per other seat, specs resolved at construction by
+  :func:`dice_envs.opponents.resolve_opponents`, so a bad one is refused there) play inside
+  ``step()``, batched: one ``act_batch(observations, masks)`` call per opponent and decision
+  round over all games waiting on it (a trained model does one forward pass). An opponent
   that plays differently per game (a self-play pool drawing a member per episode) defines
   ``start_episodes(games)``, called with the indices of the games whose episode begins, and
   then receives ``act_batch(observations, masks, games=indices)``;
@@ -54,13 +54,13 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ..checks import as_actions, check_seed, first_illegal
+from ..checks import as_actions, check_count, check_seed, first_illegal
 from ..encoding import ENCODING_VERSION, encoding_id, family, observation_bounds, observation_size
 from ..engine import Engine, make_engine
 from ..engine.dice import RandomDice
+from ..opponents import resolve_opponents
 from ..options import EnvOptions, check_render_mode, options_of
 from ..rules import ConfigError, RuleConfig
-from ..rules.config import check_int
 
 __all__ = [
     "DicePokerVectorEnv",
@@ -117,7 +117,7 @@ class DiceVectorEnv(VectorEnv):
     def __init__(
         self, num_envs: int = 1, autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, **kwargs: Any
     ) -> None:
-        check_int("num_envs", num_envs, 1, 1 << 24)
+        check_count("num_envs", num_envs, 1, 1 << 24)  # not a rule parameter: its own message
         self.autoreset_mode = _autoreset_mode(autoreset_mode)
         #: The validated options (the scalar env's, :class:`dice_envs.options.EnvOptions`).
         self.options: EnvOptions = options_of(self.game_name, kwargs, "vector")
@@ -147,7 +147,9 @@ class DiceVectorEnv(VectorEnv):
         #: The dice stream of the engine: the env's own, re-seeded by ``reset(seed=)``.
         self._dice = RandomDice(0)
         self.engine: Engine = make_engine(self.rules, self.num_envs, p, dice=self._dice)
-        self._opponents: list[Any] | None = None  # resolved lazily (agents sit above the envs)
+        # Resolved now (agent objects kept, specs built by the registry), so a bad spec is refused
+        # at construction, as gym.make refuses it, and not at the first reset().
+        self._opponents: list[Any] = resolve_opponents(self._opponent_specs, self.rules, p)
         self._seat_rng = np.random.default_rng(0)
         n = self.num_envs
         self.seat = np.full(n, 0 if self.fixed_seat is None else self.fixed_seat, dtype=np.int64)
@@ -162,11 +164,7 @@ class DiceVectorEnv(VectorEnv):
     # ------------------------------------------------------------------ opponents
     @property
     def opponents(self) -> list[Any]:
-        """The opponent agents, one per other seat (resolved on first use)."""
-        if self._opponents is None:
-            from ..opponents import resolve_opponents
-
-            self._opponents = resolve_opponents(self._opponent_specs, self.rules, self.num_players)
+        """The opponent agents, one per other seat (resolved at construction)."""
         return self._opponents
 
     def _act(self, j: int, obs: np.ndarray, mask: np.ndarray, games: np.ndarray) -> np.ndarray:
