@@ -62,15 +62,14 @@ def test_play_refuses_a_negative_seed(capsys, monkeypatch) -> None:
     _one_error(capsys.readouterr().err, SEED_MSG)
 
 
+def _play_script(seed: str, typed: str) -> subprocess.CompletedProcess[str]:
+    """``scripts/play.py --seed SEED`` with ``typed`` as its keyboard."""
+    cmd = [sys.executable, str(SCRIPTS / "play.py"), "--seed", seed]
+    return subprocess.run(cmd, input=typed, capture_output=True, text=True, timeout=60, cwd=ROOT)
+
+
 def test_play_script_refuses_a_negative_seed() -> None:
-    out = subprocess.run(
-        [sys.executable, str(SCRIPTS / "play.py"), "--seed", "-1"],
-        input="q\n",
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
+    out = _play_script("-1", "q\n")
     assert out.returncode == 2
     _one_error(out.stderr, SEED_MSG)
 
@@ -305,14 +304,7 @@ def test_bare_digits_still_set_dice_aside_in_farkle() -> None:
 
 
 def test_play_script_does_not_score_a_bare_digit() -> None:
-    out = subprocess.run(
-        [sys.executable, str(SCRIPTS / "play.py"), "--seed", "1"],
-        input="66\n5\nq\n",
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
+    out = _play_script("1", "66\n5\nq\n")
     assert out.returncode == 0, out.stderr
     assert "'5' is ambiguous" in out.stdout
     assert "score fives" not in out.stdout and "bye" in out.stdout
