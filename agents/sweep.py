@@ -61,11 +61,14 @@ def load_sweep(path: str | Path) -> dict[str, Any]:
     run through the training config's own validation (``TrainConfig.from_dict``) over the
     trial's base config, so a bad value is refused here, by name, and not inside a Ray trial.
     """
+    from dice_envs.rules.config import _unique_key_loader
+
+    from .config_files import find_config
     from .training.config import TrainConfig, load_config
 
     path = Path(path)
     try:
-        spec = yaml.safe_load(path.read_text())
+        spec = yaml.load(path.read_text(encoding="utf-8"), Loader=_unique_key_loader())  # a SafeLoader
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
         raise ConfigError(f"cannot read sweep file {path}: {text or type(exc).__name__}") from None
@@ -89,8 +92,11 @@ def load_sweep(path: str | Path) -> dict[str, Any]:
             if candidate.is_file():
                 base_path = candidate
                 break
-        else:
-            raise ConfigError(f"{path}: base config {base!r} not found")
+        else:  # a shipped recipe's name (tiny_ppo, configs/train/quickstart.yaml), or nothing
+            try:
+                base_path = find_config(base, "train")
+            except ConfigError as exc:
+                raise ConfigError(f"{path}: base {exc}") from None
     cfg = _apply_set(path, load_config(base_path), spec.get("set"))
     space = spec.get("space") or {}
     if not isinstance(space, dict) or not space:

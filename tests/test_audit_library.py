@@ -338,3 +338,17 @@ def test_built_in_agents_refuse_a_mask_of_another_width(game: str, spec: str) ->
     with pytest.raises(ValueError, match=r"of shape \(1, 3\) does not fit"):
         agent.act_batch(obs[None], np.ones((1, 3), np.int8))
     assert info["action_mask"][agent.act(obs, info["action_mask"])] == 1  # the right width still plays
+
+
+def test_load_sweep_finds_shipped_bases_and_refuses_a_key_twice(tmp_path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text("base: tiny_ppo\nspace: {n_epochs: {choice: [2, 3]}}\n")
+    assert load_sweep(path)["base"]["name"] == "tiny_ppo"  # a shipped recipe, from any directory
+    path.write_text("base: nope\nspace: {n_epochs: {choice: [2]}}\n")
+    with pytest.raises(
+        ConfigError, match=r"base config file not found: nope \(shipped train configs: .*tiny_ppo"
+    ):
+        load_sweep(path)
+    path.write_text("base: tiny_ppo\nseed: 1\nseed: 2\nspace: {n_epochs: {choice: [2]}}\n")
+    with pytest.raises(ConfigError, match="key 'seed' is given twice"):
+        load_sweep(path)
