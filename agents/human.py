@@ -66,9 +66,6 @@ FARKLE_HELP = """commands:
   ?  this help    q  quit"""
 
 
-_FACE_NAMES = {1: "ones", 2: "twos", 3: "threes", 4: "fours", 5: "fives", 6: "sixes"}
-
-
 class HumanQuit(Exception):
     """The person ended the game (end of input or ``quit``)."""
 
@@ -232,7 +229,7 @@ class HumanAgent(BaseAgent):
         digits = "".join(words)
         ways = []
         if can_throw and all(c in "123456" for c in digits):
-            held = f"the {_FACE_NAMES[int(digits)]}" if len(digits) == 1 else "those faces"
+            held = f"the {cats[int(digits) - 1]}" if len(digits) == 1 else "those faces"  # boxes 1-6: faces
             ways.append(f"`k {text}` to hold {held} (`r {text}` re-throws them)")
         box = int(digits) if len(words) == 1 and len(digits) <= 3 else 0
         if 1 <= box <= len(cats):

@@ -33,15 +33,7 @@ import numpy as np
 
 from .rules import ConfigError
 
-__all__ = [
-    "INT64_MAX",
-    "as_action",
-    "as_actions",
-    "check_count",
-    "check_illegal_reward",
-    "check_seed",
-    "first_illegal",
-]
+__all__ = ["INT64_MAX", "as_action", "as_actions", "check_illegal_reward", "check_seed", "first_illegal"]
 
 INT64_MAX = 2**63 - 1
 _KINDS = "iu"  # numpy dtype kinds of signed and unsigned integers (bool is 'b')
@@ -113,25 +105,6 @@ def check_seed(seed: Any) -> int | None:
     if int(seed) < 0:
         raise ValueError(f"seed must be None or a non-negative integer, got {int(seed)}")
     return int(seed)
-
-
-def check_count(name: str, value: Any, lo: int, hi: int) -> int:
-    """``value`` as an ``int`` in ``[lo, hi]`` (not a bool or float); else ``ConfigError`` naming ``name``.
-
-    For sizes that are not rule parameters (``num_envs``), whose message must not call them one.
-
-    >>> check_count("num_envs", 0, 1, 8)
-    Traceback (most recent call last):
-    ...
-    dice_envs.rules.config.ConfigError: num_envs must be an integer in [1, 8], got 0
-    """
-    if (
-        isinstance(value, (bool, np.bool_))
-        or not isinstance(value, numbers.Integral)
-        or not lo <= value <= hi
-    ):
-        raise ConfigError(f"{name} must be an integer in [{lo}, {hi}], got {_show(value)}")
-    return int(value)
 
 
 def check_illegal_reward(value: Any) -> float:

@@ -36,10 +36,15 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
-def check_int(name: str, value: Any, lo: int, hi: int) -> None:
-    """Raise :class:`ConfigError` unless ``lo <= value <= hi`` and ``value`` is an int."""
+def check_int(name: str, value: Any, lo: int, hi: int, what: str = "rule parameter") -> None:
+    """Raise :class:`ConfigError` unless ``lo <= value <= hi`` and ``value`` is an int.
+
+    The message calls ``name`` a ``what`` (``what=""``: the bare name, for a size such as
+    ``num_envs`` that is not a rule parameter).
+    """
     if not _is_int(value) or not lo <= int(value) <= hi:
-        raise ConfigError(f"rule parameter {name!r} must be an integer in [{lo}, {hi}], got {value!r}")
+        label = f"{what} {name!r}" if what else name
+        raise ConfigError(f"{label} must be an integer in [{lo}, {hi}], got {value!r}")
 
 
 def check_optional_int(name: str, value: Any, lo: int, hi: int) -> None:

@@ -54,13 +54,14 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ..checks import as_actions, check_count, check_seed, first_illegal
+from ..checks import as_actions, check_seed, first_illegal
 from ..encoding import ENCODING_VERSION, encoding_id, family, observation_bounds, observation_size
 from ..engine import Engine, make_engine
 from ..engine.dice import RandomDice
 from ..opponents import resolve_opponents
 from ..options import EnvOptions, check_render_mode, options_of
 from ..rules import ConfigError, RuleConfig
+from ..rules.config import check_int
 
 __all__ = [
     "DicePokerVectorEnv",
@@ -117,7 +118,7 @@ class DiceVectorEnv(VectorEnv):
     def __init__(
         self, num_envs: int = 1, autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, **kwargs: Any
     ) -> None:
-        check_count("num_envs", num_envs, 1, 1 << 24)  # not a rule parameter: its own message
+        check_int("num_envs", num_envs, 1, 1 << 24, what="")  # not a rule parameter: its own message
         self.autoreset_mode = _autoreset_mode(autoreset_mode)
         #: The validated options (the scalar env's, :class:`dice_envs.options.EnvOptions`).
         self.options: EnvOptions = options_of(self.game_name, kwargs, "vector")
