@@ -57,3 +57,30 @@ def test_training_loop_comparison_writes_its_figures_and_never_overwrites(tmp_pa
     before = out.read_bytes()
     assert main([*tiny, "--out", str(out)]) == 2  # results are never overwritten
     assert "exists" in capsys.readouterr().err and out.read_bytes() == before
+
+
+def test_warmup_runs_untimed_updates_of_each_loop_before_its_timed_run(tmp_path: Path, monkeypatch) -> None:
+    from agents.commands import benchmark
+
+    calls: list[tuple[str, int]] = []
+    original = benchmark.bench_loop
+
+    def recording(game, trainer, args, threads):
+        calls.append((trainer, args.loop_updates))
+        return original(game, trainer, args, threads)
+
+    monkeypatch.setattr(benchmark, "bench_loop", recording)
+    tiny = ["--games", "spiffel", "--only-train", "--loop-envs", "16", "--loop-steps", "4"]
+    tiny += ["--loop-batch", "32", "--loop-updates", "2", "--net-arch", "8", "--threads", "1"]
+    out = tmp_path / "bench.json"
+    assert benchmark.main([*tiny, "--warmup", "1", "--out", str(out)]) == 0
+    assert calls == [("ppo", 1), ("ppo", 2), ("sb3-native", 1), ("sb3-native", 2)]
+    train = json.loads(out.read_text())["games"]["spiffel"]["train"]
+    # only the timed run counts: 2 updates of 16 games x 4 steps
+    assert train["ppo"]["steps"] == 2 * 16 * 4 and train["ppo"]["warmup_updates"] == 1
+    assert train["sb3-native"]["steps"] == 2 * 16 * 4
+    calls.clear()
+    assert benchmark.main([*tiny, "--out", str(tmp_path / "cpu.json")]) == 0  # a CPU: none by default
+    assert calls == [("ppo", 2), ("sb3-native", 2)]
+    assert benchmark.parse_args(["--device", "cuda"]).warmup == 1
+    assert benchmark.parse_args(["--device", "cuda", "--warmup", "0"]).warmup == 0

@@ -11,7 +11,9 @@ For every selected ruleset (solitaire, random legal actions drawn from the actio
   size (``--loop-envs`` x ``--loop-steps``), minibatch and epochs; ``--gym`` adds ``MaskablePPO``
   as sb3-contrib documents it, on a ``DummyVecEnv`` of the scalar Gymnasium envs (same settings
   again), and ``--subproc`` on ``SubprocVecEnv`` over scalar envs. ``--device cuda`` runs them on
-  the GPU.
+  the GPU, each after one untimed update with the same settings (``--warmup``: a GPU's first
+  products create cuBLAS handles and load kernels, a second or so that would fall on whichever
+  loop ran first).
 * matrix products — the bound under every loop above: the same run's matrix products alone (the
   rollout's forwards of both nets, then per epoch and minibatch their forwards, weight gradients and
   input gradients; no activation, loss, optimiser or env), timed with torch on the same device and
@@ -84,6 +86,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--bf16", action="store_true", help="also time the native trainer with precision: bfloat16"
     )
+    p.add_argument(
+        "--warmup",
+        type=int,
+        default=None,
+        help="untimed updates each training loop runs before its timed run, with the same settings "
+        "(default: 1 with --device cuda, whose first products load kernels and cuBLAS; 0 on a CPU)",
+    )
     p.add_argument("--threads", type=int, default=None, help="BLAS/OMP/torch threads (default: all cores)")
     p.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
     p.add_argument(
@@ -94,7 +103,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     args = p.parse_args(argv)
     lows = {"sizes": 1, "sync_envs": 0, "threads": 1, "net_arch": 1, "loop_envs": 1, "loop_steps": 1}
-    lows |= {"loop_batch": 1, "loop_epochs": 1, "loop_updates": 1}
+    lows |= {"loop_batch": 1, "loop_epochs": 1, "loop_updates": 1, "warmup": 0}
     for dest, lo in lows.items():
         value = getattr(args, dest)
         for v in value if isinstance(value, list) else [value]:
@@ -102,6 +111,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                 p.error(f"--{dest.replace('_', '-')} must be an integer >= {lo}, got {v}")
     if not (math.isfinite(args.seconds) and args.seconds > 0):
         p.error(f"--seconds must be a number of seconds > 0, got {args.seconds}")
+    if args.warmup is None:
+        args.warmup = 1 if args.device == "cuda" else 0
     return args
 
 
@@ -286,6 +297,16 @@ def bench_loop(game: str, trainer: str, args: argparse.Namespace, threads: int) 
     return out
 
 
+def bench_timed_loop(game: str, trainer: str, args: argparse.Namespace, threads: int) -> dict[str, float]:
+    """:func:`bench_loop` after ``--warmup`` untimed updates of the same loop (same settings), so
+    that one-off costs (on a GPU: cuBLAS handles, lazily loaded kernels) fall outside the timing."""
+    if args.warmup:
+        bench_loop(game, trainer, argparse.Namespace(**{**vars(args), "loop_updates": args.warmup}), threads)
+    out = bench_loop(game, trainer, args, threads)
+    out["warmup_updates"] = args.warmup
+    return out
+
+
 def _layer_dims(game: str, net_arch: list[int]) -> tuple[list[int], list[int]]:
     """Widths of the policy and value MLPs (input, hidden..., output) the loops train for ``game``."""
     from gymnasium.spaces.utils import flatdim
@@ -393,7 +414,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if not args.no_train:
             kinds = ["ppo"] + (["ppo-bf16"] if args.bf16 else []) + ["sb3-native"]
             kinds += (["sb3-gym"] if args.gym else []) + (["sb3-subproc"] if args.subproc else [])
-            train_r = {k: bench_loop(game, k, args, threads) for k in kinds}
+            train_r = {k: bench_timed_loop(game, k, args, threads) for k in kinds}
             for mine in ("ppo", "ppo-bf16"):
                 for theirs in ("sb3-native", "sb3-gym", "sb3-subproc"):
                     if mine in train_r and theirs in train_r:

@@ -139,8 +139,9 @@ class TrainConfig:
     precision: str = _knob(
         "float32",
         "float32 | bfloat16: the hidden layers' matrix products in bfloat16 (autocast; weights, heads, "
-        "losses and the optimiser stay float32). Faster on GPUs and on CPUs with AVX512-BF16 / AMX, "
-        "slower on others (ppo)",
+        "losses and the optimiser stay float32). Faster on CPUs with bfloat16 products (AVX-512 / AMX), "
+        "much slower on others, and slower on an H200 at 256x256, where small nets do not wait on "
+        "products (README: Performance) (ppo)",
     )
 
     # --- evaluation and checkpoints ----------------------------------------------------------
