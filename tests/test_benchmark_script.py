@@ -32,7 +32,7 @@ def test_training_loop_comparison_writes_its_figures_and_never_overwrites(tmp_pa
     import gymnasium as gym
     from gymnasium.spaces.utils import flatdim
 
-    from agents.commands.benchmark import matmul_flops_per_step
+    from agents.commands.bench_training import matmul_flops_per_step
 
     spaces = gym.make("dice_envs/Farkle-v0")
     n_in, n_act = flatdim(spaces.observation_space), int(spaces.action_space.n)
@@ -60,16 +60,16 @@ def test_training_loop_comparison_writes_its_figures_and_never_overwrites(tmp_pa
 
 
 def test_warmup_runs_untimed_updates_of_each_loop_before_its_timed_run(tmp_path: Path, monkeypatch) -> None:
-    from agents.commands import benchmark
+    from agents.commands import bench_training, benchmark
 
     calls: list[tuple[str, int]] = []
-    original = benchmark.bench_loop
+    original = bench_training.bench_loop
 
     def recording(game, trainer, args, threads):
         calls.append((trainer, args.loop_updates))
         return original(game, trainer, args, threads)
 
-    monkeypatch.setattr(benchmark, "bench_loop", recording)
+    monkeypatch.setattr(bench_training, "bench_loop", recording)
     tiny = ["--games", "spiffel", "--only-train", "--loop-envs", "16", "--loop-steps", "4"]
     tiny += ["--loop-batch", "32", "--loop-updates", "2", "--net-arch", "8", "--threads", "1"]
     out = tmp_path / "bench.json"
