@@ -140,8 +140,8 @@ class TrainConfig:
         "float32",
         "float32 | bfloat16: the hidden layers' matrix products in bfloat16 (autocast; weights, heads, "
         "losses and the optimiser stay float32). Faster on CPUs with bfloat16 products (AVX-512 / AMX), "
-        "much slower on others, and slower on an H200 at 256x256, where small nets do not wait on "
-        "products (README: Performance) (ppo)",
+        "much slower on others, no gain measured on an H200 at 256x256, where small nets do not wait "
+        "on products (README: Performance) (ppo)",
     )
 
     # --- evaluation and checkpoints ----------------------------------------------------------
