@@ -403,6 +403,33 @@ def test_resume_skips_a_truncated_checkpoint(tmp_path: Path) -> None:
     assert second.steps == 5120
 
 
+def test_resume_from_another_device_kind_reseeds_the_sampler(tmp_path: Path, capsys) -> None:
+    """``device`` may change on resume; a CUDA run's sampler state (16 bytes: seed and offset) does
+    not fit a CPU generator, so the sampler restarts at seed + steps, the same on every resume."""
+    import shutil
+
+    from sb3_contrib import MaskablePPO
+
+    from agents.training.artifacts import save_checkpoint
+
+    cfg = TrainConfig.from_yaml(CONFIGS / "tiny_ppo.yaml").with_overrides(
+        ["checkpoint_freq=1024", "eval_freq=0", "final_eval_games=0"]
+    )
+    _train(cfg, tmp_path / "a")
+    path, state = load_checkpoint(tmp_path / "a" / "checkpoints")
+    state["generator"] = torch.zeros(16, dtype=torch.uint8)  # what torch.cuda's get_state() gives
+    save_checkpoint(tmp_path / "a" / "checkpoints", state["steps"], state)
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    weights = []
+    for run in ("a", "b"):
+        result = _train(cfg.with_overrides(["total_timesteps=5120"]), tmp_path / run, resume=True)
+        assert result.resumed_from.name == path.name and result.steps == 5120
+        assert f"{path.name}: another device's sampler" in capsys.readouterr().err
+        model = MaskablePPO.load(result.model_path, device="cpu")
+        weights.append(torch.cat([w.detach().flatten() for w in model.policy.parameters()]))
+    assert torch.equal(weights[0], weights[1])
+
+
 def test_resume_with_another_config_is_refused_and_touches_nothing(tmp_path: Path) -> None:
     cfg = TrainConfig.from_yaml(CONFIGS / "tiny_ppo.yaml").with_overrides(
         ["eval_freq=0", "final_eval_games=0"]

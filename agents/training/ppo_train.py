@@ -206,13 +206,17 @@ class _Learner:
             "warm_start": self.warm_stats or {},
         }
 
-    def restore(self, path: Path, state: dict[str, Any]) -> None:
-        """Continue from the checkpoint ``state`` read from ``path``."""
+    def restore(self, path: Path, state: dict[str, Any], seed: int) -> None:
+        """Continue from the checkpoint ``state`` read from ``path`` (``seed``: see the sampler below)."""
         self.policy.load_state_dict(state["policy"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.store.load_state(state["pool"])
-        self.generator.set_state(state["generator"])
         self.steps, self.updates = int(state["steps"]), int(state["updates"])
+        try:
+            self.generator.set_state(state["generator"])
+        except RuntimeError as exc:  # from another device kind (device may change on resume)
+            self.generator.manual_seed(seed + self.steps)
+            print(f"{path.name}: another device's sampler ({exc}); reseeded: seed + steps", file=sys.stderr)
         self.episodes, self.wall_before = int(state["episodes"]), float(state["wall_time_s"])
         self.warm_stats = state.get("warm_start") or None
         self.resumed_from = path
@@ -236,7 +240,7 @@ def _learner(cfg: TrainConfig, out: Path, resume: bool, device: str) -> _Learner
     ckpt_dir = out / "checkpoints"
     found = load_checkpoint(ckpt_dir) if resume else None
     if found is not None:
-        learner.restore(*found)
+        learner.restore(*found, cfg.seed)
         print(f"resuming {out} from {found[0].name} ({learner.steps} steps)", file=sys.stderr)
         if learner.steps >= cfg.total_timesteps:
             raise ConfigError(
