@@ -1,4 +1,5 @@
-"""What a run leaves behind besides the model and its card: its learning curve, its checkpoints.
+"""What a run leaves behind besides the model and its card: its progress log (``progress.csv``, TensorBoard,
+the progress bar), its learning curve, its checkpoints.
 
 The model and its card are written by :func:`agents.model_io.save_model`; the card's schema is
 :mod:`agents.model_card`'s.
@@ -10,6 +11,7 @@ import csv
 import hashlib
 import io
 import re
+import sys
 import warnings
 import zipfile
 from pathlib import Path
@@ -22,6 +24,7 @@ from dice_envs import io as _io
 __all__ = [
     "CHECKPOINT_FORMAT",
     "ProgressLog",
+    "RunReporter",
     "atomic_write_bytes",
     "atomic_write_text",
     "checkpoint_files",
@@ -139,6 +142,64 @@ class ProgressLog:
         with path.open(encoding="utf-8", newline="") as fh:
             rows = list(csv.DictReader(fh))
         return [r for r in rows if r.get("steps") and None not in r.values()]
+
+
+class RunReporter:
+    """Where each update's row of a training run goes: ``progress.csv`` (:class:`ProgressLog`),
+    TensorBoard scalars under ``out/tb`` (``train/<field>``), and a tqdm progress bar over
+    ``total_timesteps`` whose postfix shows the row's ``train_return`` and ``eval``.
+
+    ``steps`` is where the run starts (a resumed run's checkpoint); with ``resumed`` the rows of
+    ``progress.csv`` past it are dropped and TensorBoard purges its later events.
+    """
+
+    def __init__(
+        self,
+        out: Path,
+        fields: list[str],
+        *,
+        steps: int,
+        resumed: bool,
+        total_timesteps: int,
+        tensorboard: bool,
+        progress_bar: bool,
+    ) -> None:
+        self.log = ProgressLog(out / "progress.csv", fields, resume_steps=steps if resumed else None)
+        self.writer: Any = None
+        if tensorboard:
+            try:
+                from torch.utils.tensorboard import SummaryWriter
+            except ImportError:  # pragma: no cover - tensorboard is in the train extra
+                print("(tensorboard is not installed: no TensorBoard logs)", file=sys.stderr)
+            else:
+                # the row logged at the checkpoint's own step stays: purge only the steps after it
+                self.writer = SummaryWriter(str(out / "tb"), purge_step=steps + 1 if resumed else None)
+        self.bar: Any = None
+        if progress_bar:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(
+                total=total_timesteps, initial=steps, unit="step", unit_scale=True, dynamic_ncols=True
+            )
+
+    def report(self, row: dict[str, Any], samples: int) -> None:
+        """Log ``row`` (one update of ``samples`` steps)."""
+        self.log.append(row)
+        if self.writer is not None:
+            for key, value in row.items():
+                if key != "steps" and value is not None:
+                    self.writer.add_scalar(f"train/{key}", value, row["steps"])
+        if self.bar is not None:
+            self.bar.update(samples)
+            shown = {k: f"{row[k]:.4g}" for k in ("train_return", "eval") if k in row}
+            self.bar.set_postfix(shown, refresh=False)
+
+    def close(self) -> None:
+        """Close the bar and the TensorBoard writer."""
+        if self.bar is not None:
+            self.bar.close()
+        if self.writer is not None:
+            self.writer.close()
 
 
 def checkpoint_files(checkpoint_dir: str | Path) -> list[Path]:

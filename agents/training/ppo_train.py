@@ -33,7 +33,7 @@ from torch import nn
 from dice_envs.rules import ConfigError
 
 from ..model_card import machine_info
-from .artifacts import ProgressLog, checkpoint_files, load_checkpoint, save_checkpoint
+from .artifacts import RunReporter, checkpoint_files, load_checkpoint, save_checkpoint
 from .config import TrainConfig
 from .envs import eval_opponents
 from .init_model import warm_start
@@ -134,7 +134,15 @@ def train_ppo(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
     threads = _machine(cfg, device)  # 1. the machine
     learner = _learner(cfg, out, resume, device)  # 2. the model: fresh, resumed or warm-started
     rollout = _Rollout(cfg, learner, device)  # 3. the environment
-    reporter = _Reporter(cfg, out, learner)
+    reporter = RunReporter(
+        out,
+        PROGRESS_FIELDS,
+        steps=learner.steps,
+        resumed=learner.resumed_from is not None,
+        total_timesteps=cfg.total_timesteps,
+        tensorboard=cfg.tensorboard,
+        progress_bar=cfg.progress_bar,
+    )
     steps_at_start, t_loop = learner.steps, time.perf_counter()
     while learner.steps < cfg.total_timesteps:  # 4. the loop, one update per rollout
         row = _update(cfg, learner, rollout, wall_start=t_start)
@@ -419,37 +427,6 @@ def _checkpoint_when_due(cfg: TrainConfig, learner: _Learner, out: Path, wall_st
         learner.last["checkpoint"] = learner.steps
 
 
-class _Reporter:
-    """4d: where each update's row goes: ``progress.csv``, TensorBoard, the progress bar."""
-
-    def __init__(self, cfg: TrainConfig, out: Path, learner: _Learner) -> None:
-        resumed = learner.resumed_from is not None
-        self.log = ProgressLog(
-            out / "progress.csv", PROGRESS_FIELDS, resume_steps=learner.steps if resumed else None
-        )
-        self.writer = _tensorboard(cfg, out, learner.steps)
-        self.bar = _progress_bar(cfg, learner.steps)
-
-    def report(self, row: dict[str, Any], samples: int) -> None:
-        """Log ``row`` (one update of ``samples`` steps)."""
-        self.log.append(row)
-        if self.writer is not None:
-            for key, value in row.items():
-                if key != "steps" and value is not None:
-                    self.writer.add_scalar(f"train/{key}", value, row["steps"])
-        if self.bar is not None:
-            self.bar.update(samples)
-            shown = {k: f"{row[k]:.4g}" for k in ("train_return", "eval") if k in row}
-            self.bar.set_postfix(shown, refresh=False)
-
-    def close(self) -> None:
-        """Close the bar and the TensorBoard writer."""
-        if self.bar is not None:
-            self.bar.close()
-        if self.writer is not None:
-            self.writer.close()
-
-
 # ------------------------------------------------------------------------- 5. the products
 def _products(
     cfg: TrainConfig, out: Path, learner: _Learner, command: str, device: str, threads: int, wall_start: float
@@ -479,22 +456,3 @@ def _products(
 def _explained_variance(values: torch.Tensor, returns: torch.Tensor) -> float:
     var = float(returns.var())
     return float("nan") if var == 0 else 1.0 - float((returns - values).var()) / var
-
-
-def _tensorboard(cfg: TrainConfig, out: Path, steps: int) -> Any:
-    if not cfg.tensorboard:
-        return None
-    try:
-        from torch.utils.tensorboard import SummaryWriter
-    except ImportError:  # pragma: no cover - tensorboard is in the train extra
-        print("(tensorboard is not installed: no TensorBoard logs)", file=sys.stderr)
-        return None
-    return SummaryWriter(str(out / "tb"), purge_step=steps or None)
-
-
-def _progress_bar(cfg: TrainConfig, steps: int) -> Any:
-    if not cfg.progress_bar:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=cfg.total_timesteps, initial=steps, unit="step", unit_scale=True, dynamic_ncols=True)
