@@ -185,6 +185,29 @@ def test_solitaire_run_writes_a_loadable_model_and_resume_continues(tmp_path: Pa
     assert list(evals[:2]) == [128, 256] and evals[-1] > 256  # the first run's evaluations are kept
 
 
+def test_a_resumed_sb3_run_replaces_the_killed_runs_tensorboard_events(tmp_path: Path) -> None:
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    cfg = TrainConfig.from_yaml(CONFIGS / "tiny_solitaire.yaml").with_overrides(
+        ["total_timesteps=512", "final_eval_games=0"]
+    )
+    out = tmp_path / "run"
+    _train(cfg, out)
+    # killed at 512 steps after the checkpoint at 256: the later checkpoints and the model never came
+    for path in [*(out / "checkpoints").glob("model_[35]*_steps.zip"), *out.glob("tiny_solitaire.*")]:
+        path.unlink()
+    assert _train(cfg, out, resume=True).resumed_from == out / "checkpoints" / "model_256_steps.zip"
+    acc = EventAccumulator(str(out / "tb" / "ppo_1"))
+    acc.Reload()
+    assert len(list((out / "tb").iterdir())) == 1 and len(list((out / "tb" / "ppo_1").iterdir())) == 2
+    # every curve runs forward once: the killed run's events past 256 are replaced, not shown twice
+    for tag in ("rollout/ep_rew_mean", "eval/mean_reward"):
+        assert [e.step for e in acc.Scalars(tag)] == [128, 256, 384, 512], tag
+    assert [e.step for e in acc.Scalars("train/loss")] == [256, 512]
+    assert list(np.load(out / "evaluations.npz")["timesteps"]) == [128, 256, 384, 512]
+
+
 @pytest.mark.parametrize("vec_env", ["subproc", "native"])
 def test_other_vector_envs(tmp_path: Path, vec_env: str, monkeypatch: pytest.MonkeyPatch) -> None:
     overrides = [f"vec_env={vec_env}", "eval_freq=0", "final_eval_games=0", "tensorboard=false"]

@@ -67,7 +67,7 @@ def train_sb3(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
     warm_stats = _warm_start(cfg, out, model, resumed=resumed_from is not None)  # 3. warm start
     steps_before = model.num_timesteps
     t0 = time.perf_counter()
-    _learn(cfg, out, model, eval_env, start_steps, fresh=resumed_from is None)  # 4. learn
+    _learn(cfg, out, model, eval_env, steps_before, fresh=resumed_from is None)  # 4. learn
     learn_s = time.perf_counter() - t0
     backend = backend_name(train_env)
     train_env.close()
@@ -190,6 +190,8 @@ def _learn(cfg: TrainConfig, out: Path, model: Any, eval_env: Any, start_steps: 
         from .selfplay import SnapshotCallback
 
         callbacks.append(SnapshotCallback(out / "pool", cfg.snapshot_freq, cfg.pool_size))
+    if not fresh and cfg.tensorboard:
+        model.set_logger(_resumed_logger(model, "ppo", start_steps))
     remaining = cfg.total_timesteps - model.num_timesteps
     if remaining <= 0:
         print(
@@ -204,6 +206,33 @@ def _learn(cfg: TrainConfig, out: Path, model: Any, eval_env: Any, start_steps: 
         progress_bar=cfg.progress_bar,
         tb_log_name="ppo",
     )
+
+
+def _resumed_logger(model: Any, tb_log_name: str, steps: int) -> Any:
+    """The logger ``learn`` would make for a resumed run, its TensorBoard writer purging the steps
+    after the checkpoint's (``steps``).
+
+    SB3 appends to the run's ``<tb_log_name>_<id>`` folder; the killed run's events past its last
+    checkpoint stayed there and would show twice, the curve running back in time. Like the native
+    trainer's, this writer starts with a purge mark at ``steps + 1``: TensorBoard drops the earlier
+    events from there on and keeps the row logged at the checkpoint's own step.
+    """
+    from stable_baselines3.common.logger import TensorBoardOutputFormat, configure
+    from stable_baselines3.common.utils import get_latest_run_id
+
+    class PurgingTensorBoard(TensorBoardOutputFormat):
+        def __init__(self, folder: str) -> None:  # not super().__init__: one writer, with the mark
+            from torch.utils.tensorboard import SummaryWriter
+
+            self.writer = SummaryWriter(log_dir=folder, purge_step=steps + 1)
+            self._is_closed = False
+
+    run_id = max(1, get_latest_run_id(model.tensorboard_log, tb_log_name))  # SB3's folder for it
+    folder = str(Path(model.tensorboard_log) / f"{tb_log_name}_{run_id}")
+    logger = configure(folder, ["stdout"] if model.verbose >= 1 else [])
+    logger.output_formats.append(PurgingTensorBoard(folder))
+    logger.log(f"Logging to {folder}")
+    return logger
 
 
 def _restore_evaluations(callback: Any, npz: Path, upto: int) -> None:
