@@ -159,36 +159,63 @@ class HeuristicAgent(_ScorecardAgent):
     def __init__(self, rules: ScorecardRules, num_players: int = 1, seed: int | None = None) -> None:
         super().__init__(rules, num_players, seed)
         self._solver = turn_solver(rules)
-        self._plans: OrderedDict[tuple[int, int, int], TurnPlan] = OrderedDict()
+        self._plan_cache: OrderedDict[tuple[int, int, int], TurnPlan] = OrderedDict()
+        c = self._solver
+        self._five_rows = np.isin(np.arange(c.normal.shape[0]), c.fk_rows)  # the five-of-a-kind throws
+        self._faces5 = np.array([5 * c.face[o] for o in c.upper_idx], dtype=np.int64)  # upper boxes, 5 dice
+        self._boxes = np.arange(c.k)
+        self._points = np.ascontiguousarray(c.normal.T)  # (K, 252): a box's points, a row per box
+        self._joker_points = np.ascontiguousarray(c.joker_tab.T)
 
-    def _evaluate(self, mask: int, u: int, z: int) -> np.ndarray:
-        """Judgement (K, 252) of entering each throw in each box (``-inf``: closed or not legal)."""
+    def _evaluate(self, cards: np.ndarray) -> np.ndarray:
+        """Judgement ``(n, K, 252)`` of entering each throw in each box, for ``cards`` ``(n, 3)``
+        of (filled-box mask, capped upper total, five-of-a-kind state); ``-inf``: closed or not
+        legal. Each card's numbers are the same whatever else is in the batch."""
         c, r = self._solver, self.rules
         T, ub = c.T, float(r.upper_bonus)
-        out = np.full((c.k, 252), NEG)
-        open_upper = [b for b in c.upper_idx if not mask >> b & 1]
-        five_filled = bool(mask >> c.five & 1)
-        bonus_due, joker, _ = c.status(z, five_filled)
-        legal_five = c.five_kind_boxes(mask) if joker and c.flow.forced else None
-        fk_extra = float(r.five_kind_bonus) if bonus_due else 0.0
-        for b in range(c.k):
-            if mask >> b & 1:
-                continue
+        masks, u, z = cards[:, 0], cards[:, 1], cards[:, 2]
+        closed = (masks[:, None] >> self._boxes) & 1 == 1  # (n, K)
+        five_filled = closed[:, c.five].tolist()
+        status = [c.status(zi, filled) for zi, filled in zip(z.tolist(), five_filled, strict=True)]
+        bonus_due = np.array([s[0] for s in status], dtype=bool)
+        joker = np.array([s[1] for s in status], dtype=bool)
+        u_list = u.tolist()
+        n, n_rolls, fk = len(cards), c.normal.shape[0], c.fk_rows
+        any_joker, some_due = any(s[1] for s in status), any(s[0] for s in status)
+        on_joker = joker[:, None] & self._five_rows if any_joker else None  # (n, 252): jokers' throws
+        fk_extra = np.where(bonus_due, float(r.five_kind_bonus), 0.0)[:, None] if some_due else None
+        legal_five = None
+        if c.flow.forced and any_joker:
+            legal_five = np.ones((n, len(fk), c.k), dtype=bool)
+            for i in np.flatnonzero(joker):
+                legal_five[i] = c.five_kind_boxes(int(masks[i]))
+        below = (u < T)[:, None]
+        some_below, all_below = any(x < T for x in u_list), all(x < T for x in u_list)
+        if some_below:  # 5 x face of the open upper boxes
+            open_upper = ~closed[:, c.upper_idx] @ self._faces5
+        out = np.empty((n, c.k, n_rolls))
+        for b in np.flatnonzero(~closed.all(axis=0)).tolist():  # the boxes open on some card
             name = self.categories[b]
-            pts = c.normal[:, b].copy()
-            if joker:
-                pts[c.fk_rows] = c.joker_tab[c.fk_rows, b]
-            val = pts - PAR[name]
-            if c.upper[b] and u < T:
+            pts = self._points[b, None]
+            if on_joker is not None:
+                pts = np.where(on_joker, self._joker_points[b], pts)
+            val = out[:, b]  # (n, 252), written in place
+            np.subtract(pts, PAR[name], out=val)
+            if c.upper[b] and some_below:  # the bonus, or its pace while in reach
                 f = UPPER_FACES[name]
-                reach = u + pts + sum(5 * c.face[o] for o in open_upper if o != b)
-                crossed = c.flow.upper_bonus_due(False, u + pts)  # u < T: not paid yet
-                pace = np.where(reach >= T, BONUS_PACE_WEIGHT * (pts - 3 * f), 0.0)
-                val = val + np.where(crossed, ub, pace)
-            val[c.fk_rows] += fk_extra
+                raw = u[:, None] + pts
+                reach = raw + (open_upper - 5 * c.face[b])[:, None]  # the other open ones at 5 dice
+                crossed = c.flow.upper_bonus_due(False, raw)  # u < T: not paid yet
+                bonus = np.where(crossed, ub, np.where(reach >= T, BONUS_PACE_WEIGHT * (pts - 3 * f), 0.0))
+                if all_below:
+                    val += bonus
+                else:
+                    val[:] = np.where(below, val + bonus, val)
+            if fk_extra is not None:
+                val[:, fk] += fk_extra
             if legal_five is not None:
-                val[c.fk_rows] = np.where(legal_five[:, b], val[c.fk_rows], NEG)
-            out[b] = val
+                val[:, fk] = np.where(legal_five[:, :, b], val[:, fk], NEG)
+        out[closed] = NEG
         return out
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
@@ -196,39 +223,83 @@ class HeuristicAgent(_ScorecardAgent):
         return self.decide(self.view(observation), legal)
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        """:meth:`act` for each row, the observations read as arrays (:meth:`turn_states`)."""
+        """:meth:`act` for each row: the observations read as arrays (:meth:`turn_states`), the
+        turns not yet planned planned together, the actions chosen for all rows at once."""
         check_mask_width(action_masks, self.rules)
-        states = self.turn_states(observations)
-        return np.array(
-            [
-                _choose_at(self._plan(mask, u, z), r, throw, check_mask(m))
-                for mask, u, z, r, throw, m in zip(*(s.tolist() for s in states), action_masks, strict=True)
-            ],
-            dtype=np.int64,
-        )
+        mask, u, z, roll, throw = self.turn_states(observations)
+        legal = np.asarray(action_masks) != 0
+        if not legal.any(axis=1).all():
+            raise ValueError("an action mask of the batch has no legal action")
+        plans = self._plans(list(zip(mask.tolist(), u.tolist(), z.tolist(), strict=True)))
+        if len(plans) < _ROWS_AT_ONCE:  # a row or three: one by one is faster
+            rows = zip(plans, roll.tolist(), throw.tolist(), legal, strict=True)
+            return np.array([_choose_at(p, r, t, np.flatnonzero(m)) for p, r, t, m in rows], dtype=np.int64)
+        return _choose_rows(plans, roll, throw, legal)
 
     def decide(self, view: ScorecardView, legal: np.ndarray) -> int:
         """The heuristic's action for the decoded state ``view`` among the ``legal`` actions."""
         c = self._solver
         mask = sum(1 << i for i, v in enumerate(view.boxes) if v is not None)
-        plan = self._plan(mask, view.upper_total, c.z_of(view.boxes[c.five], view.five_kind_bonuses))
+        (plan,) = self._plans([(mask, view.upper_total, c.z_of(view.boxes[c.five], view.five_kind_bonuses))])
         return _choose(plan, view, legal)
 
-    def _plan(self, mask: int, upper_total: int, z: int) -> TurnPlan:
-        """The turn plan of a card (memoized, the least recently used dropped past PLAN_CACHE_SIZE)."""
+    def _plans(self, cards: list[tuple[int, int, int]]) -> list[TurnPlan]:
+        """The turn plan of each card (mask, upper total, z): memoized, the least recently used
+        dropped past PLAN_CACHE_SIZE; the cards not yet planned are solved together, in chunks."""
         c = self._solver
-        key = (mask, min(upper_total, c.T), z)
-        plan = self._plans.get(key)
-        if plan is None:
-            values = self._evaluate(*key)
-            _, keep_values = c.widget(values.max(axis=0)[:, None])
-            plan = TurnPlan(values, [kv[:, 0] for kv in keep_values], 0.0)
-            self._plans[key] = plan
-            if len(self._plans) > PLAN_CACHE_SIZE:
-                self._plans.popitem(last=False)
-        else:
-            self._plans.move_to_end(key)
-        return plan
+        keys = [(int(m), int(min(u, c.T)), int(z)) for m, u, z in cards]
+        found: dict[tuple[int, int, int], TurnPlan] = {}
+        for key in dict.fromkeys(keys):
+            plan = self._plan_cache.get(key)
+            if plan is not None:
+                self._plan_cache.move_to_end(key)
+                found[key] = plan
+        missing = [key for key in dict.fromkeys(keys) if key not in found]
+        for lo in range(0, len(missing), _PLAN_CHUNK):
+            chunk = missing[lo : lo + _PLAN_CHUNK]
+            values = self._evaluate(np.array(chunk, dtype=np.int64))
+            _, keep_values = c.widget(values.max(axis=1).T, by_column=True)
+            for j, key in enumerate(chunk):
+                plan = TurnPlan(values[j].copy(), [kv[:, j].copy() for kv in keep_values], 0.0)
+                found[key] = self._plan_cache[key] = plan
+                if len(self._plan_cache) > PLAN_CACHE_SIZE:
+                    self._plan_cache.popitem(last=False)
+        return [found[key] for key in keys]
+
+
+#: Cards planned together by :meth:`HeuristicAgent._plans` (about 26 kB of judgements each).
+_PLAN_CHUNK = 256
+#: Batches from this many rows on choose with :func:`_choose_rows` (fewer: row by row, faster).
+_ROWS_AT_ONCE = 4
+
+
+def _choose_rows(plans: list[TurnPlan], roll: np.ndarray, throw: np.ndarray, legal: np.ndarray) -> np.ndarray:
+    """:func:`_choose_at` for each row at once: the best legal action under row ``i``'s plan for
+    its throw of roll index ``roll[i]``, the turn's ``throw[i]``-th, ``legal`` ``(B, actions)``
+    bool (scoring wins ties; the first best box, then the first best re-throw, as there)."""
+    t = scorecard_tables()
+    rows = np.arange(len(plans))
+    boxes = legal[:, N_REROLL_ACTIONS:]
+    box_vals = np.array([p.box_values[:, r] for p, r in zip(plans, roll.tolist(), strict=True)])
+    box_vals = np.where(boxes, box_vals.reshape(boxes.shape), NEG)
+    no_value = np.isneginf(box_vals.max(axis=1, initial=NEG))  # then the first legal box, as there
+    best = np.where(no_value, boxes.argmax(axis=1), box_vals.argmax(axis=1))
+    has_box = boxes.any(axis=1)
+    best_a = np.where(has_box, N_REROLL_ACTIONS + best, -1)
+    best_v = np.where(has_box, box_vals[rows, best], NEG)
+    n_keeps = len(plans[0].keep_values) if plans else 0
+    kept = (throw - 1 < n_keeps) & legal[:, :N_REROLL_ACTIONS].any(axis=1)
+    none = np.full(len(plans[0].keep_values[0]) if n_keeps else 1, NEG)
+    keep_vals = np.array(
+        [p.keep_values[k] if ok else none for p, k, ok in zip(plans, (throw - 1).tolist(), kept, strict=True)]
+    ).reshape(len(plans), -1)
+    rerolls = legal[:, :N_REROLL_ACTIONS]  # the illegal ones index keep 0 (action 0 names no keep)
+    keeps = np.where(rerolls, t.reroll_keep[roll], 0).astype(np.int64)
+    keep_vals = np.where(rerolls, np.take_along_axis(keep_vals, keeps, axis=1), NEG)
+    j = keep_vals.argmax(axis=1)
+    out = np.where(kept & (keep_vals[rows, j] > best_v + 1e-9), j, best_a)
+    last_legal = legal.shape[1] - 1 - legal[:, ::-1].argmax(axis=1)
+    return np.where(out < 0, last_legal, out).astype(np.int64)
 
 
 # ---------------------------------------------------------------------- greedy

@@ -259,7 +259,33 @@ def test_vectorized_scorecard_agents_choose_as_act(game: str, spec: str) -> None
     joker_col = 36 + rules.num_throws + 2 * len(rules.categories) + 5
     assert any(o[joker_col] == 1 for o in obs)  # joker states were met
     batch = agent.act_batch(np.array(obs), np.array(masks))
-    assert batch.tolist() == [agent.act(o, m) for o, m in zip(obs, masks, strict=True)]
+    alone = agents.load(spec, game=rules, num_players=2, seed=0)  # plans of its own, one turn at a time
+    assert batch.tolist() == [alone.act(o, m) for o, m in zip(obs, masks, strict=True)]
+
+
+@pytest.mark.parametrize("game", ["spiffel", "dice_poker", "yahtzee"])
+def test_heuristic_plans_a_card_alike_alone_or_in_a_batch(game: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """act_batch plans the turns it has not seen together (in chunks): each card's judgements
+    and keep values are the very numbers of planning it alone, whatever its neighbours."""
+    import agents.scorecard_agents as sa
+
+    monkeypatch.setattr(sa, "_PLAN_CHUNK", 7)  # several chunks, a short last one
+    rules = make_rules(game)
+    solver = sa.turn_solver(rules)
+    rng = np.random.default_rng(1)
+    cards = [
+        (int(rng.integers((1 << solver.k) - 1)), int(rng.integers(solver.T + 1)), int(rng.integers(solver.Z)))
+        for _ in range(40)
+    ]
+    cards += cards[:3]  # a card twice in one batch
+    batch = sa.HeuristicAgent(rules)._plans(cards)
+    assert batch[40] is batch[0]
+    for card, plan in zip(cards, batch, strict=True):
+        (alone,) = sa.HeuristicAgent(rules)._plans([card])
+        assert np.array_equal(plan.box_values, alone.box_values), card
+        assert len(plan.keep_values) == rules.num_throws - 1
+        for kv, kv_alone in zip(plan.keep_values, alone.keep_values, strict=True):
+            assert np.array_equal(kv, kv_alone), card
 
 
 def test_heuristic_act_batch_refuses_rows_without_dice() -> None:

@@ -295,13 +295,23 @@ class TurnSolver:
                 out[i, self.fk_rows, :, zi] = vals
 
     # ---------------------------------------------------------------- widget
-    def widget(self, S: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
-        """Turn values from the scoring values ``S`` (252, C): ``(E_first (252, C), keep values)``."""
+    def widget(self, S: np.ndarray, by_column: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Turn values from the scoring values ``S`` (252, C): ``(E_first (252, C), keep values)``.
+
+        ``by_column``: each column's expectations are its own matrix-vector product, the very
+        product a one-column call makes, so a column's values do not depend on the others (a
+        matrix-matrix product may sum in another order); for batches of turns of separate games.
+        """
         level_slices, level_children, roll_children = _lattice_cols()
         E = S
         keep_values: list[np.ndarray] = []
         for _ in range(int(self.rules.num_throws) - 1):  # type: ignore[attr-defined]
-            EK = self.k2r @ E  # (210, C)
+            if by_column and E.shape[1] > 1:
+                EK = np.empty((self.k2r.shape[0], E.shape[1]))
+                for j in range(E.shape[1]):
+                    EK[:, j : j + 1] = self.k2r @ np.ascontiguousarray(E[:, j : j + 1])
+            else:
+                EK = self.k2r @ E  # (210, C)
             keep_values.append(EK)
             M = EK.copy()
             for sl, kids in zip(level_slices, level_children, strict=True):
