@@ -17,7 +17,8 @@ none touches an environment.
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict
+from collections import Counter
+from collections.abc import Sequence
 from functools import cache
 
 import numpy as np
@@ -30,7 +31,7 @@ from dice_envs.tables import scorecard_batch_tables, scorecard_tables
 
 from .actions import hold_to_reroll_mask
 from .base import BaseAgent, check_mask, check_mask_width
-from .solver.scorecard import NEG, PLAN_CACHE_SIZE, ScorecardSolution, TurnPlan, solve_scorecard, turn_solver
+from .solver.scorecard import NEG, PlanCache, ScorecardSolution, TurnPlan, solve_scorecard, turn_solver
 
 __all__ = ["PAR", "GreedyAgent", "HeuristicAgent", "OptimalAgent"]
 
@@ -77,6 +78,37 @@ class _ScorecardAgent(BaseAgent):
         return mask, lay.read(obs, "upper_total"), z, roll, throw
 
 
+class _PlanningAgent(_ScorecardAgent):
+    """A scorecard agent that plays each turn by a :class:`TurnPlan` of its card: ``act`` decodes
+    the observation (:meth:`decide`), ``act_batch`` reads the batch as arrays
+    (:meth:`~_ScorecardAgent.turn_states`), plans the new turn states together (:meth:`_plans`:
+    each plan the very one its state alone gets) and chooses for all rows at once."""
+
+    def _plans(self, cards: Sequence[tuple[int, int, int]]) -> list[TurnPlan]:  # pragma: no cover
+        """The plan of each card ``(filled-box mask, upper total, five-of-a-kind state)``."""
+        raise NotImplementedError
+
+    def decide(self, view: ScorecardView, legal: np.ndarray) -> int:  # pragma: no cover
+        raise NotImplementedError
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        legal = check_mask(action_mask, self.rules)
+        return self.decide(self.view(observation), legal)
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """:meth:`act` for each row (the same actions, whatever else is in the batch)."""
+        check_mask_width(action_masks, self.rules)
+        mask, u, z, roll, throw = self.turn_states(observations)
+        legal = np.asarray(action_masks) != 0
+        if not legal.any(axis=1).all():
+            raise ValueError("an action mask of the batch has no legal action")
+        plans = self._plans(list(zip(mask.tolist(), u.tolist(), z.tolist(), strict=True)))
+        if len(plans) < _ROWS_AT_ONCE:  # a row or three: one by one is faster
+            rows = zip(plans, roll.tolist(), throw.tolist(), legal, strict=True)
+            return np.array([_choose_at(p, r, t, np.flatnonzero(m)) for p, r, t, m in rows], dtype=np.int64)
+        return _choose_rows(plans, roll, throw, legal)
+
+
 def _choose(plan: TurnPlan, view: ScorecardView, legal: np.ndarray) -> int:
     """The best legal action under a turn plan (scoring preferred on ties)."""
     return _choose_at(plan, scorecard_tables().roll_index[view.dice], view.throw, legal)
@@ -102,7 +134,7 @@ def _choose_at(plan: TurnPlan, r: int, throw: int, legal: np.ndarray) -> int:
     return best_a
 
 
-class OptimalAgent(_ScorecardAgent):
+class OptimalAgent(_PlanningAgent):
     """Plays the exact solitaire optimum (maximum expected grand total)."""
 
     spec = "optimal"
@@ -117,9 +149,9 @@ class OptimalAgent(_ScorecardAgent):
         super().__init__(rules, num_players, seed)
         self.solution = solution if solution is not None else solve_scorecard(rules)
 
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        legal = check_mask(action_mask, self.rules)
-        return self.decide(self.view(observation), legal)
+    def _plans(self, cards: Sequence[tuple[int, int, int]]) -> list[TurnPlan]:
+        t = self.solution.solver.T
+        return self.solution.plans([(int(m), int(min(u, t)), int(z)) for m, u, z in cards])
 
     def decide(self, view: ScorecardView, legal: np.ndarray) -> int:
         """The optimal action for the decoded state ``view`` among the ``legal`` action indices."""
@@ -151,7 +183,7 @@ PAR: dict[str, float] = {
 BONUS_PACE_WEIGHT = 0.6
 
 
-class HeuristicAgent(_ScorecardAgent):
+class HeuristicAgent(_PlanningAgent):
     """A careful human's strategy: par values, upper-bonus pace and expectation-maximizing holds."""
 
     spec = "heuristic"
@@ -159,8 +191,8 @@ class HeuristicAgent(_ScorecardAgent):
     def __init__(self, rules: ScorecardRules, num_players: int = 1, seed: int | None = None) -> None:
         super().__init__(rules, num_players, seed)
         self._solver = turn_solver(rules)
-        self._plan_cache: OrderedDict[tuple[int, int, int], TurnPlan] = OrderedDict()
         c = self._solver
+        self._plan_cache = PlanCache(lambda cards: c.turn_plans(self._evaluate(np.array(cards))))
         self._five_rows = np.isin(np.arange(c.normal.shape[0]), c.fk_rows)  # the five-of-a-kind throws
         self._faces5 = np.array([5 * c.face[o] for o in c.upper_idx], dtype=np.int64)  # upper boxes, 5 dice
         self._boxes = np.arange(c.k)
@@ -218,24 +250,6 @@ class HeuristicAgent(_ScorecardAgent):
         out[closed] = NEG
         return out
 
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        legal = check_mask(action_mask, self.rules)
-        return self.decide(self.view(observation), legal)
-
-    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
-        """:meth:`act` for each row: the observations read as arrays (:meth:`turn_states`), the
-        turns not yet planned planned together, the actions chosen for all rows at once."""
-        check_mask_width(action_masks, self.rules)
-        mask, u, z, roll, throw = self.turn_states(observations)
-        legal = np.asarray(action_masks) != 0
-        if not legal.any(axis=1).all():
-            raise ValueError("an action mask of the batch has no legal action")
-        plans = self._plans(list(zip(mask.tolist(), u.tolist(), z.tolist(), strict=True)))
-        if len(plans) < _ROWS_AT_ONCE:  # a row or three: one by one is faster
-            rows = zip(plans, roll.tolist(), throw.tolist(), legal, strict=True)
-            return np.array([_choose_at(p, r, t, np.flatnonzero(m)) for p, r, t, m in rows], dtype=np.int64)
-        return _choose_rows(plans, roll, throw, legal)
-
     def decide(self, view: ScorecardView, legal: np.ndarray) -> int:
         """The heuristic's action for the decoded state ``view`` among the ``legal`` actions."""
         c = self._solver
@@ -243,32 +257,11 @@ class HeuristicAgent(_ScorecardAgent):
         (plan,) = self._plans([(mask, view.upper_total, c.z_of(view.boxes[c.five], view.five_kind_bonuses))])
         return _choose(plan, view, legal)
 
-    def _plans(self, cards: list[tuple[int, int, int]]) -> list[TurnPlan]:
-        """The turn plan of each card (mask, upper total, z): memoized, the least recently used
-        dropped past PLAN_CACHE_SIZE; the cards not yet planned are solved together, in chunks."""
+    def _plans(self, cards: Sequence[tuple[int, int, int]]) -> list[TurnPlan]:
         c = self._solver
-        keys = [(int(m), int(min(u, c.T)), int(z)) for m, u, z in cards]
-        found: dict[tuple[int, int, int], TurnPlan] = {}
-        for key in dict.fromkeys(keys):
-            plan = self._plan_cache.get(key)
-            if plan is not None:
-                self._plan_cache.move_to_end(key)
-                found[key] = plan
-        missing = [key for key in dict.fromkeys(keys) if key not in found]
-        for lo in range(0, len(missing), _PLAN_CHUNK):
-            chunk = missing[lo : lo + _PLAN_CHUNK]
-            values = self._evaluate(np.array(chunk, dtype=np.int64))
-            _, keep_values = c.widget(values.max(axis=1).T, by_column=True)
-            for j, key in enumerate(chunk):
-                plan = TurnPlan(values[j].copy(), [kv[:, j].copy() for kv in keep_values], 0.0)
-                found[key] = self._plan_cache[key] = plan
-                if len(self._plan_cache) > PLAN_CACHE_SIZE:
-                    self._plan_cache.popitem(last=False)
-        return [found[key] for key in keys]
+        return self._plan_cache.get([(int(m), int(min(u, c.T)), int(z)) for m, u, z in cards])
 
 
-#: Cards planned together by :meth:`HeuristicAgent._plans` (about 26 kB of judgements each).
-_PLAN_CHUNK = 256
 #: Batches from this many rows on choose with :func:`_choose_rows` (fewer: row by row, faster).
 _ROWS_AT_ONCE = 4
 

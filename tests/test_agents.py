@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -9,6 +11,7 @@ import agents
 from agents.actions import hold_to_reroll_mask, select_mask
 from agents.base import Agent
 from agents.registry import known_specs
+from agents.solver.scorecard import turn_solver
 from dice_envs.encoding import encode
 from dice_envs.engine import FarkleGame, new_game
 from dice_envs.rules import ConfigError, make_rules
@@ -237,12 +240,14 @@ def test_vectorized_farkle_agents_choose_as_act(spec: str, players: int) -> None
     assert batch.tolist() == [agent.act(o, m) for o, m in zip(obs, masks, strict=True)]
 
 
-@pytest.mark.parametrize("spec", ["greedy", "heuristic"])
-@pytest.mark.parametrize("game", ["spiffel", "dice_poker", "yahtzee"])
+@pytest.mark.parametrize(
+    ("game", "spec"),
+    [(g, s) for g, s in CHEAP if s != "random"],
+)
 def test_vectorized_scorecard_agents_choose_as_act(game: str, spec: str) -> None:
-    """The greedy agent's table-driven act_batch, and the heuristic's, which reads the
-    observations as arrays, equal act in every row, jokers included (five-of-a-kinds are injected
-    often so bonus and joker states occur)."""
+    """The greedy agent's table-driven act_batch, and the planning agents' (heuristic, optimal),
+    which read the observations as arrays and plan the batch's turns together, equal act in every
+    row, jokers included (five-of-a-kinds are injected often so bonus and joker states occur)."""
     rules = make_rules(game)
     agent = agents.load(spec, game=rules, num_players=2, seed=0)
     obs, masks = [], []
@@ -263,26 +268,42 @@ def test_vectorized_scorecard_agents_choose_as_act(game: str, spec: str) -> None
     assert batch.tolist() == [alone.act(o, m) for o, m in zip(obs, masks, strict=True)]
 
 
-@pytest.mark.parametrize("game", ["spiffel", "dice_poker", "yahtzee"])
-def test_heuristic_plans_a_card_alike_alone_or_in_a_batch(game: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """act_batch plans the turns it has not seen together (in chunks): each card's judgements
-    and keep values are the very numbers of planning it alone, whatever its neighbours."""
-    import agents.scorecard_agents as sa
-
-    monkeypatch.setattr(sa, "_PLAN_CHUNK", 7)  # several chunks, a short last one
+@pytest.mark.parametrize(
+    ("game", "spec"),
+    [(g, s) for g, s in CHEAP if s in ("heuristic", "optimal")],
+)
+def test_planning_agents_plan_a_card_alike_alone_or_in_a_batch(game: str, spec: str) -> None:
+    """act_batch plans the turns it has not seen together (in chunks): each card's plan (box
+    values, keep values, value) is bit for bit the plan of that card alone, whatever its neighbours."""
     rules = make_rules(game)
-    solver = sa.turn_solver(rules)
+    solver = turn_solver(rules)
     rng = np.random.default_rng(1)
-    cards = [
-        (int(rng.integers((1 << solver.k) - 1)), int(rng.integers(solver.T + 1)), int(rng.integers(solver.Z)))
-        for _ in range(40)
-    ]
+
+    def fresh() -> Any:  # an agent with an empty plan cache, planning 7 cards at a time
+        agent = agents.load(spec, game=rules, seed=0)
+        cache = agent._plan_cache if spec == "heuristic" else agent.solution._plans
+        cache.chunk = 7
+        if spec == "optimal":  # a solution of its own over the same value table
+            agent.solution = type(agent.solution)(rules, agent.solution.values)
+        return agent
+
+    values = fresh().solution.values if spec == "optimal" else None
+    cards: list[tuple[int, int, int]] = []
+    while len(cards) < 40:  # the optimum's table solves only the cards that can occur
+        card = (
+            int(rng.integers((1 << solver.k) - 1)),
+            int(rng.integers(solver.T + 1)),
+            int(rng.integers(solver.Z)),
+        )
+        if values is None or np.isfinite(values[card]):
+            cards.append(card)
     cards += cards[:3]  # a card twice in one batch
-    batch = sa.HeuristicAgent(rules)._plans(cards)
-    assert batch[40] is batch[0]
+    batch = fresh()._plans(cards)
+    assert batch[40] is batch[0] and len({id(p) for p in batch}) == 40
     for card, plan in zip(cards, batch, strict=True):
-        (alone,) = sa.HeuristicAgent(rules)._plans([card])
+        (alone,) = fresh()._plans([card])
         assert np.array_equal(plan.box_values, alone.box_values), card
+        assert plan.value == alone.value and np.isfinite(plan.value), card
         assert len(plan.keep_values) == rules.num_throws - 1
         for kv, kv_alone in zip(plan.keep_values, alone.keep_values, strict=True):
             assert np.array_equal(kv, kv_alone), card

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -37,7 +38,7 @@ from dice_envs.tables import ScoreTables, score_tables, scorecard_tables
 
 from .cache import cache_key, cached_array, single_thread_blas
 
-__all__ = ["ScorecardSolution", "TurnPlan", "TurnSolver", "solve_scorecard", "turn_solver"]
+__all__ = ["PlanCache", "ScorecardSolution", "TurnPlan", "TurnSolver", "solve_scorecard", "turn_solver"]
 
 NEG = -np.inf
 #: Turn plans kept per solution (least recently used dropped first; about 30 kB each).
@@ -93,6 +94,42 @@ class TurnPlan:
     value: float
 
 
+State = tuple[int, int, int]
+
+
+class PlanCache:
+    """Turn plans by state ``(mask, u, z)``: the least recently used dropped past ``size``, the
+    states not cached made together, ``chunk`` at a time, by ``make`` (states -> their plans)."""
+
+    def __init__(
+        self, make: Callable[[list[State]], list[TurnPlan]], size: int = PLAN_CACHE_SIZE, chunk: int = 256
+    ) -> None:
+        self.make, self.size, self.chunk = make, size, chunk
+        self._plans: OrderedDict[State, TurnPlan] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._plans)
+
+    def get(self, states: Sequence[State]) -> list[TurnPlan]:
+        """The plan of each state, in order (a state given twice: the same plan object)."""
+        found: dict[State, TurnPlan] = {}
+        missing: list[State] = []
+        for key in dict.fromkeys(states):
+            plan = self._plans.get(key)
+            if plan is None:
+                missing.append(key)
+            else:
+                self._plans.move_to_end(key)
+                found[key] = plan
+        for lo in range(0, len(missing), self.chunk):
+            chunk = missing[lo : lo + self.chunk]
+            for key, plan in zip(chunk, self.make(chunk), strict=True):
+                found[key] = self._plans[key] = plan
+                if len(self._plans) > self.size:
+                    self._plans.popitem(last=False)
+        return [found[key] for key in states]
+
+
 @dataclass
 class ScorecardSolution:
     """The value table of one scorecard rule set and the per-turn planner built on it."""
@@ -103,8 +140,8 @@ class ScorecardSolution:
     loaded_from_cache: bool = False
 
     def __post_init__(self) -> None:
-        self._plans: OrderedDict[tuple[int, int, int], TurnPlan] = OrderedDict()
         self.solver = turn_solver(self.rules)
+        self._plans = PlanCache(self._solve_turns)
 
     @property
     def value(self) -> float:
@@ -124,16 +161,14 @@ class ScorecardSolution:
 
     def plan(self, mask: int, u: int, z: int) -> TurnPlan:
         """The solved turn of state ``(mask, u, z)`` (cached)."""
-        key = (mask, u, z)
-        p = self._plans.get(key)
-        if p is None:
-            p = self.solver.plan(self.values, mask, u, z)
-            self._plans[key] = p
-            if len(self._plans) > PLAN_CACHE_SIZE:
-                self._plans.popitem(last=False)
-        else:
-            self._plans.move_to_end(key)
-        return p
+        return self._plans.get([(mask, u, z)])[0]
+
+    def plans(self, states: Sequence[State]) -> list[TurnPlan]:
+        """:meth:`plan` of each state; those not cached are solved together, each exactly as alone."""
+        return self._plans.get(states)
+
+    def _solve_turns(self, states: list[State]) -> list[TurnPlan]:
+        return self.solver.turn_plans(np.array([self.solver.box_values_one(self.values, *k) for k in states]))
 
 
 class TurnSolver:
@@ -386,13 +421,24 @@ class TurnSolver:
         return out
 
     def plan(self, V: np.ndarray, mask: int, u: int, z: int) -> TurnPlan:
-        box_values = self.box_values_one(V, mask, u, z)
-        E1, keep_values = self.widget(box_values.max(axis=0)[:, None])
-        return TurnPlan(
-            box_values=box_values,
-            keep_values=[kv[:, 0] for kv in keep_values],
-            value=float(self.t.roll_prob @ E1[:, 0]),
-        )
+        """The solved turn of state ``(mask, u, z)`` under the value table ``V``."""
+        return self.turn_plans(self.box_values_one(V, mask, u, z)[None])[0]
+
+    def turn_plans(self, box_values: np.ndarray) -> list[TurnPlan]:
+        """The turn plan of each of ``n`` states from its box values ``(n, K, 252)``: one widget pass
+        for all (``by_column``), so each plan is the very one its state alone gets."""
+        E1, keep_values = self.widget(box_values.max(axis=1).T, by_column=True)
+        if len(box_values) == 1:
+            value = float(self.t.roll_prob @ E1[:, 0])
+            return [TurnPlan(box_values[0], [kv[:, 0] for kv in keep_values], value)]
+        return [  # copies: a cached plan does not hold its batch's arrays
+            TurnPlan(
+                box_values[j].copy(),
+                [np.ascontiguousarray(kv[:, j]) for kv in keep_values],
+                float(self.t.roll_prob @ np.ascontiguousarray(E1[:, j])),
+            )
+            for j in range(len(box_values))
+        ]
 
 
 _SOLVERS: dict[ScorecardRules, TurnSolver] = {}
