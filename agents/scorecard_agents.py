@@ -31,7 +31,8 @@ from dice_envs.tables import scorecard_batch_tables, scorecard_tables
 
 from .actions import hold_to_reroll_mask
 from .base import BaseAgent, check_mask, check_mask_width
-from .solver.scorecard import NEG, PlanCache, ScorecardSolution, TurnPlan, solve_scorecard, turn_solver
+from .solver.plans import PlanCache, TurnPlan
+from .solver.scorecard import NEG, ScorecardSolution, solve_scorecard, turn_solver
 
 __all__ = ["PAR", "GreedyAgent", "HeuristicAgent", "OptimalAgent"]
 

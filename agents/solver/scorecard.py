@@ -25,8 +25,7 @@ A threshold of 0 pays the upper bonus with the first box scored, whatever it is:
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -37,12 +36,11 @@ from dice_envs.rules.scorecard import UPPER_FACES, ScorecardRules
 from dice_envs.tables import ScoreTables, score_tables, scorecard_tables
 
 from .cache import cache_key, cached_array, single_thread_blas
+from .plans import PlanCache, State, TurnPlan
 
-__all__ = ["PlanCache", "ScorecardSolution", "TurnPlan", "TurnSolver", "solve_scorecard", "turn_solver"]
+__all__ = ["ScorecardSolution", "TurnPlan", "TurnSolver", "solve_scorecard", "turn_solver"]
 
 NEG = -np.inf
-#: Turn plans kept per solution (least recently used dropped first; about 30 kB each).
-PLAN_CACHE_SIZE = 2048
 
 
 @cache
@@ -78,56 +76,6 @@ def _lattice_cols() -> tuple[list[slice], list[np.ndarray], np.ndarray]:
         assert np.array_equal(keeps, np.arange(keeps[0], keeps[-1] + 1))
         slices.append(slice(int(keeps[0]), int(keeps[-1]) + 1))
     return slices, [np.ascontiguousarray(k.T) for k in level_children], np.ascontiguousarray(roll_children.T)
-
-
-@dataclass
-class TurnPlan:
-    """The solved turn of one state: values of scoring each box and of each kept multiset.
-
-    ``box_values[b, r]``: expected final future points (this turn's points included) of entering
-    throw ``r`` in box ``b`` (``-inf`` where not legal); ``keep_values[j][k]``: expected points of
-    keeping multiset ``k`` after throw ``j + 1`` and re-throwing the rest.
-    """
-
-    box_values: np.ndarray
-    keep_values: list[np.ndarray]
-    value: float
-
-
-State = tuple[int, int, int]
-
-
-class PlanCache:
-    """Turn plans by state ``(mask, u, z)``: the least recently used dropped past ``size``, the
-    states not cached made together, ``chunk`` at a time, by ``make`` (states -> their plans)."""
-
-    def __init__(
-        self, make: Callable[[list[State]], list[TurnPlan]], size: int = PLAN_CACHE_SIZE, chunk: int = 256
-    ) -> None:
-        self.make, self.size, self.chunk = make, size, chunk
-        self._plans: OrderedDict[State, TurnPlan] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._plans)
-
-    def get(self, states: Sequence[State]) -> list[TurnPlan]:
-        """The plan of each state, in order (a state given twice: the same plan object)."""
-        found: dict[State, TurnPlan] = {}
-        missing: list[State] = []
-        for key in dict.fromkeys(states):
-            plan = self._plans.get(key)
-            if plan is None:
-                missing.append(key)
-            else:
-                self._plans.move_to_end(key)
-                found[key] = plan
-        for lo in range(0, len(missing), self.chunk):
-            chunk = missing[lo : lo + self.chunk]
-            for key, plan in zip(chunk, self.make(chunk), strict=True):
-                found[key] = self._plans[key] = plan
-                if len(self._plans) > self.size:
-                    self._plans.popitem(last=False)
-        return [found[key] for key in states]
 
 
 @dataclass
