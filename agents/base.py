@@ -15,7 +15,7 @@ import numpy as np
 
 from dice_envs.rules import RuleConfig, make_rules
 
-__all__ = ["Agent", "BaseAgent", "RandomAgent", "check_mask", "check_mask_width"]
+__all__ = ["Agent", "BaseAgent", "RandomAgent", "check_mask", "check_mask_width", "legal_rows"]
 
 
 @runtime_checkable
@@ -59,6 +59,19 @@ def check_mask_width(masks: np.ndarray, rules: RuleConfig, batch: bool = True) -
             f"an action mask of shape {m.shape} does not fit {rules.game}: its action space is "
             f"Discrete({n}), so a mask holds {n} entries"
         )
+
+
+def legal_rows(action_masks: np.ndarray) -> np.ndarray:
+    """The legal actions of a batch of masks as a bool array ``(rows, actions)``; ``ValueError`` if
+    a row has none.
+
+    >>> legal_rows(np.array([[0, 1], [1, 1]], dtype=np.int8)).tolist()
+    [[False, True], [True, True]]
+    """
+    legal = np.asarray(action_masks) > 0
+    if not legal.any(axis=1).all():
+        raise ValueError("an action mask of the batch has no legal action")
+    return legal
 
 
 class BaseAgent:
@@ -110,8 +123,6 @@ class RandomAgent(BaseAgent):
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         if self.rules is not None:
             check_mask_width(action_masks, self.rules)
-        m = np.asarray(action_masks) > 0
-        if not m.any(axis=1).all():
-            raise ValueError("an action mask of the batch has no legal action")
+        m = legal_rows(action_masks)
         u = self.rng.random(m.shape) * m
         return np.argmax(u, axis=1).astype(np.int64)

@@ -30,7 +30,7 @@ from dice_envs.encoding import FarkleView, decode, decode_farkle_batch
 from dice_envs.engine import farkle_turn as turn
 from dice_envs.rules.farkle import BANK_FLAG, NUM_DICE, FarkleRules
 
-from .base import BaseAgent, check_mask, check_mask_width
+from .base import BaseAgent, check_mask, check_mask_width, legal_rows
 from .solver.farkle import STEP, FarkleSolution, solve_farkle
 
 __all__ = [
@@ -54,9 +54,7 @@ class BatchOptions:
 
     def __init__(self, observations: np.ndarray, action_masks: np.ndarray, rules: FarkleRules, players: int):
         bv = decode_farkle_batch(observations, rules, players)  # fields by name (the layout)
-        self.legal = np.asarray(action_masks) > 0
-        if not self.legal.any(axis=1).all():
-            raise ValueError("an action mask of the batch has no legal action")
+        self.legal = legal_rows(action_masks)
         if (bv.n_dice == 0).any():
             raise ValueError("an observation of the batch shows no dice: it is not this agent's turn")
         t = turn.farkle_turn_tables()

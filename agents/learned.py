@@ -24,7 +24,7 @@ import numpy as np
 
 from dice_envs.rules import ConfigError, RuleConfig
 
-from .base import BaseAgent, check_mask
+from .base import BaseAgent, check_mask, legal_rows
 from .model_card import fit_card, read_card
 from .views import SeatView
 
@@ -138,9 +138,7 @@ class ModelAgent(BaseAgent):
         """Actions of a whole batch in one forward pass (seen through the seat view, if any)."""
         import torch
 
-        masks = np.asarray(action_masks) > 0
-        if not masks.any(axis=1).all():
-            raise ValueError("an action mask of the batch has no legal action")
+        masks = legal_rows(action_masks)
         obs = np.asarray(observations, dtype=np.float32)
         if self.view is not None:
             obs = self.view(obs)

@@ -30,7 +30,7 @@ from dice_envs.rules.scorecard import N_REROLL_ACTIONS, UPPER_FACES, ScorecardRu
 from dice_envs.tables import scorecard_batch_tables, scorecard_tables
 
 from .actions import hold_to_reroll_mask
-from .base import BaseAgent, check_mask, check_mask_width
+from .base import BaseAgent, check_mask, check_mask_width, legal_rows
 from .solver.plans import PlanCache, TurnPlan
 from .solver.scorecard import NEG, ScorecardSolution, solve_scorecard, turn_solver
 
@@ -100,9 +100,7 @@ class _PlanningAgent(_ScorecardAgent):
         """:meth:`act` for each row (the same actions, whatever else is in the batch)."""
         check_mask_width(action_masks, self.rules)
         mask, u, z, roll, throw = self.turn_states(observations)
-        legal = np.asarray(action_masks) != 0
-        if not legal.any(axis=1).all():
-            raise ValueError("an action mask of the batch has no legal action")
+        legal = legal_rows(action_masks)
         plans = self._plans(list(zip(mask.tolist(), u.tolist(), z.tolist(), strict=True)))
         if len(plans) < _ROWS_AT_ONCE:  # a row or three: one by one is faster
             rows = zip(plans, roll.tolist(), throw.tolist(), legal, strict=True)
@@ -360,9 +358,7 @@ class GreedyAgent(_ScorecardAgent):
         """:meth:`act` for a whole batch, from tables of its choices (:func:`_greedy_tables`)."""
         check_mask_width(action_masks, self.rules)
         obs = np.asarray(observations, dtype=np.float64)
-        legal = np.asarray(action_masks) > 0
-        if not legal.any(axis=1).all():
-            raise ValueError("an action mask of the batch has no legal action")
+        legal = legal_rows(action_masks)
         lay = layout(self.rules, self.num_players)
         hot = obs[:, lay.slice("dice")].reshape(-1, 5, 6)
         if (hot.max(axis=2) < 0.5).any():

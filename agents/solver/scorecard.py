@@ -289,7 +289,7 @@ class TurnSolver:
         E = S
         keep_values: list[np.ndarray] = []
         for _ in range(int(self.rules.num_throws) - 1):  # type: ignore[attr-defined]
-            if by_column and E.shape[1] > 1:
+            if by_column:
                 EK = np.empty((self.k2r.shape[0], E.shape[1]))
                 for j in range(E.shape[1]):
                     EK[:, j : j + 1] = self.k2r @ np.ascontiguousarray(E[:, j : j + 1])
@@ -376,12 +376,10 @@ class TurnSolver:
         """The turn plan of each of ``n`` states from its box values ``(n, K, 252)``: one widget pass
         for all (``by_column``), so each plan is the very one its state alone gets."""
         E1, keep_values = self.widget(box_values.max(axis=1).T, by_column=True)
-        if len(box_values) == 1:
-            value = float(self.t.roll_prob @ E1[:, 0])
-            return [TurnPlan(box_values[0], [kv[:, 0] for kv in keep_values], value)]
-        return [  # copies: a cached plan does not hold its batch's arrays
+        copy = len(box_values) > 1  # a cached plan does not hold its batch's arrays
+        return [
             TurnPlan(
-                box_values[j].copy(),
+                box_values[j].copy() if copy else box_values[j],
                 [np.ascontiguousarray(kv[:, j]) for kv in keep_values],
                 float(self.t.roll_prob @ np.ascontiguousarray(E1[:, j])),
             )
