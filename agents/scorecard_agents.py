@@ -206,25 +206,21 @@ class HeuristicAgent(_PlanningAgent):
         T, ub = c.T, float(r.upper_bonus)
         masks, u, z = cards[:, 0], cards[:, 1], cards[:, 2]
         closed = (masks[:, None] >> self._boxes) & 1 == 1  # (n, K)
-        five_filled = closed[:, c.five].tolist()
-        status = [c.status(zi, filled) for zi, filled in zip(z.tolist(), five_filled, strict=True)]
-        bonus_due = np.array([s[0] for s in status], dtype=bool)
-        joker = np.array([s[1] for s in status], dtype=bool)
+        five = c.five_kind_state(~closed, z)
+        bonus_due, joker = five.bonus_due, five.joker
         u_list = u.tolist()
-        n, n_rolls, fk = len(cards), c.normal.shape[0], c.fk_rows
-        any_joker, some_due = any(s[1] for s in status), any(s[0] for s in status)
+        n_rolls, fk = c.normal.shape[0], c.fk_rows
+        any_joker, some_due = bool(joker.any()), bool(bonus_due.any())
         on_joker = joker[:, None] & self._five_rows if any_joker else None  # (n, 252): jokers' throws
         fk_extra = np.where(bonus_due, float(r.five_kind_bonus), 0.0)[:, None] if some_due else None
         legal_five = None
         if c.flow.forced and any_joker:
-            legal_five = np.ones((n, len(fk), c.k), dtype=bool)
-            for i in np.flatnonzero(joker):
-                legal_five[i] = c.five_kind_boxes(int(masks[i]))
+            legal_five = np.where(joker[:, None, None], c.five_kind_boxes(~closed), True)
         below = (u < T)[:, None]
         some_below, all_below = any(x < T for x in u_list), all(x < T for x in u_list)
         if some_below:  # 5 x face of the open upper boxes
             open_upper = ~closed[:, c.upper_idx] @ self._faces5
-        out = np.empty((n, c.k, n_rolls))
+        out = np.empty((len(cards), c.k, n_rolls))
         for b in np.flatnonzero(~closed.all(axis=0)).tolist():  # the boxes open on some card
             name = self.categories[b]
             pts = self._points[b, None]

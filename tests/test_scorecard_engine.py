@@ -140,6 +140,27 @@ def test_scalar_vector_and_solver_agree_on_the_same_dice(ruleset, seed, players)
     assert_same(game, eng)
 
 
+@settings(max_examples=14, deadline=None)
+@given(ruleset=st.sampled_from(RULESETS), seed=st.integers(0, 2**31))
+def test_the_solver_values_a_batch_of_states_as_each_state_alone(ruleset, seed):
+    """``box_values_of`` on a batch (the optimal agent's and ``solve``'s path) gives each state
+    bit for bit what it gives that state alone (``box_values_one``, checked against the game
+    above), ``-inf`` on its filled boxes; half the states have the five-of-a-kind box filled."""
+    rules = make_rules(ruleset[0], **ruleset[1])
+    solver, V = turn_solver(rules), random_values(rules)
+    rng = np.random.default_rng(seed)
+    full = (1 << solver.k) - 1
+    masks = [int(m) | (1 << solver.five if rng.random() < 0.5 else 0) for m in rng.integers(0, full, 40)]
+    states = [(m, int(rng.choice(solver.ucols(m))), int(rng.choice(solver.zcols(m)))) for m in masks]
+    states = [state for state in states if state[0] != full]
+    batch = solver.box_values_of(V, np.array(states))
+    assert batch.shape == (len(states), solver.k, 252)
+    for (mask, u, z), got in zip(states, batch, strict=True):
+        assert np.array_equal(got, solver.box_values_one(V, mask, u, z)), (mask, u, z)
+        filled = [b for b in range(solver.k) if mask >> b & 1]
+        assert np.isneginf(got[filled]).all() and np.isfinite(np.delete(got, filled, axis=0)).any()
+
+
 def mirror(game: ScorecardGame, faces: np.ndarray) -> ScorecardEngine:
     """A one-game engine in the state of ``game`` (set by hand), throwing ``faces`` from now on."""
     eng = ScorecardEngine(game.rules, 1, game.num_players, dice=ScriptedDice(faces[None, :]))

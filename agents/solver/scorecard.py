@@ -28,6 +28,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -41,6 +42,16 @@ from .plans import PlanCache, State, TurnPlan
 __all__ = ["ScorecardSolution", "TurnPlan", "TurnSolver", "solve_scorecard", "turn_solver"]
 
 NEG = -np.inf
+
+
+class FiveKindState(NamedTuple):
+    """What a five-of-a-kind throw entered now gets on each of ``n`` cards
+    (:meth:`TurnSolver.five_kind_state`); all False where the five-of-a-kind box is open."""
+
+    bonus_due: np.ndarray  #: (n,) a five-of-a-kind bonus is paid
+    joker: np.ndarray  #: (n,) joker scoring before the face's upper box is known: the forced order's trigger
+    z_after: np.ndarray  #: (n,) the five-of-a-kind state after it
+    jokers: np.ndarray  #: (n, 6) joker scoring of the throw of each face (``fk_faces``)
 
 
 @cache
@@ -116,7 +127,7 @@ class ScorecardSolution:
         return self._plans.get(states)
 
     def _solve_turns(self, states: list[State]) -> list[TurnPlan]:
-        return self.solver.turn_plans(np.array([self.solver.box_values_one(self.values, *k) for k in states]))
+        return self.solver.turn_plans(self.solver.box_values_of(self.values, np.array(states)))
 
 
 class TurnSolver:
@@ -124,8 +135,8 @@ class TurnSolver:
 
     Public for the built-in agents that judge turns the solver's way
     (:class:`agents.scorecard_agents.HeuristicAgent`): the solver state of a card
-    (:meth:`z_of`, :meth:`status`), the points and legal boxes of five-of-a-kind throws
-    (:meth:`face_jokers`, :meth:`five_kind_table`, :meth:`five_kind_boxes`) and the turn
+    (:meth:`z_of`), what a five-of-a-kind throw gets and where it may go
+    (:meth:`five_kind_state`, :meth:`five_kind_boxes`, for a batch of cards) and the turn
     "widget" (:meth:`widget`). Every rule it applies is a function of
     :class:`~dice_envs.engine.scorecard_flow.ScorecardFlow` (:attr:`flow`).
     """
@@ -155,6 +166,16 @@ class TurnSolver:
         self.upper_idx = [b for b in range(self.k) if self.upper[b]]
         self.lower_idx = [b for b in range(self.k) if not self.upper[b]]
         self._reach: dict[int, np.ndarray] = {}
+        # constants of box_values_of: the upper boxes, the other boxes but five of a kind
+        self._up = np.array(self.upper_idx, dtype=np.int64)
+        self._low = np.array([b for b in self.lower_idx if b != self.five], dtype=np.int64)
+        up_faces = np.array([self.face[b] for b in self.upper_idx])
+        self._up_pts = up_faces[:, None] * np.arange(6)  # (n_up, 6): points of 0..5 dice of the face
+        self._up_counts = self.counts[:, up_faces].T  # (n_up, 252): dice of the face in each throw
+        self._low_points = self.normal[:, self._low].T.copy()  # (n_low, 252)
+        self._bits = 1 << np.arange(self.k)
+        self._is_upper = np.array(self.upper)
+        self._fk_face_boxes = np.array([self.face_box[int(f)] for f in self.fk_faces])
 
     # ---------------------------------------------------------------- five-of-a-kind state
     def z_of(self, five_box: int | None, bonuses: int) -> int:
@@ -163,36 +184,22 @@ class TurnSolver:
             return 0
         return 1 + (min(int(bonuses), self.limit) if self.limit is not None else 0)
 
-    def status(self, z: int, five_filled: bool) -> tuple[bool, bool, int]:
-        """``(bonus_due, joker, z_after)`` of a five-of-a-kind throw entered in state ``z``."""
-        if not five_filled:
-            return False, False, z
-        # the joker before its face's upper box is known (see face_jokers)
-        due, joker = self.flow.five_kind_status(True, *self._five_card(z), True)
-        z_after = z + 1 if due and self.limit is not None else z
-        return bool(due), bool(joker), z_after
+    def five_kind_state(self, open_: np.ndarray, z: np.ndarray) -> FiveKindState:
+        """What a five-of-a-kind throw entered now gets on cards with open boxes ``open_`` ``(n, K)``
+        in five-of-a-kind states ``z`` ``(n,)`` (all zero where that box is still open)."""
+        five_filled = ~open_[:, self.five]
+        five_points = np.where(z >= 1, 50, np.where(five_filled, 0, -1))  # the box: 50, 0 or open
+        paid = np.maximum(z - 1, 0)
+        due, joker = self.flow.five_kind_status(True, five_points, paid, True)
+        face_filled = ~open_[:, self._fk_face_boxes]
+        jokers = self.flow.five_kind_status(True, five_points[:, None], paid[:, None], face_filled)[1]
+        z_after = np.where(due & (self.limit is not None), z + 1, z)
+        return FiveKindState(due, joker & five_filled, z_after, jokers & five_filled[:, None])
 
-    def _five_card(self, z: int) -> tuple[int, int]:
-        """``(five-of-a-kind box points, bonuses paid)`` of a filled box in state ``z``."""
-        return (50, max(z - 1, 0)) if z >= 1 else (0, 0)
-
-    def face_jokers(self, z: int, mask: int) -> np.ndarray:
-        """``(6,)`` bool: joker scoring of the five-of-a-kind throw of each face (``fk_faces``)
-        in state ``z`` with the boxes of ``mask`` filled (the five-of-a-kind box among them)."""
-        face_filled = np.array([bool(mask >> self.face_box[int(f)] & 1) for f in self.fk_faces])
-        _, jokers = self.flow.five_kind_status(True, *self._five_card(z), face_filled)
-        return np.broadcast_to(np.asarray(jokers, dtype=bool), face_filled.shape).copy()
-
-    def five_kind_table(self, jokers: np.ndarray) -> np.ndarray:
-        """``(6, K)`` points of the five-of-a-kind throws, joker scoring where ``jokers``."""
-        f = self.flow
-        return f.entry_points(self.fk_rows[:, None], f.box_ids[None, :], jokers[:, None]).astype(np.float64)
-
-    def five_kind_boxes(self, mask: int) -> np.ndarray:
-        """``(6, K)`` bool: the boxes a forced joker five of a kind of each face may go in, with
-        the boxes of ``mask`` filled (only open boxes are meaningful)."""
-        open_ = np.array([not mask >> b & 1 for b in range(self.k)])
-        return self.flow.forced_joker_boxes(np.broadcast_to(open_, (6, self.k)), self.fk_rows)
+    def five_kind_boxes(self, open_: np.ndarray) -> np.ndarray:
+        """``(n, 6, K)`` bool: the boxes a forced joker five of a kind of each face (``fk_faces``)
+        may go in on cards with open boxes ``open_`` ``(n, K)`` (only open boxes are meaningful)."""
+        return self.flow.forced_joker_boxes(open_[:, None, :], self.fk_rows[None, :])
 
     def upper_bonus(self, u: np.ndarray | int, raw: np.ndarray) -> np.ndarray:
         """The upper bonus paid when capped upper total ``u`` becomes ``raw`` (0 or its points);
@@ -215,67 +222,6 @@ class TurnSolver:
 
     def zcols(self, mask: int) -> np.ndarray:
         return np.arange(self.Z) if mask >> self.five & 1 else np.zeros(1, dtype=np.int64)
-
-    # ---------------------------------------------------------------- scoring step
-    def box_values(
-        self, V: np.ndarray, mask: int, ucols: np.ndarray, zcols: np.ndarray
-    ) -> tuple[list[int], np.ndarray]:
-        """Values (n_open, 252, nu, nz) of entering each throw in each open box, ``-inf`` if illegal."""
-        T = self.T
-        open_ = [b for b in range(self.k) if not mask >> b & 1]
-        nu, nz = len(ucols), len(zcols)
-        out = np.empty((len(open_), 252, nu, nz))
-        five_filled = bool(mask >> self.five & 1)
-        steps = np.arange(6)
-        for i, b in enumerate(open_):
-            nxt = V[mask | 1 << b]
-            if self.upper[b]:
-                pts = self.face[b] * steps  # points of 0..5 dice of the face
-                raw = ucols[None, :] + pts[:, None]
-                bonus = self.upper_bonus(ucols[None, :], raw)
-                tab = (pts[:, None] + bonus)[:, :, None] + nxt[np.minimum(raw, T)][:, :, zcols]
-                out[i] = tab[self.counts[:, self.face[b]]]
-            elif b == self.five:
-                pts = self.normal[:, b]
-                nz2 = nxt[ucols][:, :2]  # (nu, 2): z after = 1 if 50 scored else 0
-                out[i] = (pts[:, None] + nz2[:, (pts == 50).astype(np.int64)].T)[:, :, None]
-            else:
-                out[i] = self.normal[:, b][:, None, None] + nxt[np.ix_(ucols, zcols)][None]
-        if five_filled:
-            self._five_kind_rows(V, mask, open_, ucols, zcols, out)
-        return open_, out
-
-    def _five_kind_rows(
-        self,
-        V: np.ndarray,
-        mask: int,
-        open_: list[int],
-        ucols: np.ndarray,
-        zcols: np.ndarray,
-        out: np.ndarray,
-    ) -> None:
-        r, T = self.rules, self.T
-        legal_boxes = self.five_kind_boxes(mask) if self.flow.forced else None
-        for zi, z in enumerate(zcols):
-            bonus_due, joker, z2 = self.status(int(z), True)
-            jokers = self.face_jokers(int(z), mask)
-            if not (bonus_due or jokers.any()):
-                continue
-            extra = float(r.five_kind_bonus) if bonus_due else 0.0
-            table = self.five_kind_table(jokers)  # (6, K)
-            for i, b in enumerate(open_):
-                nxt = V[mask | 1 << b]
-                pts = table[:, b]  # (6,)
-                if self.upper[b]:
-                    raw = ucols[None, :] + pts[:, None].astype(np.int64)
-                    bonus = self.upper_bonus(ucols[None, :], raw)
-                    vals = pts[:, None] + bonus + nxt[np.minimum(raw, T), z2]
-                else:
-                    vals = pts[:, None] + nxt[ucols, z2][None, :]
-                vals = vals + extra
-                if joker and legal_boxes is not None:
-                    vals = np.where(legal_boxes[:, b, None], vals, NEG)
-                out[i, self.fk_rows, :, zi] = vals
 
     # ---------------------------------------------------------------- widget
     def widget(self, S: np.ndarray, by_column: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -318,55 +264,79 @@ class TurnSolver:
             if mask & start_mask != start_mask:
                 continue
             ucols, zcols = self.ucols(mask), self.zcols(mask)
-            _, bv = self.box_values(V, mask, ucols, zcols)
-            S = bv.max(axis=0).reshape(252, -1)
-            E1, _ = self.widget(S)
+            states = np.empty((len(ucols) * len(zcols), 3), dtype=np.int64)  # (u, z) row-major
+            states[:, 0], states[:, 1] = mask, np.repeat(ucols, len(zcols))
+            states[:, 2] = np.tile(zcols, len(ucols))
+            S = self.box_values_of(V, states).max(axis=1).T  # (252, nu * nz)
+            E1, _ = self.widget(np.ascontiguousarray(S))
             V[mask][np.ix_(ucols, zcols)] = (prob @ E1).reshape(len(ucols), len(zcols))
         return V
 
     def box_values_one(self, V: np.ndarray, mask: int, u: int, z: int) -> np.ndarray:
-        """Values (K, 252) of entering each throw in each box from one state (``-inf``: not legal).
+        """Values (K, 252) of entering each throw in each box from one state (``-inf``: not legal):
+        :meth:`box_values_of` of that state alone."""
+        return self.box_values_of(V, np.array([[mask, u, z]]))[0]
 
-        The same numbers as :meth:`box_values` for a single column, computed box-vectorized
-        (the per-turn path of the optimal agent).
+    def box_values_of(self, V: np.ndarray, states: np.ndarray) -> np.ndarray:
+        """Values ``(n, K, 252)`` of entering each throw in each box from each of ``states``
+        ``(n, 3)`` of ``(mask, u, z)`` (``-inf``: not legal; a state's full mask has none).
+
+        The one scoring step of the solver: :meth:`solve` calls it with every column of a mask,
+        the optimal agent with the states it meets. Every value is a sum of a few terms taken
+        element by element, so a state's values do not depend on the others in the batch.
         """
-        T = self.T
-        out = np.full((self.k, 252), NEG)
-        open_ = [b for b in range(self.k) if not mask >> b & 1]
-        ou = [b for b in open_ if self.upper[b]]
-        ol = [b for b in open_ if not self.upper[b] and b != self.five]
-        if ou:
-            faces = np.array([self.face[b] for b in ou])
-            pts = faces[:, None] * np.arange(6)[None, :]
-            raw = u + pts
-            bonus = self.upper_bonus(u, raw)
-            nxt = np.array([mask | 1 << b for b in ou])
-            tab = pts + bonus + V[nxt[:, None], np.minimum(raw, T), z]
-            out[ou] = tab[np.arange(len(ou))[:, None], self.counts[:, faces].T]
-        if ol:
-            out[ol] = self.normal[:, ol].T + V[[mask | 1 << b for b in ol], u, z][:, None]
-        if not mask >> self.five & 1:
-            nxt5 = V[mask | 1 << self.five, u]
-            pts5 = self.normal[:, self.five]
-            out[self.five] = pts5 + np.where(pts5 == 50, nxt5[1], nxt5[0])
-            return out
-        bonus_due, joker, z2 = self.status(z, True)
-        jokers = self.face_jokers(z, mask)
-        if not (bonus_due or jokers.any()):
-            return out
-        ob = np.array(open_)
-        pts6 = self.five_kind_table(jokers)[:, ob]  # (6, n_open)
-        is_up = np.array([self.upper[b] for b in open_])
-        raw = (u + pts6).astype(np.int64)
-        bonus = np.where(is_up[None, :], self.upper_bonus(u, raw), 0.0)
-        urow = np.where(is_up[None, :], np.minimum(raw, T), u)
-        vals = pts6 + bonus + V[(mask | (1 << ob))[None, :], urow, z2]
-        if bonus_due:
-            vals = vals + float(self.rules.five_kind_bonus)
-        if joker and self.flow.forced:
-            vals = np.where(self.five_kind_boxes(mask)[:, ob], vals, NEG)
-        out[np.ix_(ob, self.fk_rows)] = vals.T
+        states = np.asarray(states, dtype=np.int64).reshape(-1, 3)
+        masks, u, z = states[:, 0], states[:, 1], states[:, 2]
+        n, T, five = len(states), self.T, self.five
+        out = np.empty((n, self.k, 252))
+        open_ = masks[:, None] & self._bits == 0  # (n, K)
+        live = open_.any(axis=0)  # the boxes open on some card: only those are computed
+        if (up := live[self._up]).any():  # upper boxes: points, bonus and next upper total by count
+            pts = self._up_pts[up]  # (m, 6)
+            raw = u[:, None, None] + pts  # (n, m, 6)
+            bonus = self.upper_bonus(u[:, None, None], raw)
+            after = (masks[:, None] | self._bits[self._up[up]])[:, :, None]
+            nxt = V[after, np.minimum(raw, T), z[:, None, None]]
+            at = np.arange(len(pts))[:, None] * 6 + self._up_counts[up]  # (m, 252) into a row of tab
+            tab = (pts + bonus + nxt).reshape(n, -1)
+            out[:, self._up[up]] = np.take(tab, at.ravel(), axis=1).reshape(n, len(pts), 252)
+        if (low := live[self._low]).any():  # the other boxes but five of a kind: the same u and z
+            nxt = V[masks[:, None] | self._bits[self._low[low]], u[:, None], z[:, None]]  # (n, m)
+            out[:, self._low[low]] = self._low_points[low] + nxt[:, :, None]
+        if live[five]:  # five of a kind: z after is 1 if 50 was scored, else 0
+            pts5, nxt5 = self.normal[:, five], V[masks | 1 << five, u]  # (252,), (n, Z)
+            out[:, five] = pts5 + np.where(pts5 == 50, nxt5[:, 1:2], nxt5[:, :1])
+        out[~open_] = NEG  # a filled box (its numbers above, if any, were read from this same card)
+        filled = np.flatnonzero(~open_[:, five])
+        if filled.size:
+            self._five_kind_throws(V, states[filled], open_[filled], out, filled)
         return out
+
+    def _five_kind_throws(
+        self, V: np.ndarray, states: np.ndarray, open_: np.ndarray, out: np.ndarray, at: np.ndarray
+    ) -> None:
+        """The five-of-a-kind throws' rows of :meth:`box_values_of` for ``states`` whose
+        five-of-a-kind box is filled (written into ``out[at]``): joker points, the five-of-a-kind
+        bonus and the forced joker order, where any of them applies."""
+        f, T = self.flow, self.T
+        fk = self.five_kind_state(open_, states[:, 2])
+        some = np.flatnonzero(fk.bonus_due | fk.jokers.any(axis=1))
+        if not some.size:
+            return
+        at, (masks, u, _), open_ = at[some], states[some].T, open_[some]
+        due, joker, z2 = fk.bonus_due[some], fk.joker[some], fk.z_after[some]
+        pts = f.entry_points(self.fk_rows[:, None], f.box_ids, fk.jokers[some][:, :, None]).astype(np.float64)
+        ur = u[:, None, None]  # pts: (r, 6, K)
+        raw = (ur + pts).astype(np.int64)
+        bonus = np.where(self._is_upper, self.upper_bonus(ur, raw), 0.0)
+        urow = np.where(self._is_upper, np.minimum(raw, T), ur)
+        vals = pts + bonus + V[(masks[:, None] | self._bits)[:, None, :], urow, z2[:, None, None]]
+        vals = np.where(due[:, None, None], vals + float(self.rules.five_kind_bonus), vals)
+        legal = open_[:, None, :]  # a filled box stays -inf
+        if f.forced and joker.any():
+            legal = np.where(joker[:, None, None], self.five_kind_boxes(open_), legal)
+        vals = np.where(legal, vals, NEG).transpose(0, 2, 1)
+        out[at[:, None, None], f.box_ids[:, None], self.fk_rows] = vals
 
     def plan(self, V: np.ndarray, mask: int, u: int, z: int) -> TurnPlan:
         """The solved turn of state ``(mask, u, z)`` under the value table ``V``."""
