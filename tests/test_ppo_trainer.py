@@ -496,3 +496,20 @@ def test_cuda_without_cuda_leaves_no_run_folder(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="device 'cuda' was asked for but torch sees no CUDA device"):
         _train(cfg, tmp_path / "cuda")
     assert not (tmp_path / "cuda").exists()
+
+
+def test_thread_choice_is_measured_and_leaves_torch_as_it_was() -> None:
+    """``torch_threads: 0`` measures the thread count (``fastest_threads``) without touching the
+    run's torch thread count or global random state; an explicit count or a GPU is not measured."""
+    from agents.training.ppo import choose_threads, fastest_threads, most_threads_within
+
+    assert choose_threads(3, "cpu") == 3 and choose_threads(0, "cuda") == 1
+    before = torch.get_num_threads()
+    torch.manual_seed(7)
+    expected = torch.rand(4)
+    torch.manual_seed(7)
+    assert fastest_threads(1) == 1 and fastest_threads(4, rounds=1) in (1, 2, 4)
+    assert torch.equal(torch.rand(4), expected) and torch.get_num_threads() == before
+    # the rule: the most threads within the tolerance of the fastest
+    assert most_threads_within({1: 1.0, 2: 0.55, 4: 0.58, 8: 0.9}, 0.1) == 4
+    assert most_threads_within({1: 1.0, 2: 1.2, 4: 3.0}, 0.1) == 1

@@ -102,7 +102,9 @@ class TrainConfig:
     seed: int = _knob(0, "seeds the model, the envs and the opponents")
     device: str = _knob("auto", "auto (cuda when available) | cpu | cuda")
     torch_threads: int = _knob(
-        0, "torch CPU threads; 0 = chosen for the machine (the cores this process may use)"
+        0,
+        "torch CPU threads; 0 = chosen for the machine: the cores this process may use, fewer while "
+        "other work keeps some busy (measured at the start, in the model card)",
     )
     progress_bar: bool = _knob(True, "show a progress bar (tqdm)")
     tensorboard: bool = _knob(True, "write TensorBoard logs to <out>/tb")
