@@ -78,10 +78,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     given = list(argv if argv is not None else sys.argv[1:])
     command = " ".join(shlex.quote(a) for a in ["dice-envs", "train", *given])
+    from agents.evaluation.tournament import parse_rule_overrides
     from agents.training.config import load_config
 
     try:
-        rules = _parse_rules(args.rules)
+        rules = parse_rule_overrides(args.rules)
         config = args.config
         if config is None:
             config = DEFAULT_CONFIG
@@ -116,18 +117,3 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(result.table)
     return 0
-
-
-def _parse_rules(items: list[str]) -> dict[str, object]:
-    import yaml
-
-    out: dict[str, object] = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"--rules takes KEY=VALUE pairs, e.g. target=5000; got {item!r}")
-        try:
-            out[key.strip()] = yaml.safe_load(raw)
-        except yaml.YAMLError:
-            raise ConfigError(f"--rules {item!r}: the value is not valid YAML") from None
-    return out

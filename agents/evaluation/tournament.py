@@ -25,6 +25,7 @@ import numpy as np
 
 from dice_envs.engine import FarkleGame, ScorecardGame
 from dice_envs.rules import ConfigError, FarkleRules, RuleConfig, ScorecardRules, make_rules, rules_class
+from dice_envs.rules.config import yaml_value
 
 from ..base import Agent
 from ..registry import check_spec, load
@@ -56,7 +57,8 @@ def default_players(game: str | RuleConfig) -> int:
 
 
 def parse_rule_overrides(items: Sequence[str] | None) -> dict[str, Any]:
-    """Parse ``key=value`` strings (values read as YAML scalars; ``none`` means ``None``).
+    """Parse ``key=value`` strings (values read as YAML as config files are, :func:`yaml_value`;
+    ``none`` means ``None``).
 
     >>> parse_rule_overrides(["target=5000", "bankruptcy=false", "max_turns=none"])
     {'target': 5000, 'bankruptcy': False, 'max_turns': None}
@@ -67,9 +69,12 @@ def parse_rule_overrides(items: Sequence[str] | None) -> dict[str, Any]:
     for item in items or ():
         key, sep, raw = str(item).partition("=")
         if not sep or not key.strip():
-            raise ConfigError(f"rule override {item!r} is not of the form key=value")
+            raise ConfigError(f"rule override {item!r} is not of the form key=value, e.g. target=5000")
         raw = raw.strip()
-        out[key.strip()] = None if raw.lower() in ("none", "null", "~") else yaml.safe_load(raw)
+        try:
+            out[key.strip()] = None if raw.lower() in ("none", "null", "~") else yaml_value(raw)
+        except yaml.YAMLError:
+            raise ConfigError(f"rule override {item!r}: the value is not valid YAML") from None
     return out
 
 

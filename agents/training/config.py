@@ -250,13 +250,15 @@ class TrainConfig:
         """A copy with ``key=value`` strings (values parsed as YAML) and keyword values applied."""
         import yaml
 
+        from dice_envs.rules.config import yaml_value
+
         data = self.to_dict()
         for text in assignments:
             if "=" not in text:
                 raise ConfigError(f"override {text!r} must look like key=value")
             key, raw = text.split("=", 1)
             try:
-                data[key.strip()] = yaml.safe_load(raw) if raw.strip() else ""
+                data[key.strip()] = yaml_value(raw) if raw.strip() else ""
             except yaml.YAMLError:
                 raise ConfigError(f"override {text!r}: the value is not valid YAML") from None
         data.update({k: v for k, v in values.items() if v is not None})

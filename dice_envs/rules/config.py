@@ -16,6 +16,7 @@ dice_envs.rules.config.ConfigError: unknown rule parameter 'upper_bonus_treshold
 from __future__ import annotations
 
 import dataclasses
+import functools
 import numbers
 from collections.abc import Mapping
 from pathlib import Path
@@ -148,8 +149,25 @@ class RuleConfig:
 _MAX_YAML_BYTES = 1 << 20
 
 
+def yaml_value(text: str) -> Any:
+    """``text`` read as one YAML value, the way config files are read (:func:`_unique_key_loader`):
+    ``key=value`` overrides on the command line. Raises ``yaml.YAMLError`` on invalid YAML.
+
+    >>> yaml_value("1e-3"), yaml_value("3"), yaml_value("[256, 256]"), yaml_value("false")
+    (0.001, 3, [256, 256], False)
+    """
+    import yaml
+
+    return yaml.load(text, Loader=_unique_key_loader())
+
+
+@functools.cache
 def _unique_key_loader() -> type:
-    """A ``yaml.SafeLoader`` that refuses a key given twice (YAML would keep the last silently)."""
+    """A ``yaml.SafeLoader`` that refuses a key given twice (YAML would keep the last silently) and
+    reads ``1e-3`` as a number, as YAML 1.2 and Python do (PyYAML's YAML 1.1 floats need a dot, so
+    it would read the string ``'1e-3'``)."""
+    import re
+
     import yaml
 
     class UniqueKeyLoader(yaml.SafeLoader):
@@ -170,6 +188,8 @@ def _unique_key_loader() -> type:
                     )
             return super().construct_mapping(node, deep=deep)
 
+    exponent = re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$")
+    UniqueKeyLoader.add_implicit_resolver("tag:yaml.org,2002:float", exponent, list("-+0123456789"))
     return UniqueKeyLoader
 
 
