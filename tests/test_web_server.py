@@ -282,8 +282,15 @@ def test_no_disk_path_is_reachable(client: TestClient, tmp_path: Path) -> None:
 
 
 def test_models_only_from_paths_given_at_startup(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="no such model file"):
+    with pytest.raises(ValueError, match="--model mine: model file not found"):
         parse_models([f"mine={tmp_path / 'missing.zip'}"])
+    # a file that is not a usable model stops the server at start-up, not when a room opens it
+    (tmp_path / "junk.zip").write_bytes(b"not a zip")
+    (tmp_path / "junk.json").write_bytes((PRETRAINED / "farkle.json").read_bytes())
+    with pytest.raises(ValueError, match=r"--model junk: .*junk\.zip: the zip.s sha256"):
+        parse_models([f"junk={tmp_path / 'junk.zip'}"])
+    with pytest.raises(ValueError, match=r"--model dir: a model file must be a \.zip"):
+        parse_models([f"dir={tmp_path}"])
     with pytest.raises(ValueError, match="NAME=PATH"):
         parse_models(["../x=y"])
     models = parse_models([f"mybot={PRETRAINED / 'farkle.zip'}"])

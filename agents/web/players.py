@@ -54,6 +54,9 @@ COMPUTE_LOCK = threading.Lock()
 def parse_models(items: list[str] | None) -> dict[str, Path]:
     """``NAME=PATH`` items of ``--model`` as a mapping; ``ConfigError`` names a bad item.
 
+    Each model is loaded once here, as a room would load it (its card, checksums and weights), so
+    a file that is not a usable model stops the server at start-up instead of being offered.
+
     >>> parse_models([])
     {}
     >>> parse_models(["bad"])
@@ -66,13 +69,22 @@ def parse_models(items: list[str] | None) -> dict[str, Path]:
         name, sep, path = str(item).partition("=")
         if not sep or not _MODEL_NAME.match(name) or not path:
             raise ConfigError(f"--model needs NAME=PATH (NAME: letters, digits, _ or -), got {item!r}")
-        p = Path(path).expanduser().resolve()
-        if not p.is_file():
-            raise ConfigError(f"--model {name}: no such model file {str(p)!r}")
         if name in out:
             raise ConfigError(f"--model {name} given twice")
-        out[name] = p
+        out[name] = _checked_model(name, Path(path).expanduser().resolve())
     return out
+
+
+def _checked_model(name: str, path: Path) -> Path:
+    """``path`` if it loads as a model (``agents.load``); else ``ConfigError`` naming ``--model name``."""
+    from ..model_io import check_model_path
+    from ..registry import load
+
+    try:
+        load(str(check_model_path(path)))
+    except ConfigError as exc:
+        raise ConfigError(f"--model {name}: {exc}") from None
+    return path
 
 
 def _win_optimal_available() -> bool:
