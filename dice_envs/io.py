@@ -85,13 +85,16 @@ def atomic_write_text(
     return atomic_write_bytes(path, text.encode(encoding), overwrite=overwrite)
 
 
-def check_out_dir(path: str | Path, force: bool = False, files: Iterable[str] | None = None) -> Path:
+def check_out_dir(
+    path: str | Path, force: bool = False, files: Iterable[str] | None = None, flag: str = "--out"
+) -> Path:
     """Check an output folder before any work starts; return it as a :class:`~pathlib.Path`.
 
     Raises :class:`FileExistsError` naming the path when it is an existing file, or when the
     folder already holds files the run would write (``files``: their names; ``None``: any file
-    at all) and ``force`` is false; :class:`PermissionError` when it cannot be created or
-    written. Creates nothing: a folder that does not exist yet only needs a writable ancestor.
+    at all) and ``force`` is false (the message suggests another ``flag``, the option that named
+    the folder); :class:`PermissionError` when it cannot be created or written. Creates nothing:
+    a folder that does not exist yet only needs a writable ancestor.
     """
     out = Path(path).expanduser()
     if out.exists() and not out.is_dir():
@@ -103,7 +106,7 @@ def check_out_dir(path: str | Path, force: bool = False, files: Iterable[str] | 
             shown = ", ".join(clash[:5]) + (", ..." if len(clash) > 5 else "")
             raise FileExistsError(
                 f"output folder {out} already holds {shown}; "
-                "pass --force to overwrite, or choose another --out"
+                f"pass --force to overwrite, or choose another {flag}"
             )
         if not os.access(out, os.W_OK | os.X_OK):
             raise PermissionError(f"output folder {out} is not writable")

@@ -53,8 +53,10 @@ def test_check_out_dir(tmp_path: Path) -> None:
     assert not (tmp_path / "new").exists()  # checking creates nothing
     (tmp_path / "results.json").write_text("{}")
     (tmp_path / "notes.txt").write_text("mine")
-    with pytest.raises(FileExistsError, match=r"already holds results\.json; pass --force"):
+    with pytest.raises(FileExistsError, match=r"already holds results\.json; pass --force.*another --out$"):
         check_out_dir(tmp_path, files=["results.json", "games.csv"])
+    with pytest.raises(FileExistsError, match=r"or choose another --runs$"):  # the option that named it
+        check_out_dir(tmp_path, files=["results.json"], flag="--runs")
     check_out_dir(tmp_path, force=True, files=["results.json"])
     check_out_dir(tmp_path, files=["games.csv"])  # other files in the folder are not in the way
     with pytest.raises(FileExistsError, match=r"already holds notes\.txt, results\.json"):

@@ -132,6 +132,10 @@ def test_unknown_final_eval_opponent_is_refused_before_training(
     err = capsys.readouterr().err
     assert "config 'final_eval_opponents': unknown agent spec 'bogus' for spiffel; known: random" in err
     assert not out.exists()
+    # a list this run does not use (no self-play: no pool) is checked all the same
+    assert main([*TINY, "--set", "num_players=2", "--set", "pool_builtin=[randm]", "--out", str(out)]) == 2
+    assert "config 'pool_builtin': unknown agent spec 'randm'" in capsys.readouterr().err
+    assert not out.exists()
 
 
 def test_shipped_recipes_are_found_from_any_directory(

@@ -28,7 +28,7 @@ from .envs import eval_opponents
 
 __all__ = [
     "TrainResult",
-    "check_final_eval_specs",
+    "check_agent_specs",
     "check_resume",
     "check_resume_point",
     "evaluation_record",
@@ -181,7 +181,7 @@ def train(
             raise ConfigError(f"--resume: no run folder {folder}")
         check_resume(cfg, folder)
         check_resume_point(folder)
-    check_final_eval_specs(cfg)
+    check_agent_specs(cfg)
     device = resolve_device(cfg.device)  # before any file is written
     command = command or " ".join(shlex.quote(a) for a in sys.argv)
     fresh = not folder.exists()
@@ -204,15 +204,25 @@ def train(
         raise
 
 
-def check_final_eval_specs(cfg: TrainConfig) -> None:
-    """Refuse an unknown ``final_eval_opponents`` spec before training, not after it."""
+def check_agent_specs(cfg: TrainConfig) -> None:
+    """Refuse an unknown agent spec in any of ``cfg``'s agent lists (``opponents``,
+    ``pool_builtin``, ``final_eval_opponents``) and ``bc_expert`` before training, not when (or
+    whether) the run first uses it: a typo in a list this run does not use is still a typo."""
     from ..registry import check_spec
 
-    for spec in cfg.final_eval_opponents:
-        try:
-            check_spec(spec, cfg.rule_config())
-        except ConfigError as exc:
-            raise ConfigError(f"config 'final_eval_opponents': {exc}") from None
+    rules = cfg.rule_config()
+    keys = {
+        "opponents": cfg.opponents,
+        "pool_builtin": cfg.pool_builtin,
+        "final_eval_opponents": cfg.final_eval_opponents,
+        "bc_expert": [cfg.bc_expert] if cfg.bc_expert else [],
+    }
+    for key, specs in keys.items():
+        for spec in specs:
+            try:
+                check_spec(spec, rules)
+            except ConfigError as exc:
+                raise ConfigError(f"config {key!r}: {exc}") from None
 
 
 def _undo_refused_start(folder: Path, created: bool) -> None:
