@@ -186,7 +186,7 @@ def _load_model(
     """The model ``name`` (its card's game, rules and seats, checked against ``game``), or with
     ``planner`` the ``planner:`` agent over it (:mod:`agents.planner`)."""
     from .learned import ModelAgent, resolve_model_path
-    from .model_card import card_rules, check_card, read_card
+    from .model_card import card_rules, read_card
 
     card = read_card(resolve_model_path(name))
     trained = card_rules(card, name)
@@ -194,10 +194,10 @@ def _load_model(
     if game is not None:
         given = make_rules(game)
         if given.game != card_game:
-            try:
-                check_card(card, given, card.get("num_players", 1))
-            except ConfigError as exc:
-                raise ConfigError(f"{exc}; models for {given.game}: {_models_for(given.game)}") from None
+            raise ConfigError(
+                f"{name} is a {card_game} model, not a {given.game} one; "
+                f"models for {given.game}: {_models_for(given.game)}"
+            )
         if isinstance(game, RuleConfig):
             expected = make_rules(trained, **overrides) if overrides else trained
             if given != expected:

@@ -41,12 +41,14 @@ from dice_envs.tables import scorecard_tables
 from .base import Agent
 from .evaluation.play import dice_seed, run_games
 from .evaluation.stats import Z95, mean_ci, win_shares
-from .registry import load
+from .registry import _is_file, check_spec, load, planner_model
 
 __all__ = [
     "FarkleRegretResult",
     "MatchResult",
     "RegretResult",
+    "check_farkle_spec",
+    "check_json_out",
     "decision_values",
     "exact_references",
     "exact_table",
@@ -293,6 +295,32 @@ def write_json(path: str | Path, data: Any, *, overwrite: bool = True) -> Path:
     return atomic_write_text(path, json.dumps(data, indent=1) + "\n", overwrite=overwrite)
 
 
+def check_json_out(path: Path, force: bool, flag: str = "--out") -> None:
+    """Refuse (``ConfigError`` naming ``flag``), before any work, a path :func:`write_json` cannot
+    write: a folder, an existing file without ``force``, a folder that cannot be made or written."""
+    from dice_envs.io import check_out_dir
+
+    if path.is_dir():
+        raise ConfigError(f"{flag} {path} is a folder; give the .json file to write the figures to")
+    if path.exists() and not force:
+        raise ConfigError(f"{flag} {path} exists; pass --force to overwrite it")
+    try:
+        check_out_dir(path.parent, force=True)
+    except OSError as exc:
+        raise ConfigError(f"{flag} {path}: {exc}") from None
+
+
+def check_farkle_spec(spec: str, rules: FarkleRules) -> None:
+    """Refuse (``ConfigError``) a spec :func:`farkle_match` and :func:`farkle_regret` cannot play
+    under ``rules``: unknown, or a model (also in ``planner:``) that does not fit two-player
+    ``rules``, checked by loading the model as they would (a planner's table is not built)."""
+    check_spec(spec, rules)
+    name = spec.strip()
+    name = planner_model(name) if name.lower().startswith("planner:") else name
+    if name.lower().startswith("pretrained:") or name.lower().endswith(".zip") or _is_file(name):
+        load(name, rules, num_players=2)
+
+
 #: Kinds of Farkle mistakes (:func:`farkle_regret`), by the bank flags of the best and chosen action.
 FARKLE_MISTAKES = ("banked too soon", "threw on too long", "kept the wrong dice")
 
@@ -400,17 +428,8 @@ def farkle_regret(
         per_game.append(float(loss.sum()))
     mean, ci = mean_ci(per_game)
     by_kind = {k: float(v / games) for k, v in zip(FARKLE_MISTAKES, kinds, strict=True)}
-    return FarkleRegretResult(
-        _name(agent),
-        _name(opponent),
-        games,
-        mean,
-        ci,
-        by_kind,
-        wrong / max(decisions, 1),
-        decisions,
-        tuple(per_game),
-    )
+    figures = (games, mean, ci, by_kind, wrong / max(decisions, 1), decisions, tuple(per_game))
+    return FarkleRegretResult(_name(agent), _name(opponent), *figures)
 
 
 def _settled_throws(judge: Any, obs: np.ndarray, masks: np.ndarray, farkle_p: np.ndarray) -> np.ndarray:

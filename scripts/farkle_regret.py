@@ -13,7 +13,8 @@ optimal play, without the dice noise of win rates, split by kind of mistake. Aga
     python scripts/farkle_regret.py --rules target=2000 --out runs/regret.json
 
 Prints a Markdown table; ``--out`` also writes the figures as JSON (atomically; an existing
-file needs ``--force``).
+file needs ``--force``). Every input is checked before any game: the default agents leave out
+models trained for other rules; a given agent that does not fit the rules is refused.
 """
 
 from __future__ import annotations
@@ -26,15 +27,46 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.evaluation import parse_rule_overrides
-from agents.regret import FARKLE_MISTAKES, farkle_regret, write_json
-from dice_envs.rules import ConfigError, make_rules
+from agents.regret import FARKLE_MISTAKES, check_farkle_spec, check_json_out, farkle_regret, write_json
+from dice_envs.rules import ConfigError, FarkleRules, make_rules
 
+#: The default ``--agents``; those that do not fit the rules (models trained for others) are left out.
 AGENTS = ["max-expected", "heuristic", "pretrained:farkle", "pretrained:farkle-scratch"]
+
+
+def check_args(args: argparse.Namespace) -> tuple[FarkleRules, list[str], list[str]]:
+    """Every input checked before any game (``ConfigError``, one line naming the flag): the rules,
+    each agent spec against them, and ``--out``. Returns the rules, the agents to score and the
+    default agents left out (they do not fit the rules)."""
+    rules = make_rules("farkle", **parse_rule_overrides(args.rules))
+    assert isinstance(rules, FarkleRules)
+    try:
+        check_farkle_spec(args.opponent, rules)
+    except ConfigError as exc:
+        raise ConfigError(f"--opponent: {exc}") from None
+    specs, left_out = [], []
+    for spec in AGENTS if args.agents is None else args.agents:
+        try:
+            check_farkle_spec(spec, rules)
+        except ConfigError as exc:
+            if args.agents is not None:
+                raise ConfigError(f"--agents: {exc}") from None
+            left_out.append(spec)
+            continue
+        specs.append(spec)
+    if args.out is not None:
+        check_json_out(args.out, args.force)
+    return rules, specs, left_out
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--agents", nargs="+", default=AGENTS, help="agent specs or model files")
+    p.add_argument(
+        "--agents",
+        nargs="+",
+        default=None,
+        help=f"agent specs or model files (default: those of {', '.join(AGENTS)} that fit the rules)",
+    )
     p.add_argument("--opponent", default="win-optimal", help="the agents' opponent (agent spec)")
     p.add_argument("--games", type=int, default=500, help="games per agent (seats alternate)")
     p.add_argument("--seed", type=int, default=0)
@@ -43,11 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--force", action="store_true", help="overwrite an existing --out file")
     args = p.parse_args(argv)
     try:
-        rules = make_rules("farkle", **parse_rule_overrides(args.rules))
-        if args.out is not None and args.out.exists() and not args.force:
-            raise ConfigError(f"{args.out} exists; pass --force to overwrite it")
+        rules, specs, left_out = check_args(args)  # before any game
         rows, results = [], []
-        for spec in args.agents:
+        for spec in specs:
             t = time.perf_counter()
             r = farkle_regret(spec, args.opponent, rules, games=args.games, seed=args.seed)
             results.append({**r.to_dict(), "seconds": time.perf_counter() - t})
@@ -67,8 +97,15 @@ def main(argv: list[str] | None = None) -> int:
     print("| agent | per game [95% CI] | " + " | ".join(FARKLE_MISTAKES) + " | decisions that lose |")
     print("|---|---:|" + "---:|" * len(FARKLE_MISTAKES) + "---:|")
     print("\n".join(rows))
+    if left_out:
+        print(f"\n(left out of the default agents, as they do not fit these rules: {', '.join(left_out)})")
     if args.out is not None:
-        write_json(args.out, {"rules": rules.to_dict(), "games": args.games, "results": results})
+        figures = {"rules": rules.to_dict(), "games": args.games, "results": results}
+        try:  # checked up front; this fails only if the path changed during the run
+            write_json(args.out, figures, overwrite=args.force)
+        except OSError as exc:
+            print(f"error: cannot write --out {args.out}: {exc}", file=sys.stderr)
+            return 1
         print(f"\nwrote {args.out}")
     return 0
 

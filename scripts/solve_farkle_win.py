@@ -7,7 +7,8 @@ disadvantage) that makes the game fairest, and optionally:
 
 * ``--check-cap``: solves again with twice the cap and prints the largest change of any value;
 * ``--matches N``: ``win-optimal`` against each ``--opponents`` spec, ``N`` games in each seat
-  (native vector env), win rates with seats balanced.
+  (native vector env), win rates with seats balanced. The default opponents leave out those
+  that do not fit the rules (a model trained for others); a given one that does not is refused.
 
 Examples::
 
@@ -15,27 +16,29 @@ Examples::
     python scripts/solve_farkle_win.py --target 1000 --bankruptcy false --matches 2000
     python scripts/solve_farkle_win.py --matches 2000 --out runs/farkle_win.json
 
-``--out`` writes the figures as JSON (atomically; an existing file needs ``--force``).
+``--out`` writes the figures as JSON (atomically; an existing file needs ``--force``). Every
+input (rules, opponents, ``--out``) is checked before the solve.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.regret import farkle_match
+from agents.registry import check_seed_arg
+from agents.regret import check_farkle_spec, check_json_out, farkle_match, write_json
 from agents.solver.farkle_win import DEFAULT_CAP, STEP, FarkleWinSolution, solve_farkle_win
-from dice_envs.rules import ConfigError, make_rules
+from dice_envs.rules import ConfigError, FarkleRules, make_rules
 
+#: The default ``--opponents``; those that do not fit the rules solved (a model trained for
+#: other rules) are left out, with a note.
 OPPONENTS = ["max-expected", "heuristic", "threshold:400", "pretrained:farkle"]
 
 
@@ -59,6 +62,33 @@ def fairest_head_start(sol: FarkleWinSolution) -> dict[str, Any]:
     return {"seat": behind, "points": best[1], "p_seat0": best[2]}
 
 
+def check_args(args: argparse.Namespace) -> tuple[FarkleRules, list[str], list[str]]:
+    """Every input checked before the solve (``ConfigError``, one line naming the flag): the rules,
+    ``--matches``, ``--cap``, ``--seed``, each ``--opponents`` spec against the rules and ``--out``. Returns
+    the rules, the opponents to play and the default opponents left out (they do not fit)."""
+    rules = make_rules(
+        "farkle", target=args.target, bank_minimum=args.bank_minimum, bankruptcy=args.bankruptcy
+    )
+    assert isinstance(rules, FarkleRules)
+    if args.matches < 0 or args.cap < 0:
+        flag, value = ("--matches", args.matches) if args.matches < 0 else ("--cap", args.cap)
+        raise ConfigError(f"{flag} must be 0 or more, got {value}")
+    check_seed_arg(args.seed, "--seed", none=False)
+    opponents, left_out = [], []
+    for spec in OPPONENTS if args.opponents is None else args.opponents:
+        try:
+            check_farkle_spec(spec, rules)
+        except ConfigError as exc:
+            if args.opponents is not None:
+                raise ConfigError(f"--opponents: {exc}") from None
+            left_out.append(spec)
+            continue
+        opponents.append(spec)
+    if args.out is not None:
+        check_json_out(args.out, args.force)
+    return rules, opponents, left_out
+
+
 def _peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
@@ -78,19 +108,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--matches", type=int, default=0, metavar="N", help="games per seat against each opponent"
     )
-    ap.add_argument("--opponents", nargs="+", default=OPPONENTS)
+    ap.add_argument(
+        "--opponents",
+        nargs="+",
+        default=None,
+        help=f"agent specs (default: those of {', '.join(OPPONENTS)} that fit the rules)",
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=None, help="write the figures as JSON")
     ap.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     args = ap.parse_args(argv)
-    if args.out is not None and args.out.exists() and not args.force:
-        ap.error(f"{args.out} exists; pass --force to overwrite it")
-    try:
-        rules = make_rules(
-            "farkle", target=args.target, bank_minimum=args.bank_minimum, bankruptcy=args.bankruptcy
-        )
+    try:  # every input checked before the solve, which may take minutes
+        rules, opponents, left_out = check_args(args)
     except ConfigError as exc:
-        ap.error(str(exc))
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     figures: dict[str, Any] = {"rules": {k: v for k, v in rules.to_dict().items() if k != "max_turns"}}
     wall, cpu = time.perf_counter(), time.process_time()
     sol = solve_farkle_win(rules, cap=args.cap, use_cache=not args.no_cache)
@@ -122,8 +154,12 @@ def main(argv: list[str] | None = None) -> int:
         figures["cap_doubling_max_change"] = diff
         print(f"cap {args.cap} -> {2 * args.cap}: largest change of a turn-start value {diff:.3g}")
     if args.matches:
+        if left_out:
+            print(
+                f"(left out of the default opponents, as they do not fit these rules: {', '.join(left_out)})"
+            )
         rows = []
-        for spec in args.opponents:
+        for spec in opponents:
             start = time.perf_counter()
             m = farkle_match("win-optimal", spec, rules, games=args.matches, seed=args.seed)
             lo, hi = m.ci95
@@ -134,11 +170,12 @@ def main(argv: list[str] | None = None) -> int:
             )
         figures["matches"] = rows
     if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=args.out.parent, suffix=".tmp")
-        with os.fdopen(fd, "w") as fh:
-            json.dump(figures, fh, indent=1)
-        os.replace(tmp, args.out)
+        try:  # checked up front; this fails only if the path changed during the run
+            write_json(args.out, figures, overwrite=args.force)
+        except OSError as exc:
+            print(f"error: cannot write --out {args.out}: {exc}", file=sys.stderr)
+            return 1
+        print(f"wrote {args.out}")
     return 0
 
 
