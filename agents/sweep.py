@@ -17,17 +17,20 @@ model is an ordinary model of the project. The sweep file is YAML::
 
 Distributions: ``loguniform [lo, hi]``, ``uniform [lo, hi]``, ``randint [lo, hi)``, ``choice
 [...]``, ``grid_search [...]``. :func:`load_sweep` checks every value a trial can get (each
-entry, both ends of a range) with the training config's own validation before Ray starts.
-:func:`run_sweep` writes ``summary.csv``, ``summary.md`` and
-``trials.png`` into ``out`` and returns the rows.
+entry, both ends of a range, in every combination) with the training config's own validation
+and training's check of its agent specs (``agents.training.train.check_agent_specs``), before
+Ray starts. :func:`run_sweep` writes ``summary.csv``, ``summary.md`` and ``trials.png`` into
+``out`` and returns the rows (a failed trial's row has its reason under ``error``).
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import itertools
 import math
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -43,6 +46,7 @@ __all__ = [
     "run_sweep",
     "search_space",
     "space_candidates",
+    "trial_error",
     "trial_metric",
 ]
 
@@ -57,9 +61,12 @@ def load_sweep(path: str | Path) -> dict[str, Any]:
     ``base`` is resolved and loaded; ``set`` (a mapping, or a list of ``key=value`` strings) is
     applied over it; ``seed`` must be a non-negative integer and ``cpus_per_trial`` a number
     >= 1. Every value the search space can hand a trial (each ``choice`` / ``grid_search``
-    entry, both ends of a ``uniform`` / ``loguniform`` / ``randint`` range, a fixed value) is
-    run through the training config's own validation (``TrainConfig.from_dict``) over the
-    trial's base config, so a bad value is refused here, by name, and not inside a Ray trial.
+    entry, both ends of a ``uniform`` / ``loguniform`` / ``randint`` range, a fixed value), in
+    every combination with the other keys' values (each value alone over the base beyond
+    ``_MAX_COMBINATIONS``), is run through the training config's own validation
+    (``TrainConfig.from_dict``) and training's check of the agent specs (``check_agent_specs``:
+    opponents, pool_builtin, final_eval_opponents, bc_expert) over the trial's base config, so
+    a bad value is refused here, by name, and not inside a Ray trial.
     """
     from dice_envs.rules.config import _unique_key_loader
 
@@ -119,13 +126,7 @@ def load_sweep(path: str | Path) -> dict[str, Any]:
         candidates = space_candidates(space)  # checks the distributions
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
-    trial_base = {**base_dict, **_TRIAL_FIXED}
-    for key, values in candidates.items():
-        for what, value in values:
-            try:
-                TrainConfig.from_dict({**trial_base, key: value})
-            except (TypeError, ValueError) as exc:  # ConfigError, or a value the checks cannot compare
-                raise ConfigError(f"{path}: space.{key}: {what} {value!r} is refused: {exc}") from None
+    _check_space(path, {**base_dict, **_TRIAL_FIXED}, candidates)
     return {
         "base": base_dict,
         "space": space,
@@ -139,6 +140,41 @@ def load_sweep(path: str | Path) -> dict[str, Any]:
 
 #: What every trial sets over the base config (:func:`sweep_trial`).
 _TRIAL_FIXED: dict[str, Any] = {"progress_bar": False, "torch_threads": 1}
+#: Beyond this many combinations of the space's values, each value is checked alone over the base.
+_MAX_COMBINATIONS = 4096
+
+
+def _refusal(values: dict[str, Any]) -> str | None:
+    """Why training would refuse a trial with these config ``values`` before its first step (the
+    config's validation, then ``train``'s check of its agent specs); None if it would not."""
+    from .training.config import TrainConfig
+    from .training.train import check_agent_specs
+
+    try:
+        check_agent_specs(TrainConfig.from_dict(values))
+    except (TypeError, ValueError) as exc:  # ConfigError, or a value the checks cannot compare
+        return str(exc)
+    return None
+
+
+def _check_space(path: Path, base: dict[str, Any], candidates: dict[str, list[tuple[str, Any]]]) -> None:
+    """Refuse the first combination of candidate values (:func:`space_candidates`) a trial would
+    be refused with; by key and value when that value alone over ``base`` is refused so."""
+    if math.prod(len(v) for v in candidates.values()) <= _MAX_COMBINATIONS:
+        keys = list(candidates)
+        combos: Any = (dict(zip(keys, c, strict=True)) for c in itertools.product(*candidates.values()))
+    else:
+        combos = ({key: pair} for key, pairs in candidates.items() for pair in pairs)
+    for combo in combos:
+        reason = _refusal({**base, **{k: v for k, (_, v) in combo.items()}})
+        if reason is None:
+            continue
+        if _refusal(base) != reason:  # else the base and set are refused so, whatever the space holds
+            for key, (what, value) in combo.items():
+                if len(combo) == 1 or _refusal({**base, key: value}) == reason:
+                    raise ConfigError(f"{path}: space.{key}: {what} is refused: {reason}")
+        values = ", ".join(f"{k}={v!r}" for k, (_, v) in combo.items())
+        raise ConfigError(f"{path}: a trial with {values} (over base and set) is refused: {reason}")
 
 
 def _apply_set(path: Path, cfg: Any, fixed: Any) -> Any:
@@ -176,7 +212,8 @@ def space_candidates(space: Mapping[str, Any]) -> dict[str, list[tuple[str, Any]
     """Check the YAML search space (see the module docstring); per key, the values a trial can get
     that decide whether it is valid: each ``choice`` / ``grid_search`` entry, both ends of a
     ``uniform`` / ``loguniform`` range (as floats, which Tune draws), ``low`` and ``high - 1``
-    of a ``randint`` range, or the fixed value. Each pair is (what it is, the value)."""
+    of a ``randint`` range, or the fixed value. Each pair is (what it is, naming the value, e.g.
+    ``choice value 0 (entry 2 of 2)``; the value)."""
     out: dict[str, list[tuple[str, Any]]] = {}
     for key, value in space.items():
         if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in DISTRIBUTIONS:
@@ -184,7 +221,8 @@ def space_candidates(space: Mapping[str, Any]) -> dict[str, list[tuple[str, Any]
             if dist in ("choice", "grid_search"):
                 if not isinstance(args, list) or not args:
                     raise ConfigError(f"space.{key}: {dist} needs a non-empty list, got {args!r}")
-                out[key] = [(f"{dist} entry", a) for a in args]
+                n = len(args)
+                out[key] = [(f"{dist} value {a!r} (entry {i} of {n})", a) for i, a in enumerate(args, 1)]
                 continue
             if not (
                 isinstance(args, list)
@@ -199,19 +237,19 @@ def space_candidates(space: Mapping[str, Any]) -> dict[str, list[tuple[str, Any]
                     raise ConfigError(
                         f"space.{key}: randint needs integers low < high ([low, high)), got {args!r}"
                     )
-                out[key] = [("randint low", lo), ("randint high - 1", hi - 1)]
+                out[key] = [(f"randint low {lo!r}", lo), (f"randint high - 1 = {hi - 1!r}", hi - 1)]
                 continue
             if not lo < hi or (dist == "loguniform" and lo <= 0):
                 need = "0 < low < high" if dist == "loguniform" else "low < high"
                 raise ConfigError(f"space.{key}: {dist} needs {need}, got {args!r}")
-            out[key] = [(f"{dist} low", float(lo)), (f"{dist} high", float(hi))]
+            out[key] = [(f"{dist} low {float(lo)!r}", float(lo)), (f"{dist} high {float(hi)!r}", float(hi))]
         elif isinstance(value, dict):
             raise ConfigError(
                 f"space.{key}: unknown distribution {sorted(map(str, value))}; "
                 f"known: {', '.join(DISTRIBUTIONS)}"
             )
         else:
-            out[key] = [("fixed value", value)]
+            out[key] = [(f"fixed value {value!r}", value)]
     return out
 
 
@@ -336,7 +374,7 @@ def run_sweep(sweep: Mapping[str, Any], out: str | Path, address: str | None = N
                     "trial": Path(result.path).name,
                     **{k: result.config.get(k) for k in keys},
                     "metric": math.nan,
-                    "error": str(result.error).splitlines()[0],
+                    "error": trial_error(result.error),
                 }
             )
             continue
@@ -362,16 +400,36 @@ def run_sweep(sweep: Mapping[str, Any], out: str | Path, address: str | None = N
     atomic_write_text(out / "summary.csv", buf.getvalue())
     md = [f"| {' | '.join(columns)} |", f"|{'---|' * len(columns)}"]
     md += ["| " + " | ".join(_cell(r.get(c)) for c in columns) + " |" for r in rows]
-    title = f"Sweep: {len(rows)} trials, metric {sweep['metric']} ({sweep['mode']})\n\n"
+    failed = sum("error" in r for r in rows)
+    title = f"Sweep: {len(rows)} trials{f' ({failed} failed)' if failed else ''}, "
+    title += f"metric {sweep['metric']} ({sweep['mode']})\n\n"
     atomic_write_text(out / "summary.md", title + "\n".join(md) + "\n")
     _plot(rows, keys, sweep, out / "trials.png")
     return rows
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def trial_error(error: BaseException) -> str:
+    """A failed trial's reason on one line, ``Type: message`` of the exception the trial raised:
+    Ray's ``RayTaskError`` wrapper unwrapped to its cause, ANSI colour codes stripped."""
+    for _ in range(10):  # RayTaskError(ConfigError) -> the ConfigError raised in the trial
+        cause = getattr(error, "cause", None)
+        if not isinstance(cause, BaseException) or cause is error:
+            break
+        error = cause
+    lines = [line.strip() for line in _ANSI.sub("", str(error)).splitlines() if line.strip()]
+    name = type(error).__name__
+    if name.startswith("RayTaskError") or (lines and lines[0].startswith("ray::")):
+        return lines[-1] if len(lines) > 1 else name  # no cause: the traceback's last line
+    return f"{name}: {' '.join(lines)}" if lines else name
+
+
 def _cell(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
-    return "" if v is None else str(v)
+    return "" if v is None else " ".join(str(v).split()).replace("|", "\\|")
 
 
 def _plot(rows: list[dict[str, Any]], keys: list[str], sweep: Mapping[str, Any], path: Path) -> Path:

@@ -7,7 +7,8 @@ Examples::
     ray start --head && python scripts/sweep.py configs/sweeps/tiny.yaml --out runs/s --address auto
 
 Writes ``OUT/trials/<trial>/`` (one run folder each: model, card, curve), ``OUT/summary.csv``,
-``OUT/summary.md`` and ``OUT/trials.png``; prints the table. Exit status 2 on bad input.
+``OUT/summary.md`` and ``OUT/trials.png``; prints the table. Exit status 2 on bad input (refused
+before Ray starts), 1 when a trial failed (its reason in the summary's error column), else 0.
 The sweep file format is documented in ``agents/sweep.py``.
 """
 
@@ -38,11 +39,17 @@ def main(argv: list[str] | None = None) -> int:
             if args.num_samples < 1:
                 raise ConfigError(f"--num-samples must be >= 1, got {args.num_samples}")
             sweep["num_samples"] = args.num_samples
-        run_sweep(sweep, args.out, address=args.address)
+        rows = run_sweep(sweep, args.out, address=args.address)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print((args.out / "summary.md").read_text())
+    summary = args.out / "summary.md"
+    print(summary.read_text())
+    failed = sum("error" in r for r in rows)
+    if failed:
+        why = f"their reasons are in the error column of {summary}"
+        print(f"error: {failed} of {len(rows)} trials failed; {why}", file=sys.stderr)
+        return 1
     return 0
 
 

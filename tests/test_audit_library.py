@@ -76,16 +76,22 @@ def test_load_sweep_checks_the_scalar_keys(tmp_path, body, match) -> None:
 @pytest.mark.parametrize(
     ("space", "match"),
     [
-        ("{n_epochs: {choice: [2, -3]}}", r"space\.n_epochs: choice entry -3 is refused: .*n_epochs"),
-        ("{n_epochs: {choice: [0, 2]}}", r"space\.n_epochs: choice entry 0 is refused"),
-        ("{n_epochs: {grid_search: [2, 1001]}}", r"grid_search entry 1001 is refused"),
-        ("{game: {choice: [chess]}}", r"space\.game: choice entry 'chess' is refused: .*spiffel"),
+        (
+            "{n_epochs: {choice: [2, -3]}}",
+            r"space\.n_epochs: choice value -3 \(entry 2 of 2\) is refused: .*n_epochs",
+        ),
+        ("{n_epochs: {choice: [0, 2]}}", r"space\.n_epochs: choice value 0 \(entry 1 of 2\) is refused"),
+        ("{n_epochs: {grid_search: [2, 1001]}}", r"grid_search value 1001 \(entry 2 of 2\) is refused"),
+        (
+            "{game: {choice: [chess]}}",
+            r"space\.game: choice value 'chess' \(entry 1 of 1\) is refused: .*spiffel",
+        ),
         ("{learning_rate: {uniform: [-5, 7]}}", r"uniform low -5\.0 is refused: .*learning_rate"),
         ("{learning_rate: {uniform: [1.0e-4, 7]}}", r"uniform high 7\.0 is refused"),
         ("{learning_rate: {loguniform: [1.0e-4, 3]}}", r"loguniform high 3\.0 is refused"),
         ("{gamma: {uniform: [0.9, 1.5]}}", r"space\.gamma: uniform high 1\.5 is refused"),
         ("{n_epochs: {uniform: [1, 4]}}", r"uniform low 1\.0 is refused: .*integer"),  # Tune draws floats
-        ("{n_epochs: {randint: [1, 1002]}}", r"randint high - 1 1001 is refused"),
+        ("{n_epochs: {randint: [1, 1002]}}", r"randint high - 1 = 1001 is refused"),
         ("{n_epochs: 0}", r"space\.n_epochs: fixed value 0 is refused"),
         ("{learning_rate: {uniform: [0.01, 0.001]}}", r"uniform needs low < high"),
         ("{learning_rate: {uniform: [.nan, 0.1]}}", r"two finite numbers"),
@@ -125,7 +131,7 @@ def test_sweep_script_refuses_a_file_as_out(tmp_path, capsys) -> None:
     assert target.read_text() == "precious\n"
     bad = _sweep(tmp_path, "space: {n_epochs: {choice: [0]}}", "bad.yaml")
     assert sweep.main([str(bad), "--out", str(tmp_path / "new")]) == 2
-    assert "choice entry 0 is refused" in capsys.readouterr().err
+    assert "choice value 0 (entry 1 of 1) is refused" in capsys.readouterr().err
     assert not (tmp_path / "new").exists()
 
 
