@@ -163,3 +163,30 @@ def test_recipe_files_with_a_key_twice_or_no_keys_are_refused(tmp_path: Path) ->
     empty.write_text("# nothing yet\n")
     with pytest.raises(ConfigError, match="holds no config keys"):
         load_config(empty)
+
+
+@pytest.mark.parametrize("checkpointed", [True, False])
+def test_ctrl_c_names_the_run_to_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], checkpointed: bool
+) -> None:
+    """Ctrl-C during training: exit status 130 and one line saying how to continue (or that there
+    is nothing to resume yet), not a KeyboardInterrupt traceback."""
+    import agents.training.train as training
+
+    def interrupted(cfg, out, resume, command):  # what a Ctrl-C after (or before) a checkpoint leaves
+        if checkpointed:
+            (out / "checkpoints").mkdir(parents=True)
+            (out / "checkpoints" / "ckpt_000000002048.pt").write_bytes(b"")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(training, "train", interrupted)
+    out = tmp_path / "run"
+    assert main([*TINY, "--out", str(out)]) == 130
+    err = capsys.readouterr().err.strip()
+    if checkpointed:
+        assert err == (
+            f"interrupted: {out} keeps the checkpoints written so far; continue the run with the same "
+            f"command and --resume --out {out}"
+        )
+    else:
+        assert err == f"interrupted before the first checkpoint: nothing in {out} to resume"

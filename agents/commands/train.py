@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     from agents.evaluation.tournament import parse_rule_overrides
     from agents.training.config import load_config
 
+    folder: Path | None = None
     try:
         rules = parse_rule_overrides(args.rules)
         config = args.config
@@ -98,12 +99,26 @@ def main(argv: list[str] | None = None) -> int:
         )
         if rules:
             cfg = cfg.with_overrides(rules={**cfg.rules, **rules})
-        from agents.training.train import train
+        from agents.training.train import output_folder, train
 
-        result = train(cfg, out=args.out, resume=args.resume, command=command)
+        folder = output_folder(cfg, args.out, args.resume)  # what train() picks: named for Ctrl-C
+        result = train(cfg, out=folder, resume=args.resume, command=command)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        if folder is None:
+            print("\ninterrupted before the run started", file=sys.stderr)
+            return 130
+        saved = folder.is_dir() and any((folder / "checkpoints").glob("*"))
+        print(
+            f"\ninterrupted: {folder} keeps the checkpoints written so far; continue the run with the "
+            f"same command and --resume --out {shlex.quote(str(folder))}"
+            if saved
+            else f"\ninterrupted before the first checkpoint: nothing in {folder} to resume",
+            file=sys.stderr,
+        )
+        return 130
     if result.resumed_from:
         print(f"resumed from {result.resumed_from}")
     print(
