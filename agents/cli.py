@@ -27,7 +27,7 @@ __all__ = ["COMMANDS", "CommandUnavailable", "main", "resolve", "usage"]
 
 #: subcommand -> (``module:function``, one line of help). Modules are imported lazily.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "train": ("agents.commands.train:main", "train a MaskablePPO agent from a YAML recipe"),
+    "train": ("agents.commands.train:main", "train an agent (native PPO or sb3-contrib) from a YAML recipe"),
     "evaluate": ("agents.commands.evaluate:main", "solitaire series or seat-balanced round robin, rated"),
     "play": ("agents.commands.play:main", "play a game in the terminal against any agents"),
     "solve": ("agents.commands.solve:main", "exact solvers: optimal solitaire value of a game"),

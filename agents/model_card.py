@@ -178,8 +178,12 @@ def library_versions() -> dict[str, str]:
     }
 
 
-def machine_info(device: str, threads: int) -> dict[str, Any]:
-    """The machine a model was trained on (the card's ``machine``)."""
+def machine_info(
+    device: str, threads: int, updates_by_threads: dict[int, int] | None = None
+) -> dict[str, Any]:
+    """The machine a model was trained on (the card's ``machine``). ``updates_by_threads``: how
+    many updates ran at each torch thread count, recorded when the count changed during the run
+    (``torch_threads: 0`` on a machine that other work shared); ``threads`` is the last count."""
     import platform
 
     import torch
@@ -195,6 +199,8 @@ def machine_info(device: str, threads: int) -> dict[str, Any]:
         "device": device,
         "platform": platform.platform(terse=True),
     }
+    if updates_by_threads is not None and len(updates_by_threads) > 1:
+        info["torch_threads_updates"] = {str(n): int(k) for n, k in sorted(updates_by_threads.items())}
     if device.startswith("cuda") and torch.cuda.is_available():
         info["gpu"] = torch.cuda.get_device_name(0)
     return info

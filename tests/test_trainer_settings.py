@@ -34,7 +34,7 @@ def test_numbers_in_exponent_notation_are_numbers(tmp_path: Path) -> None:
 def test_thread_choice_is_measured_and_leaves_torch_as_it_was() -> None:
     """``torch_threads: 0`` measures the thread count (``fastest_threads``) without touching the
     run's torch thread count or global random state; an explicit count or a GPU is not measured."""
-    from agents.training.ppo import choose_threads, fastest_threads, most_threads_within
+    from agents.training.threads import choose_threads, fastest_threads, most_threads_within
 
     assert choose_threads(3, "cpu") == 3 and choose_threads(0, "cuda") == 1
     before = torch.get_num_threads()
@@ -46,3 +46,37 @@ def test_thread_choice_is_measured_and_leaves_torch_as_it_was() -> None:
     # the rule: the most threads within the tolerance of the fastest
     assert most_threads_within({1: 1.0, 2: 0.55, 4: 0.58, 8: 0.9}, 0.1) == 4
     assert most_threads_within({1: 1.0, 2: 1.2, 4: 3.0}, 0.1) == 1
+
+
+def test_the_thread_governor_follows_the_machine_and_records_it() -> None:
+    """``ThreadGovernor``: an update twice as slow as the fastest at its count measures again (here
+    a stub measure), a reduced count is measured again every ``recheck`` updates to take the cores
+    back, a measurement that keeps the count makes the slower time the new normal, and a fixed
+    count (``active=False``) is never touched."""
+    from agents.model_card import machine_info
+    from agents.training.threads import ThreadGovernor
+
+    answers = iter([2, 1, 2])  # what each measurement finds fastest
+    asked: list[int] = []
+
+    def measure(cores: int) -> int:
+        asked.append(cores)
+        return next(answers)
+
+    before = torch.get_num_threads()
+    try:
+        gov = ThreadGovernor(2, 2, active=True, recheck=3, measure=measure)
+        assert [gov.after_update(t) for t in (1.0, 1.2, 1.9)] == [None, None, None] and not asked
+        assert gov.after_update(2.5) is None and asked == [2]  # slowed; measured: 2 stays, 2.5 is normal
+        assert gov.after_update(4.0) is None and len(asked) == 1  # under 2 x 2.5
+        assert gov.after_update(5.5) == 1 and torch.get_num_threads() == 1  # slowed again: 1 is faster
+        assert [gov.after_update(t) for t in (3.0, 3.0)] == [None, None]
+        assert gov.after_update(3.0) == 2 and gov.threads == 2  # 3 updates at 1: measured, back to 2
+        assert gov.updates == {2: 6, 1: 3}
+        card = machine_info("cpu", gov.threads, gov.updates)
+        assert card["torch_threads"] == 2 and card["torch_threads_updates"] == {"1": 3, "2": 6}
+        assert "torch_threads_updates" not in machine_info("cpu", 2, {2: 9})
+        fixed = ThreadGovernor(2, 2, active=False, measure=measure)
+        assert all(fixed.after_update(t) is None for t in (1.0, 10.0, 100.0)) and len(asked) == 3
+    finally:
+        torch.set_num_threads(before)

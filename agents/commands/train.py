@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+import warnings
 from pathlib import Path
 
 from agents.config_files import available_configs
@@ -74,7 +75,18 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; 0 on success, 2 on a bad configuration (one line on stderr)."""
+    """Run the command line; 0 on success, 2 on a bad configuration (one line on stderr), 130
+    on Ctrl-C. Warnings (a checkpoint skipped on resume, say) print as one ``warning:`` line."""
+    with warnings.catch_warnings():
+        warnings.showwarning = _warning_line
+        return _main(argv)
+
+
+def _warning_line(message: Warning | str, category: type[Warning], *args: object, **kwargs: object) -> None:
+    print(f"warning: {message}", file=sys.stderr)
+
+
+def _main(argv: list[str] | None) -> int:
     args = parser().parse_args(argv)
     given = list(argv if argv is not None else sys.argv[1:])
     command = " ".join(shlex.quote(a) for a in ["dice-envs", "train", *given])

@@ -32,9 +32,6 @@ every hyper-parameter is a documented field of :class:`~agents.training.config.T
 from __future__ import annotations
 
 import math
-import os
-import sys
-import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -50,8 +47,6 @@ __all__ = [
     "LossStats",
     "RolloutBuffer",
     "SpacesOnlyEnv",
-    "choose_threads",
-    "fastest_threads",
     "forward",
     "gae",
     "make_model",
@@ -340,85 +335,6 @@ def schedule_value(start: float, end: float | None, kind: str, progress: float) 
     if kind == "cosine":
         return float(stop + (start - stop) * 0.5 * (1.0 + math.cos(math.pi * p)))
     raise ValueError(f"unknown schedule {kind!r}; allowed: constant, linear, cosine")
-
-
-def choose_threads(requested: int, device: str) -> int:
-    """torch intra-op threads: ``requested``, or (0) chosen for the machine.
-
-    With a GPU one thread feeds it. On the CPU the env steps in the main thread between forward
-    passes, so the cores this process may use go to torch, unless other work holds some of them:
-    a thread that waits for a busy core stalls every matrix product of the update (measured 2.5×
-    slower with one of two cores busy, up to 30× under a multi-threaded neighbour), so the count
-    is measured (:func:`fastest_threads`).
-    """
-    if requested:
-        return int(requested)
-    if device.startswith("cuda"):
-        return 1
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        cores = os.cpu_count() or 1
-    threads = fastest_threads(max(1, cores))
-    if threads < cores:
-        print(
-            f"torch_threads: {threads} of the {cores} cores this process may use (other work keeps the rest "
-            "busy: measured faster); set torch_threads to fix the count",
-            file=sys.stderr,
-        )
-    return threads
-
-
-def fastest_threads(cores: int, rounds: int = 5, tolerance: float = 0.1) -> int:
-    """The most threads among 1, 2, 4, ... and ``cores`` whose training-shaped work runs within
-    ``tolerance`` of the fastest count's: the median of ``rounds`` interleaved timings of a small
-    MLP's rollout-sized forwards and one minibatch forward and backward (about 0.3 s on two
-    cores). Many small parallel regions are what a busy core stalls, which large products alone
-    hide. On an idle machine that is ``cores``; while other processes keep cores busy, fewer. The
-    torch thread count and random state are left as they were."""
-    counts = sorted({1, cores, *(2**i for i in range(1, cores.bit_length()) if 2**i < cores)})
-    if len(counts) == 1:
-        return cores
-    gen = torch.Generator().manual_seed(0)  # not torch's global generator: the run seeds that
-    weights = [
-        (torch.rand(i, o, generator=gen) - 0.5).mul_(0.2).requires_grad_()
-        for i, o in ((96, 256), (256, 256), (256, 48))
-    ]
-    obs, batch = torch.rand(512, 96, generator=gen), torch.rand(1024, 96, generator=gen)
-
-    def net(x: torch.Tensor) -> torch.Tensor:
-        return torch.tanh(torch.tanh(x @ weights[0]) @ weights[1]) @ weights[2]
-
-    def work() -> None:
-        with torch.no_grad():
-            for _ in range(4):
-                net(obs)
-        net(batch).square().mean().backward()
-
-    before = torch.get_num_threads()
-    times: dict[int, list[float]] = {n: [] for n in counts}
-    try:
-        for _ in range(rounds):
-            for n in counts:
-                torch.set_num_threads(n)
-                work()  # the first pass at a new count starts its threads
-                start = time.perf_counter()
-                work()
-                times[n].append(time.perf_counter() - start)
-    finally:
-        torch.set_num_threads(before)
-    return most_threads_within({n: sorted(t)[len(t) // 2] for n, t in times.items()}, tolerance)
-
-
-def most_threads_within(seconds: dict[int, float], tolerance: float) -> int:
-    """The most threads whose time in ``seconds`` (thread count -> seconds) is within ``tolerance``
-    of the fastest.
-
-    >>> most_threads_within({1: 1.0, 2: 0.6}, 0.1), most_threads_within({1: 1.0, 2: 1.3}, 0.1)
-    (2, 1)
-    """
-    best = min(seconds.values())
-    return max(n for n, t in seconds.items() if t <= best * (1.0 + tolerance))
 
 
 # ---------------------------------------------------------------------------- the rollout

@@ -10,7 +10,9 @@
 4. the loop, one update per rollout of ``n_envs x n_steps`` samples (:func:`_update`):
    schedules → rollout (4a) → advantages (4b) → epochs of minibatch updates (4c) → the log row
    (4d: ``progress.csv``, TensorBoard, progress bar) → periodic evaluation, self-play
-   snapshots, checkpoints (4e);
+   snapshots, checkpoints (4e); with ``torch_threads: 0`` each update's time goes to a
+   :class:`~agents.training.threads.ThreadGovernor`, which measures the thread count again
+   when other work slows the updates down;
 5. the products (:func:`_products`): the final checkpoint, ``<name>.zip`` (an sb3-contrib file)
    and its model card, the evaluation table and ``learning_curve.png``.
 
@@ -40,7 +42,6 @@ from .init_model import warm_start
 from .ppo import (
     LeadPotential,
     RolloutBuffer,
-    choose_threads,
     forward,
     gae,
     make_model,
@@ -51,6 +52,7 @@ from .ppo import (
     schedule_value,
 )
 from .selfplay import SnapshotStore, pool_seats
+from .threads import ThreadGovernor, choose_threads, usable_cores
 from .train import TrainResult, save_products
 
 __all__ = ["PROGRESS_FIELDS", "make_vector_env", "train_ppo"]
@@ -144,15 +146,18 @@ def train_ppo(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
         progress_bar=cfg.progress_bar,
     )
     steps_at_start, t_loop = learner.steps, time.perf_counter()
+    governor = _governor(cfg, device, threads)
     while learner.steps < cfg.total_timesteps:  # 4. the loop, one update per rollout
+        t_update = time.perf_counter()
         row = _update(cfg, learner, rollout, wall_start=t_start)
+        _govern_threads(governor, time.perf_counter() - t_update, learner.steps)
         _evaluate_and_snapshot_when_due(cfg, learner, row)
         reporter.report(row, cfg.n_envs * cfg.n_steps)
         _checkpoint_when_due(cfg, learner, out, wall_start=t_start)
     learn_s = time.perf_counter() - t_loop
     reporter.close()
     rollout.env.close()
-    products = _products(cfg, out, learner, command, device, threads, wall_start=t_start)  # 5.
+    products = _products(cfg, out, learner, command, device, governor, wall_start=t_start)  # 5.
     done_now = learner.steps - steps_at_start
     return TrainResult(
         **products,
@@ -172,6 +177,21 @@ def _machine(cfg: TrainConfig, device: str) -> int:
     torch.set_num_threads(threads)
     torch.manual_seed(cfg.seed)
     return threads
+
+
+def _governor(cfg: TrainConfig, device: str, threads: int) -> ThreadGovernor:
+    """What keeps ``torch_threads: 0`` right during the run (a fixed count or a GPU: nothing)."""
+    active = cfg.torch_threads == 0 and not device.startswith("cuda")
+    return ThreadGovernor(threads, usable_cores(), active=active)
+
+
+def _govern_threads(governor: ThreadGovernor, seconds: float, steps: int) -> None:
+    """4: the update's time to the governor; a line when it changes the thread count."""
+    before = governor.threads
+    changed = governor.after_update(seconds)
+    if changed is not None:
+        why = "other work keeps cores busy" if changed < before else "the cores are free again"
+        print(f"torch_threads: {before} -> {changed} at step {steps} ({why}: measured)", file=sys.stderr)
 
 
 # ------------------------------------------------------------------------- 2. the model
@@ -429,7 +449,13 @@ def _checkpoint_when_due(cfg: TrainConfig, learner: _Learner, out: Path, wall_st
 
 # ------------------------------------------------------------------------- 5. the products
 def _products(
-    cfg: TrainConfig, out: Path, learner: _Learner, command: str, device: str, threads: int, wall_start: float
+    cfg: TrainConfig,
+    out: Path,
+    learner: _Learner,
+    command: str,
+    device: str,
+    governor: ThreadGovernor,
+    wall_start: float,
 ) -> dict[str, Any]:
     """The final checkpoint, then the model, its card, the evaluation table and the curve."""
     wall = learner.wall(wall_start)  # includes the runs before a resume (from the checkpoint)
@@ -449,7 +475,7 @@ def _products(
         ylabel=ylabel,
         references={} if solitaire else {"even (50%)": 0.5},
         trainer="dice-envs native PPO (agents.training.ppo)",
-        machine=machine_info(device, threads),
+        machine=machine_info(device, governor.threads, governor.updates),
     )
 
 

@@ -49,7 +49,7 @@ def train_sb3(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
     """Run (or continue) ``cfg`` with sb3-contrib's ``MaskablePPO.learn`` in the folder ``out``."""
     import torch
 
-    from .ppo import choose_threads
+    from .threads import choose_threads
 
     torch.set_num_threads(choose_threads(cfg.torch_threads, device))
     candidates = checkpoints(out / "checkpoints") if resume else []
