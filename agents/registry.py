@@ -38,7 +38,15 @@ from dice_envs.rules.config import check_int
 
 from .base import Agent, RandomAgent
 
-__all__ = ["check_seed_arg", "check_spec", "known_specs", "load", "make_opponent", "planner_model"]
+__all__ = [
+    "check_fit",
+    "check_seed_arg",
+    "check_spec",
+    "known_specs",
+    "load",
+    "make_opponent",
+    "planner_model",
+]
 
 _COMMON = ["random", "greedy", "heuristic"]
 _TAIL = ["human", "pretrained:<name>", "a path to a .zip model"]
@@ -106,7 +114,7 @@ def load(
     if key.startswith("planner:"):
         model = planner_model(name)
         return _load_model(spec, model, game, num_players, seed, overrides, kwargs, planner=True)
-    if key.startswith("pretrained:") or key.endswith(".zip") or _is_file(name):
+    if _names_model(name):
         return _load_model(spec, name, game, num_players, seed, overrides, kwargs)
     base = make_rules("spiffel" if game is None else game)
     rules_cfg = make_rules(base, **overrides) if overrides else base
@@ -133,7 +141,7 @@ def check_spec(spec: str, game: str | RuleConfig = "spiffel") -> None:
             raise ConfigError(f"agent spec {spec!r} is not available for {rules.game}; known: {known}")
         name = planner_model(name)
         key = name.lower()
-    if key.startswith("pretrained:") or key.endswith(".zip") or _is_file(name):
+    if _names_model(name):
         from .learned import resolve_model_path
         from .model_card import read_card
 
@@ -152,6 +160,17 @@ def check_spec(spec: str, game: str | RuleConfig = "spiffel") -> None:
     if key in {"optimal"} | farkle_only or key.startswith("threshold:"):
         raise ConfigError(f"agent spec {spec!r} is not available for {rules.game}; known: {known}")
     raise ConfigError(f"unknown agent spec {spec!r} for {rules.game}; known: {known}")
+
+
+def check_fit(spec: str, rules: RuleConfig, num_players: int) -> None:
+    """:func:`check_spec`, then a model spec (also the model of a ``planner:``) loaded once: refused
+    as playing it would refuse it, unless it fits ``rules`` with ``num_players`` seats (no planner
+    table is built); for commands that check every agent before long work starts."""
+    check_spec(spec, rules)
+    name = str(spec).strip()
+    name = planner_model(name) if name.lower().startswith("planner:") else name
+    if _names_model(name):
+        load(name, game=rules, num_players=num_players)
 
 
 def make_opponent(spec: str, rules: RuleConfig, num_players: int, seed: int | None = None) -> Agent:
@@ -298,6 +317,12 @@ def _threshold(spec: str, key: str) -> int:
     if threshold < 0:
         raise ConfigError(f"threshold must be >= 0, got {threshold}")
     return threshold
+
+
+def _names_model(name: str) -> bool:
+    """Whether a spec (not a planner's) names a model: ``pretrained:<name>``, a ``.zip``, a file."""
+    key = name.lower()
+    return key.startswith("pretrained:") or key.endswith(".zip") or _is_file(name)
 
 
 def _is_file(name: str) -> bool:

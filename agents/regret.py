@@ -41,13 +41,12 @@ from dice_envs.tables import scorecard_tables
 from .base import Agent
 from .evaluation.play import dice_seed, run_games
 from .evaluation.stats import Z95, mean_ci, win_shares
-from .registry import _is_file, check_spec, load, planner_model
+from .registry import load
 
 __all__ = [
     "FarkleRegretResult",
     "MatchResult",
     "RegretResult",
-    "check_farkle_spec",
     "check_json_out",
     "decision_values",
     "exact_references",
@@ -308,17 +307,6 @@ def check_json_out(path: Path, force: bool, flag: str = "--out") -> None:
         check_out_dir(path.parent, force=True)
     except OSError as exc:
         raise ConfigError(f"{flag} {path}: {exc}") from None
-
-
-def check_farkle_spec(spec: str, rules: FarkleRules) -> None:
-    """Refuse (``ConfigError``) a spec :func:`farkle_match` and :func:`farkle_regret` cannot play
-    under ``rules``: unknown, or a model (also in ``planner:``) that does not fit two-player
-    ``rules``, checked by loading the model as they would (a planner's table is not built)."""
-    check_spec(spec, rules)
-    name = spec.strip()
-    name = planner_model(name) if name.lower().startswith("planner:") else name
-    if name.lower().startswith("pretrained:") or name.lower().endswith(".zip") or _is_file(name):
-        load(name, rules, num_players=2)
 
 
 #: Kinds of Farkle mistakes (:func:`farkle_regret`), by the bank flags of the best and chosen action.

@@ -27,7 +27,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.evaluation import parse_rule_overrides
-from agents.regret import FARKLE_MISTAKES, check_farkle_spec, check_json_out, farkle_regret, write_json
+from agents.registry import check_fit
+from agents.regret import FARKLE_MISTAKES, check_json_out, farkle_regret, write_json
 from dice_envs.rules import ConfigError, FarkleRules, make_rules
 
 #: The default ``--agents``; those that do not fit the rules (models trained for others) are left out.
@@ -41,13 +42,13 @@ def check_args(args: argparse.Namespace) -> tuple[FarkleRules, list[str], list[s
     rules = make_rules("farkle", **parse_rule_overrides(args.rules))
     assert isinstance(rules, FarkleRules)
     try:
-        check_farkle_spec(args.opponent, rules)
+        check_fit(args.opponent, rules, 2)
     except ConfigError as exc:
         raise ConfigError(f"--opponent: {exc}") from None
     specs, left_out = [], []
     for spec in AGENTS if args.agents is None else args.agents:
         try:
-            check_farkle_spec(spec, rules)
+            check_fit(spec, rules, 2)
         except ConfigError as exc:
             if args.agents is not None:
                 raise ConfigError(f"--agents: {exc}") from None

@@ -32,8 +32,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.registry import check_seed_arg
-from agents.regret import check_farkle_spec, check_json_out, farkle_match, write_json
+from agents.registry import check_fit, check_seed_arg
+from agents.regret import check_json_out, farkle_match, write_json
 from agents.solver.farkle_win import DEFAULT_CAP, STEP, FarkleWinSolution, solve_farkle_win
 from dice_envs.rules import ConfigError, FarkleRules, make_rules
 
@@ -77,7 +77,7 @@ def check_args(args: argparse.Namespace) -> tuple[FarkleRules, list[str], list[s
     opponents, left_out = [], []
     for spec in OPPONENTS if args.opponents is None else args.opponents:
         try:
-            check_farkle_spec(spec, rules)
+            check_fit(spec, rules, 2)
         except ConfigError as exc:
             if args.opponents is not None:
                 raise ConfigError(f"--opponents: {exc}") from None

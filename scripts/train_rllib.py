@@ -12,7 +12,9 @@ Examples::
 Writes ``OUT/<name>.zip`` + ``OUT/<name>.json`` (the learner exported as an sb3-contrib model
 with its card: ``agents.load``, ``opponents=[...]`` and ``scripts/evaluate.py`` take it),
 ``OUT/progress.csv`` (one row per iteration) and ``OUT/rllib_checkpoint/`` (RLlib's own
-checkpoint). Exit status 2 on bad input.
+checkpoint). Every option is checked before Ray starts or anything is written (the training
+knobs by ``TrainConfig``'s ranges, the opponents by ``agents.registry.check_spec``): exit status
+2 and one line on stderr on bad input.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import re
 import shlex
 import sys
 import time
@@ -28,6 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.evaluation import parse_rule_overrides
+from agents.training.config import TrainConfig
 from dice_envs.rules import GAMES, ConfigError
 
 
@@ -42,7 +46,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--players", type=int, default=2, help="seats (1 = solitaire)")
     p.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule parameter overrides")
     p.add_argument("--reward", choices=("score", "win"), default=None, help="default: win with 2+ players")
-    p.add_argument("--opponents", nargs="*", default=["random"], metavar="SPEC", help="built-in opponents")
+    p.add_argument(
+        "--opponents",
+        nargs="*",
+        default=None,
+        metavar="SPEC",
+        help="agent specs of the other seats (agents.load; default random; needs --players >= 2)",
+    )
     p.add_argument("--snapshots", type=int, default=0, help="frozen learner snapshots among the opponents")
     p.add_argument("--snapshot-every", type=int, default=5, help="iterations between snapshot refreshes")
     p.add_argument("--env-runners", type=int, default=2, help="sampling actors (0 = in the driver)")
@@ -64,21 +74,125 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: The option behind each name an error may give: TrainConfig fields (``config 'key'``) and the
+#: arguments of :func:`agents.rllib.config.train_config` / the env.
+_FLAGS = {
+    "name": "--name",
+    "game": "--game",
+    "rules": "--rules",
+    "num_players": "--players",
+    "reward": "--reward",
+    "opponents": "--opponents",
+    "seed": "--seed",
+    "learning_rate": "--lr",
+    "ent_coef": "--entropy",
+    "batch_size": "--minibatch",
+    "minibatch_size": "--minibatch",
+    "n_epochs": "--epochs",
+    "n_steps": "--batch",
+    "train_batch_size": "--batch",
+    "total_timesteps": "--iterations x --batch",
+    "n_envs": "--env-runners",
+    "num_env_runners": "--env-runners",
+    "net_arch": "--net-arch",
+    "activation": "--activation",
+    "snapshots": "--snapshots",
+    "pool_size": "--snapshots",
+    "snapshot_every": "--snapshot-every",
+    "snapshot_freq": "--snapshot-every",
+    "iterations": "--iterations",
+}
+_KEYS = re.compile(r"config '(\w+)'")
+_ARGS = re.compile(r"\b(" + "|".join(k for k in _FLAGS if "_" in k) + r")\b")
+
+
+def _flag_names(message: str) -> str:
+    """``message`` with config keys (``config 'learning_rate'`` → ``--lr``) and, in a message about
+    a config key or an argument (``num_players must ...``; not the env's list of its keywords),
+    argument names replaced by this script's options."""
+    ours = _ARGS.match(message) or _KEYS.search(message)
+    message = _KEYS.sub(lambda m: _FLAGS.get(m.group(1), m.group(0)), message)
+    if ours:
+        message = _ARGS.sub(lambda m: _FLAGS[m.group(1)], message)
+    return message
+
+
+def check_args(args: argparse.Namespace) -> tuple[dict, TrainConfig]:
+    """The env settings and the run as a validated ``TrainConfig``; ``ConfigError`` naming the
+    option (and what it allows) on bad input. Starts nothing and writes nothing."""
+    from agents.rllib.config import train_config
+
+    if args.out.exists() and not args.out.is_dir():
+        raise ConfigError(f"--out {args.out} is a file; choose a new folder")
+    if args.out.exists() and any(args.out.iterdir()):
+        raise ConfigError(f"output folder {args.out} is not empty; choose a new one")
+    for name in ("iterations", "batch", "minibatch", "epochs", "snapshot_every", "cpus"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise ConfigError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
+    for name in ("env_runners", "snapshots"):
+        if getattr(args, name) < 0:
+            raise ConfigError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(args, name)}")
+    if args.cpus is not None and args.address is not None:
+        raise ConfigError("--cpus sets the CPUs of a local Ray; a cluster (--address) has its own")
+    if args.game not in GAMES:
+        raise ConfigError(f"--game must be one of {', '.join(GAMES)}, got {args.game!r}")
+    if args.players < 2 and args.snapshots:
+        raise ConfigError(
+            f"--snapshots need --players >= 2 (a solitaire game has no opponents), got {args.players}"
+        )
+    if args.players < 2 and args.opponents is not None:
+        raise ConfigError(
+            f"--opponents need --players >= 2 (a solitaire game has none), got --players {args.players}"
+        )
+    if args.opponents is None:
+        args.opponents = ["random"] if args.players >= 2 else []
+    env_config = parse_rule_overrides(args.rules)
+    if args.reward:
+        env_config["reward"] = args.reward
+    try:
+        run = train_config(
+            args.game,
+            num_players=args.players,
+            env_config=env_config,
+            opponents=args.opponents,
+            snapshots=args.snapshots,
+            snapshot_every=args.snapshot_every,
+            net_arch=args.net_arch,
+            activation=args.activation,
+            num_env_runners=args.env_runners,
+            train_batch_size=args.batch,
+            minibatch_size=args.minibatch,
+            num_epochs=args.epochs,
+            lr=args.lr,
+            entropy_coeff=args.entropy,
+            seed=args.seed,
+            name=args.name,
+            iterations=args.iterations,
+        )
+    except ConfigError as exc:
+        raise ConfigError(_flag_names(str(exc))) from None
+    return env_config, run
+
+
+def card_config(args: argparse.Namespace, run: TrainConfig) -> dict:
+    """The model card's ``config``: the run in ``TrainConfig`` terms (only the fields it sets) and
+    this script's options under ``rllib`` (``export_policy`` adds ``trainer: rllib``)."""
+    from agents.rllib.config import run_settings
+
+    options = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+    return {**run_settings(run), "rllib": options}
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; returns the exit status."""
+    """Run the CLI; returns the exit status (2 and one line on stderr on bad input)."""
     args = build_parser().parse_args(argv)
     try:
-        if args.out.exists() and any(args.out.iterdir()):
-            raise ConfigError(f"output folder {args.out} is not empty; choose a new one")
-        for name in ("iterations", "batch", "minibatch", "epochs"):
-            if getattr(args, name) < 1:
-                raise ConfigError(f"--{name} must be >= 1, got {getattr(args, name)}")
-        if args.env_runners < 0:
-            raise ConfigError(f"--env-runners must be >= 0, got {args.env_runners}")
-        env_config = parse_rule_overrides(args.rules)
-        if args.reward:
-            env_config["reward"] = args.reward
-        import ray
+        try:
+            import ray
+        except ImportError:
+            raise ConfigError("train_rllib needs the Ray extra: pip install 'dice-envs[ray]'") from None
+        env_config, run = check_args(args)
 
         from agents.ray_eval import ensure_ray
         from agents.rllib import export_policy, ppo_config
@@ -103,8 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    args.out.mkdir(parents=True, exist_ok=True)
     started = ensure_ray(args.address, args.cpus)
+    args.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     rows = []
     try:
@@ -138,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
             evaluation={"rllib_progress": rows[-1]},
             command=" ".join(shlex.quote(a) for a in sys.argv),
             seed=args.seed,
-            config={"rllib": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}},
+            config=card_config(args, run),
         )
         algo.stop()
     finally:

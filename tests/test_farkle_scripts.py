@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.regret import check_farkle_spec
+from agents.registry import check_fit
 from dice_envs.rules import ConfigError, make_rules
 
 pytest.importorskip("numba")
@@ -41,19 +41,19 @@ def _refused(main, argv, capsys, *needles: str) -> str:
     return err
 
 
-def test_check_farkle_spec_refuses_unknown_specs_and_models_for_other_rules():
+def test_check_fit_refuses_unknown_specs_and_models_for_other_rules():
     small = make_rules("farkle", target=1000)
     for ok in ("heuristic", "threshold:300", "win-optimal", "pretrained:farkle"):
-        check_farkle_spec(ok, make_rules("farkle"))
+        check_fit(ok, make_rules("farkle"), 2)
     with pytest.raises(ConfigError, match="unknown agent spec 'randm'"):
-        check_farkle_spec("randm", small)
+        check_fit("randm", small, 2)
     for spec in ("pretrained:farkle", "planner:pretrained:farkle"):
         with pytest.raises(
             ConfigError, match=r"^pretrained:farkle does not fit these rules \(target: the game"
         ):
-            check_farkle_spec(spec, small)
+            check_fit(spec, small, 2)
     with pytest.raises(ConfigError, match="pretrained:spiffel is a spiffel model, not a farkle one"):
-        check_farkle_spec("pretrained:spiffel", small)
+        check_fit("pretrained:spiffel", small, 2)
 
 
 def test_solve_refuses_bad_inputs_before_solving(solve_script, monkeypatch, capsys, tmp_path):

@@ -144,7 +144,9 @@ def test_models_that_cannot_play_are_refused_with_what_fits() -> None:
     with pytest.raises(ConfigError, match=r"2-player spiffel model cannot play a 1-player game.*2 to 8"):
         fit_card(make_card(rules, 2), rules, 1)
     with pytest.raises(
-        ConfigError, match=r"game: expected 'yahtzee'.*models for yahtzee: pretrained:yahtzee-scratch"
+        ConfigError,
+        match=r"^pretrained:spiffel is a spiffel model, not a yahtzee one; "
+        r"models for yahtzee: pretrained:yahtzee-scratch$",
     ):
         agents.load("pretrained:spiffel", game="yahtzee")
     with pytest.raises(ConfigError, match=r"models for farkle: pretrained:farkle"):

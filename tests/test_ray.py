@@ -199,6 +199,12 @@ def test_exported_policy_plays_as_an_opponent(spiffel_algo: tuple[Any, dict], tm
     algo, _ = spiffel_algo
     path, card = export_policy(algo, tmp_path / "rllib_spiffel.zip", "spiffel", 2, steps=256)
     assert path.is_file() and card.is_file()
+    import json
+
+    config = json.loads(card.read_text())["config"]  # the run's settings (_train_one), no defaults
+    assert config["batch_size"] == 64 and config["n_epochs"] == 1 and config["trainer"] == "rllib"
+    assert config["learning_rate"] == pytest.approx(3e-4) and config["net_arch"] == [16]
+    assert "n_envs" not in config and "total_timesteps" not in config
     with pytest.raises(ConfigError, match="exists"):
         export_policy(algo, path, "spiffel", 2)
     # the exported model decides exactly as the RLlib module's masked argmax
@@ -258,7 +264,7 @@ def test_evaluate_on_ray_equals_local_pool(
 
 
 # ---------------------------------------------------------------------------- sweeps
-def test_two_trial_sweep_writes_both_run_folders(ray_session: None, tmp_path: Any) -> None:
+def test_two_trial_sweep_writes_both_run_folders(ray_session: None, tmp_path: Any, capsys: Any) -> None:
     import csv
     import json
     from pathlib import Path
@@ -296,3 +302,31 @@ def test_two_trial_sweep_writes_both_run_folders(ray_session: None, tmp_path: An
         load_sweep(bad)
     with pytest.raises(ConfigError, match="not empty"):
         run_sweep(load_sweep(spec), tmp_path / "out")
+    if torch.cuda.is_available():
+        return
+    # a trial that fails at run time (no CUDA on its worker: the driver cannot see the workers'
+    # devices): the summary still holds both trials, the failed one with its reason; exit status 1
+    import importlib.util
+
+    script = importlib.util.spec_from_file_location(
+        "sweep_cli", Path(__file__).parents[1] / "scripts/sweep.py"
+    )
+    cli = importlib.util.module_from_spec(script)
+    script.loader.exec_module(cli)
+    mixed = tmp_path / "mixed.yaml"
+    mixed.write_text(spec.read_text().split("space:")[0] + "space: {device: {grid_search: [cpu, cuda]}}\n")
+    capsys.readouterr()
+    assert cli.main([str(mixed), "--out", str(tmp_path / "mixed")]) == 1
+    summary = tmp_path / "mixed" / "summary.md"
+    assert f"error: 1 of 2 trials failed; their reasons are in the error column of {summary}\n" in (
+        capsys.readouterr().err
+    )
+    text = summary.read_text()
+    assert text.startswith("Sweep: 2 trials (1 failed), metric eval (max)")
+    reason = (
+        "ConfigError: device 'cuda' was asked for but torch sees no CUDA device; use --device cpu or auto"
+    )
+    assert f"| {reason} |" in text and "\x1b" not in text and "ray::" not in text
+    table = {r["device"]: r for r in csv.DictReader((tmp_path / "mixed" / "summary.csv").open())}
+    assert table["cuda"]["error"] == reason and table["cuda"]["metric"] == "nan"
+    assert not table["cpu"]["error"] and 0 <= float(table["cpu"]["metric"]) <= 1

@@ -12,21 +12,171 @@ Example (needs a running or startable Ray)::
 from __future__ import annotations
 
 import functools
+import math
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dice_envs.rules import ConfigError
 
+from ..training.config import TrainConfig
 from .env import DiceMultiAgentEnv
 from .module import MaskedPPOModule
 from .selfplay import LEARNER, AgentModule, SelfPlayMapping, SnapshotCallback, agent_module_id
 
-__all__ = ["ppo_config", "snapshot_ids"]
+__all__ = [
+    "ENV_SETTINGS",
+    "RUN_FIELDS",
+    "SELF_PLAY_FIELDS",
+    "ppo_config",
+    "run_settings",
+    "snapshot_ids",
+    "train_config",
+]
+
+#: ``env_config`` keys that are env settings, not rule parameters.
+ENV_SETTINGS = ("reward", "illegal_action", "illegal_reward")
+#: The :class:`~agents.training.config.TrainConfig` fields an RLlib run sets (:func:`train_config`);
+#: the other fields have no counterpart in the run, and a model card leaves them out.
+RUN_FIELDS = (
+    "name",
+    "game",
+    "rules",
+    "num_players",
+    "reward",
+    "opponents",
+    "seat",
+    "n_envs",
+    "total_timesteps",
+    "seed",
+    "learning_rate",
+    "n_steps",
+    "batch_size",
+    "n_epochs",
+    "gamma",
+    "gae_lambda",
+    "ent_coef",
+    "net_arch",
+    "activation",
+    "self_play",
+)
+#: More fields set when the run has frozen snapshots (``self_play``).
+SELF_PLAY_FIELDS = ("snapshot_freq", "pool_size", "pool_builtin", "pool_builtin_prob", "pool_latest_prob")
 
 
 def snapshot_ids(n: int) -> list[str]:
     """Module ids of ``n`` frozen snapshots of the learner."""
     return [f"snapshot_{i}" for i in range(n)]
+
+
+def run_settings(cfg: TrainConfig) -> dict[str, Any]:
+    """The fields of ``cfg`` (a :func:`train_config`) that describe an RLlib run, as plain values."""
+    keys = RUN_FIELDS + (SELF_PLAY_FIELDS if cfg.self_play else ())
+    data = cfg.to_dict()
+    return {k: data[k] for k in keys}
+
+
+def train_config(
+    game: str,
+    num_players: int = 2,
+    env_config: Mapping[str, Any] | None = None,
+    opponents: Sequence[str] = ("random",),
+    snapshots: int = 0,
+    snapshot_every: int = 1,
+    learner_seat: int | None = None,
+    net_arch: Sequence[int] = (64, 64),
+    activation: str = "tanh",
+    num_env_runners: int = 0,
+    train_batch_size: int = 4000,
+    minibatch_size: int = 128,
+    num_epochs: int = 4,
+    lr: float = 3e-4,
+    gamma: float = 1.0,
+    lambda_: float = 0.95,
+    entropy_coeff: float = 0.0,
+    seed: int = 0,
+    *,
+    name: str = "rllib",
+    iterations: int = 1,
+) -> TrainConfig:
+    """The :func:`ppo_config` run (same arguments, plus the run's ``name`` and ``iterations``) as a
+    validated :class:`~agents.training.config.TrainConfig`; builds nothing of Ray.
+
+    Every value goes through ``TrainConfig``'s checks (``lr`` → ``learning_rate``, ``entropy_coeff``
+    → ``ent_coef``, ``minibatch_size`` → ``batch_size``, ``num_epochs`` → ``n_epochs``, ``lambda_``
+    → ``gae_lambda``, one env per runner → ``n_envs``, the rollout per env → ``n_steps``,
+    ``iterations x train_batch_size`` → ``total_timesteps``, ``snapshots`` → ``self_play``...), the
+    game, seats, rules and reward through the env's, each opponent through
+    :func:`agents.training.train.check_agent_specs` (a model, also a ``planner:``'s, is loaded once here, as a
+    worker would, so one of another game or seats is refused too): a bad value raises
+    :class:`ConfigError` (``config 'key' must ...`` for a ``TrainConfig`` field) before any worker
+    starts. Only the fields of
+    :data:`RUN_FIELDS` (and :data:`SELF_PLAY_FIELDS` with snapshots) describe the run.
+    """
+    from ..registry import check_fit
+    from ..training.train import check_agent_specs
+
+    env_cfg = {**dict(env_config or {}), "game": game, "num_players": num_players}
+    probe = DiceMultiAgentEnv(env_cfg)  # validates the game, the seats, the reward and the rule parameters
+    for key, value in (
+        ("snapshots", snapshots),
+        ("snapshot_every", snapshot_every),
+        ("num_env_runners", num_env_runners),
+        ("train_batch_size", train_batch_size),
+        ("iterations", iterations),
+    ):
+        low = 1 if key in ("snapshot_every", "train_batch_size", "iterations") else 0
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+            raise ConfigError(f"{key} must be an integer >= {low}, got {value!r}")
+    if isinstance(minibatch_size, numbers.Integral) and minibatch_size > train_batch_size:
+        raise ConfigError(
+            f"minibatch_size ({minibatch_size}) must not exceed train_batch_size ({train_batch_size})"
+        )
+    players = probe.num_players
+    if snapshots and players < 2:
+        raise ConfigError(
+            f"snapshots need num_players >= 2 (a solitaire game has no opponents), got {players}"
+        )
+    specs = list(dict.fromkeys(str(s) for s in opponents)) if players > 1 else []
+    overrides = {k: v for k, v in env_cfg.items() if k not in (*ENV_SETTINGS, "game", "num_players")}
+    n_envs = max(1, num_env_runners)  # one env per runner; 0 runners: one in the driver
+    values: dict[str, Any] = {
+        "name": name,
+        "game": game,
+        "rules": probe.rules.to_dict() if "rules" in env_cfg else overrides,
+        "num_players": players,
+        "reward": probe.aec.reward_mode,
+        "opponents": specs,
+        "seat": learner_seat,
+        "n_envs": n_envs,
+        "total_timesteps": iterations * train_batch_size,
+        "seed": seed,
+        "learning_rate": lr,
+        "n_steps": math.ceil(train_batch_size / n_envs),
+        "batch_size": minibatch_size,
+        "n_epochs": num_epochs,
+        "gamma": gamma,
+        "gae_lambda": lambda_,
+        "ent_coef": entropy_coeff,
+        "net_arch": list(net_arch),
+        "activation": activation,
+        "self_play": bool(snapshots),
+    }
+    if snapshots:  # the opponent of a seat is drawn uniformly from the built-ins and the snapshots
+        values.update(
+            snapshot_freq=snapshot_every * train_batch_size,
+            pool_size=snapshots,
+            pool_builtin=specs,
+            pool_builtin_prob=len(specs) / (len(specs) + snapshots),
+            pool_latest_prob=1 / snapshots,
+        )
+    cfg = TrainConfig.from_dict(values)
+    check_agent_specs(cfg)  # the native trainer's check: an unknown spec is refused naming the known ones
+    for spec in specs:
+        if spec.strip().lower() == "human":
+            raise ConfigError("agent spec 'human' cannot play on Ray workers (no terminal); choose another")
+        check_fit(spec, probe.rules, players)  # a model of another game or seats: refused here
+    return cfg
 
 
 def ppo_config(
@@ -56,8 +206,29 @@ def ppo_config(
     (:func:`agents.load`) for the other seats, plus ``snapshots`` frozen copies of the learner
     refreshed every ``snapshot_every`` iterations; a solitaire game (``num_players=1``) needs
     none. ``num_env_runners``: 0 samples in the driver, ``n`` starts ``n`` Ray actors (any
-    machine of the cluster).
+    machine of the cluster). Every argument is checked first by :func:`train_config`
+    (:class:`ConfigError` naming the bad value), so no worker starts on a bad one.
     """
+    train_config(
+        game,
+        num_players,
+        env_config,
+        opponents,
+        snapshots,
+        snapshot_every,
+        learner_seat,
+        net_arch,
+        activation,
+        num_env_runners,
+        train_batch_size,
+        minibatch_size,
+        num_epochs,
+        lr,
+        gamma,
+        lambda_,
+        entropy_coeff,
+        seed,
+    )
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -67,8 +238,6 @@ def ppo_config(
     obs_space = probe.observation_spaces["player_0"]
     act_space = probe.action_spaces["player_0"]
     rules = probe.rules.to_dict()
-    if snapshots < 0:
-        raise ConfigError(f"snapshots must be >= 0, got {snapshots!r}")
     model = {"net_arch": [int(w) for w in net_arch], "activation": activation}
     specs: dict[str, Any] = {
         LEARNER: RLModuleSpec(

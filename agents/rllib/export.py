@@ -19,7 +19,7 @@ from dice_envs.rules import ConfigError, RuleConfig, make_rules
 from .module import MaskedPPOModule
 from .selfplay import LEARNER
 
-__all__ = ["export_policy", "learner_module"]
+__all__ = ["TRAINER", "algo_settings", "export_policy", "learner_module"]
 
 
 def learner_module(source: Any, module_id: str = LEARNER) -> MaskedPPOModule:
@@ -39,6 +39,43 @@ def learner_module(source: Any, module_id: str = LEARNER) -> MaskedPPOModule:
     )
 
 
+#: RLlib ``PPOConfig`` attributes read into the card's config, by TrainConfig field (same meaning;
+#: ``vf_clip_param`` clips the value loss, not the value change of ``clip_range_vf``: left out).
+_ALGO_KNOBS = {
+    "learning_rate": "lr",
+    "batch_size": "minibatch_size",
+    "n_epochs": "num_epochs",
+    "ent_coef": "entropy_coeff",
+    "gamma": "gamma",
+    "gae_lambda": "lambda_",
+    "clip_range": "clip_param",
+    "vf_coef": "vf_loss_coeff",
+    "max_grad_norm": "grad_clip",
+    "seed": "seed",
+}
+#: What the card's ``trainer`` says (the native trainer writes its own there).
+TRAINER = "RLlib PPO (agents.rllib, MaskedPPOModule, new API stack)"
+
+
+def algo_settings(source: Any) -> dict[str, Any]:
+    """The TrainConfig fields an RLlib ``Algorithm`` ran with (its PPO knobs, ``reward``); empty
+    for a bare module. A schedule or an unset value (``grad_clip=None``) is left out."""
+    algo_cfg = None if isinstance(source, MaskedPPOModule) else getattr(source, "config", None)
+    if algo_cfg is None:
+        return {}
+    out: dict[str, Any] = {}
+    for key, attr in _ALGO_KNOBS.items():
+        value = getattr(algo_cfg, attr, None)
+        if key == "max_grad_norm" and getattr(algo_cfg, "grad_clip_by", None) != "global_norm":
+            continue
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[key] = value
+    env_cfg = getattr(algo_cfg, "env_config", None)
+    if isinstance(env_cfg, Mapping) and env_cfg.get("reward") in ("score", "win"):
+        out["reward"] = env_cfg["reward"]
+    return out
+
+
 def export_policy(
     source: Any,
     path: str | Path,
@@ -50,8 +87,8 @@ def export_policy(
     wall_time_s: float = 0.0,
     evaluation: Mapping[str, Any] | None = None,
     command: str = "",
-    seed: int = 0,
-    config: Mapping[str, Any] | None = None,
+    seed: int | None = None,
+    config: Any = None,
     overwrite: bool = False,
 ) -> tuple[Path, Path]:
     """Write ``path`` (sb3-contrib zip) and its card (same stem, ``.json``); return both paths.
@@ -59,6 +96,12 @@ def export_policy(
     ``source``: an RLlib ``Algorithm`` (its ``module_id`` module) or a ``MaskedPPOModule``.
     ``game``: the game name or rule configuration it was trained on (the card records it and
     ``agents.load`` checks it). Refuses to replace an existing file unless ``overwrite``.
+
+    The card's ``config`` holds the run's settings in :class:`~agents.training.config.TrainConfig`
+    terms, and only those: the network of the module, the algorithm's PPO knobs
+    (:func:`algo_settings`), then ``config``, a ``TrainConfig`` (the fields of
+    :func:`agents.rllib.config.train_config`'s run) or a mapping (its ``TrainConfig`` keys checked
+    as such, any other key kept as is), plus ``trainer: rllib``. ``seed``: default the config's.
     """
     import torch
 
@@ -66,6 +109,7 @@ def export_policy(
     from ..model_io import save_model
     from ..training.config import TrainConfig
     from ..training.ppo import make_model
+    from .config import run_settings
 
     module = learner_module(source, module_id)
     rules = make_rules(game)
@@ -77,17 +121,24 @@ def export_policy(
         for p in (path, card_file):
             if p.exists():
                 raise ConfigError(f"{p} exists; choose another path or pass overwrite=True")
-    cfg = TrainConfig.from_dict(
-        {
-            "name": "rllib",
-            "game": rules.game,
-            "rules": rules.to_dict(),
-            "num_players": int(num_players),
-            "net_arch": list(module.net_arch),
-            "activation": module.activation,
-            "seed": int(seed),
-        }
+    values: dict[str, Any] = {"name": "rllib", **algo_settings(source)}
+    extra: dict[str, Any] = {}
+    if isinstance(config, TrainConfig):
+        values.update(run_settings(config))
+    elif config is not None:
+        fields = set(TrainConfig.field_names()) - {"trainer"}
+        values.update({k: v for k, v in dict(config).items() if k in fields})
+        extra = {k: v for k, v in dict(config).items() if k not in fields}
+    if seed is not None:
+        values["seed"] = seed
+    values.update(
+        game=rules.game,
+        rules=rules.to_dict(),
+        num_players=int(num_players),
+        net_arch=list(module.net_arch),
+        activation=module.activation,
     )
+    cfg = TrainConfig.from_dict(values)
     obs_space = module.observation_space["observations"]
     model = make_model(cfg, obs_space, module.action_space, device="cpu")
     state = module.policy_state()
@@ -100,17 +151,19 @@ def export_policy(
         )
     with torch.no_grad():
         model.policy.load_state_dict(state, strict=True)
+    settings = {k: v for k, v in cfg.to_dict().items() if k in values}
     card = make_card(
         rules,
         int(num_players),
-        config={**cfg.to_dict(), **dict(config or {}), "backend": "rllib"},
+        config={**settings, **extra, "trainer": "rllib", "backend": "rllib"},
         steps=int(steps),
         wall_time_s=float(wall_time_s),
         evaluation=dict(evaluation or {}),
         command=command,
-        seed=int(seed),
+        seed=cfg.seed,
         provenance=True,
         algorithm="PPO (RLlib, MaskedPPOModule) exported to MaskablePPO",
+        trainer=TRAINER,
         exported=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     )
     save_model(model, path, card, overwrite=True)  # zip and card, atomically, with checksums
