@@ -54,6 +54,7 @@ __all__ = [
     "farkle_match",
     "farkle_regret",
     "farkle_win_deficit",
+    "fitting_specs",
     "scorecard_regret",
     "seat_games",
     "write_json",
@@ -307,6 +308,27 @@ def check_json_out(path: Path, force: bool, flag: str = "--out") -> None:
         check_out_dir(path.parent, force=True)
     except OSError as exc:
         raise ConfigError(f"{flag} {path}: {exc}") from None
+
+
+def fitting_specs(
+    given: list[str] | None, defaults: list[str], rules: FarkleRules, flag: str
+) -> tuple[list[str], list[str]]:
+    """The agent specs a two-player Farkle command plays under ``rules`` (:func:`check_fit`):
+    ``given`` ones must all fit (``ConfigError`` naming ``flag`` otherwise); with ``given`` None
+    the ``defaults`` that fit, and those left out because they do not (a model of other rules)."""
+    from .registry import check_fit
+
+    specs, left_out = [], []
+    for spec in defaults if given is None else given:
+        try:
+            check_fit(spec, rules, 2)
+        except ConfigError as exc:
+            if given is not None:
+                raise ConfigError(f"{flag}: {exc}") from None
+            left_out.append(spec)
+            continue
+        specs.append(spec)
+    return specs, left_out
 
 
 #: Kinds of Farkle mistakes (:func:`farkle_regret`), by the bank flags of the best and chosen action.

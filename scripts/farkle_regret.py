@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.evaluation import parse_rule_overrides
 from agents.registry import check_fit
-from agents.regret import FARKLE_MISTAKES, check_json_out, farkle_regret, write_json
+from agents.regret import FARKLE_MISTAKES, check_json_out, farkle_regret, fitting_specs, write_json
 from dice_envs.rules import ConfigError, FarkleRules, make_rules
 
 #: The default ``--agents``; those that do not fit the rules (models trained for others) are left out.
@@ -45,16 +45,7 @@ def check_args(args: argparse.Namespace) -> tuple[FarkleRules, list[str], list[s
         check_fit(args.opponent, rules, 2)
     except ConfigError as exc:
         raise ConfigError(f"--opponent: {exc}") from None
-    specs, left_out = [], []
-    for spec in AGENTS if args.agents is None else args.agents:
-        try:
-            check_fit(spec, rules, 2)
-        except ConfigError as exc:
-            if args.agents is not None:
-                raise ConfigError(f"--agents: {exc}") from None
-            left_out.append(spec)
-            continue
-        specs.append(spec)
+    specs, left_out = fitting_specs(args.agents, AGENTS, rules, "--agents")
     if args.out is not None:
         check_json_out(args.out, args.force)
     return rules, specs, left_out

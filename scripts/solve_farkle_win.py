@@ -32,8 +32,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.registry import check_fit, check_seed_arg
-from agents.regret import check_json_out, farkle_match, write_json
+from agents.registry import check_seed_arg
+from agents.regret import check_json_out, farkle_match, fitting_specs, write_json
 from agents.solver.farkle_win import DEFAULT_CAP, STEP, FarkleWinSolution, solve_farkle_win
 from dice_envs.rules import ConfigError, FarkleRules, make_rules
 
@@ -74,16 +74,7 @@ def check_args(args: argparse.Namespace) -> tuple[FarkleRules, list[str], list[s
         flag, value = ("--matches", args.matches) if args.matches < 0 else ("--cap", args.cap)
         raise ConfigError(f"{flag} must be 0 or more, got {value}")
     check_seed_arg(args.seed, "--seed", none=False)
-    opponents, left_out = [], []
-    for spec in OPPONENTS if args.opponents is None else args.opponents:
-        try:
-            check_fit(spec, rules, 2)
-        except ConfigError as exc:
-            if args.opponents is not None:
-                raise ConfigError(f"--opponents: {exc}") from None
-            left_out.append(spec)
-            continue
-        opponents.append(spec)
+    opponents, left_out = fitting_specs(args.opponents, OPPONENTS, rules, "--opponents")
     if args.out is not None:
         check_json_out(args.out, args.force)
     return rules, opponents, left_out

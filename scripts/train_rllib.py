@@ -151,28 +151,31 @@ def check_args(args: argparse.Namespace) -> tuple[dict, TrainConfig]:
     if args.reward:
         env_config["reward"] = args.reward
     try:
-        run = train_config(
-            args.game,
-            num_players=args.players,
-            env_config=env_config,
-            opponents=args.opponents,
-            snapshots=args.snapshots,
-            snapshot_every=args.snapshot_every,
-            net_arch=args.net_arch,
-            activation=args.activation,
-            num_env_runners=args.env_runners,
-            train_batch_size=args.batch,
-            minibatch_size=args.minibatch,
-            num_epochs=args.epochs,
-            lr=args.lr,
-            entropy_coeff=args.entropy,
-            seed=args.seed,
-            name=args.name,
-            iterations=args.iterations,
-        )
+        run = train_config(**run_arguments(args, env_config), name=args.name, iterations=args.iterations)
     except ConfigError as exc:
         raise ConfigError(_flag_names(str(exc))) from None
     return env_config, run
+
+
+def run_arguments(args: argparse.Namespace, env_config: dict) -> dict:
+    """The options as the arguments of ``ppo_config`` (and ``train_config``, which checks them)."""
+    return {
+        "game": args.game,
+        "num_players": args.players,
+        "env_config": env_config,
+        "opponents": args.opponents,
+        "snapshots": args.snapshots,
+        "snapshot_every": args.snapshot_every,
+        "net_arch": args.net_arch,
+        "activation": args.activation,
+        "num_env_runners": args.env_runners,
+        "train_batch_size": args.batch,
+        "minibatch_size": args.minibatch,
+        "num_epochs": args.epochs,
+        "lr": args.lr,
+        "entropy_coeff": args.entropy,
+        "seed": args.seed,
+    }
 
 
 def card_config(args: argparse.Namespace, run: TrainConfig) -> dict:
@@ -197,23 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         from agents.ray_eval import ensure_ray
         from agents.rllib import export_policy, ppo_config
 
-        cfg = ppo_config(
-            args.game,
-            num_players=args.players,
-            env_config=env_config,
-            opponents=args.opponents,
-            snapshots=args.snapshots,
-            snapshot_every=args.snapshot_every,
-            net_arch=args.net_arch,
-            activation=args.activation,
-            num_env_runners=args.env_runners,
-            train_batch_size=args.batch,
-            minibatch_size=args.minibatch,
-            num_epochs=args.epochs,
-            lr=args.lr,
-            entropy_coeff=args.entropy,
-            seed=args.seed,
-        )
+        cfg = ppo_config(**run_arguments(args, env_config))
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

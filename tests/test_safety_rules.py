@@ -48,7 +48,7 @@ def test_rule_mapping_must_be_a_mapping() -> None:
         (b"target: [5000\n", "not valid YAML"),
         (b"target: 5000\ntarget: 6000\n", "not valid YAML: key 'target' is given twice"),
         (b"- 1\n- 2\n", "expected a mapping of rule parameters, got list"),
-        (b"target: 1e3\n", r"'target' must be an integer in \[50, 1000000\], got '1e3'"),
+        (b"target: 1e3\n", r"'target' must be an integer in \[50, 1000000\], got 1000.0"),
         (b"[" * 5000 + b"]" * 5000, "not valid YAML"),
         (b"? [1, 2]\n: 3\n", "not valid YAML: unhashable key"),
         (b"game: spiffel\n", "holds rules for game 'spiffel', expected 'farkle'"),
