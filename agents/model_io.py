@@ -287,10 +287,9 @@ def load_policy(path: str | Path, card: dict[str, Any], device: str = "cpu") -> 
     try:
         state = torch.load(io.BytesIO(weights), map_location=device, weights_only=True)
     except Exception as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ConfigError(
             f"{where}: {WEIGHTS_MEMBER} is not a plain tensor file and was refused "
-            f"(torch.load weights_only=True: {first[:300]})"
+            f"(torch.load weights_only=True: {_load_reason(exc)[:300]})"
         ) from None
     if not isinstance(state, dict) or not all(
         isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()
@@ -329,6 +328,33 @@ def load_policy(path: str | Path, card: dict[str, Any], device: str = "cpu") -> 
     policy.to(device)
     policy.set_training_mode(False)
     return policy
+
+
+#: The general lines of torch's weights-only refusal, and its advice (load with ``weights_only=False``,
+#: or allowlist the class), which is not advice for a file from a stranger; what is left names
+#: what the file holds.
+_TORCH_BOILERPLATE = (
+    "Weights only load failed",
+    "Please file an issue",
+    "Check the documentation",
+    "(1)",
+    "(2)",
+)
+
+
+def _load_reason(exc: BaseException) -> str:
+    """The specific line of a ``torch.load`` error, without terminal colour codes or advice.
+
+    >>> _load_reason(RuntimeError(
+    ...     "Weights only load failed. \\x1b[1mdo those steps only if you trust it\\x1b[0m.\\n"
+    ...     "\\tWeightsUnpickler error: Unsupported global: GLOBAL os.system was not an allowed "
+    ...     "global by default. Please use `torch.serialization.add_safe_globals([system])` ..."))
+    'Unsupported global: GLOBAL os.system was not an allowed global by default.'
+    """
+    lines = [re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", line).strip() for line in str(exc).splitlines()]
+    lines = [line.split("WeightsUnpickler error:")[-1].split(" Please use ")[0].strip() for line in lines]
+    specific = [line for line in lines if line and not line.startswith(_TORCH_BOILERPLATE)]
+    return (specific or [line for line in lines if line] or [type(exc).__name__])[0]
 
 
 def main(argv: list[str] | None = None) -> int:

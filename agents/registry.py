@@ -39,6 +39,7 @@ from dice_envs.rules.config import check_int
 from .base import Agent, RandomAgent
 
 __all__ = [
+    "anchored_spec",
     "check_fit",
     "check_seed_arg",
     "check_spec",
@@ -249,6 +250,26 @@ def _load_model(
         allow_rules=tuple(overrides),
         **kwargs,
     )
+
+
+def anchored_spec(spec: str, folder: str | Path) -> str:
+    """``spec`` with a relative model path made absolute against ``folder``; other specs as given.
+
+    For a run that goes on in another working directory (a Ray Tune trial runs in its own
+    folder): a model path is read against the folder the user gave it in.
+
+    >>> anchored_spec("planner:runs/x/model.zip", "/home/me")
+    'planner:/home/me/runs/x/model.zip'
+    >>> [anchored_spec(s, "/home/me") for s in ("heuristic", "pretrained:farkle-scratch", "/m.zip")]
+    ['heuristic', 'pretrained:farkle-scratch', '/m.zip']
+    """
+    name = spec.strip()
+    if name.lower().startswith("planner:"):
+        return "planner:" + anchored_spec(planner_model(name), folder)
+    if name.lower().startswith("pretrained:") or Path(name).expanduser().is_absolute():
+        return spec
+    here = Path(folder) / name
+    return str(here) if name.lower().endswith(".zip") or _is_file(str(here)) else spec
 
 
 def planner_model(spec: str) -> str:

@@ -287,6 +287,25 @@ def trial_metric(folder: Path, evaluation: Mapping[str, Any], metric: str) -> fl
     return float(row["win_rate"] if "win_rate" in row else row["mean_score"])
 
 
+#: The training config keys that hold agent specs (model paths among them).
+_SPEC_KEYS = ("opponents", "pool_builtin", "final_eval_opponents", "bc_expert", "init_model")
+
+
+def anchored_specs(values: Mapping[str, Any], folder: str | Path) -> dict[str, Any]:
+    """``values`` (training config keys) with relative model paths read against ``folder``, the
+    sweep's working directory: Tune runs each trial in its own folder."""
+    from .registry import anchored_spec
+
+    out = dict(values)
+    for key in _SPEC_KEYS:
+        value = out.get(key)
+        if isinstance(value, str) and value.strip():
+            out[key] = anchored_spec(value, folder)
+        elif isinstance(value, list):
+            out[key] = [anchored_spec(v, folder) if isinstance(v, str) else v for v in value]
+    return out
+
+
 def sweep_trial(params: dict[str, Any]) -> None:
     """One Tune trial: one training run in its own folder; reports the metric."""
     from ray import tune
@@ -296,7 +315,8 @@ def sweep_trial(params: dict[str, Any]) -> None:
 
     ctx = tune.get_context()
     base, metric, root = params.pop("__base"), params.pop("__metric"), Path(params.pop("__root"))
-    cfg = TrainConfig.from_dict({**base, **params, **_TRIAL_FIXED})
+    cwd = params.pop("__cwd")
+    cfg = TrainConfig.from_dict(anchored_specs({**base, **params, **_TRIAL_FIXED}, cwd))
     folder = root / "trials" / ctx.get_trial_name()
     res = train(cfg, out=folder, command=f"scripts/sweep.py trial {ctx.get_trial_name()}")
     tune.report(
@@ -347,6 +367,7 @@ def run_sweep(sweep: Mapping[str, Any], out: str | Path, address: str | None = N
             "__base": sweep["base"],
             "__metric": sweep["metric"],
             "__root": str(out),
+            "__cwd": str(Path.cwd()),
         }
         tuner = tune.Tuner(
             tune.with_resources(sweep_trial, {"cpu": sweep["cpus_per_trial"]}),

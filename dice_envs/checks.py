@@ -51,6 +51,12 @@ def _show(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _show_array(a: np.ndarray) -> str:
+    """``_show`` of an array with its dtype named once."""
+    text = _show(a)
+    return text if a.size > 8 else f"{text} of dtype {a.dtype}"
+
+
 def _in_range(v: int) -> int:
     if not -INT64_MAX - 1 <= v <= INT64_MAX:
         raise ValueError(f"action {v} is outside the int64 range; actions are small integers")
@@ -65,7 +71,7 @@ def as_action(action: Any) -> int:
         return _in_range(int(action))
     if isinstance(action, np.ndarray):
         if action.dtype.kind not in _KINDS:
-            raise TypeError(f"an action must be {_WHAT}, got {_show(action)} of dtype {action.dtype}")
+            raise TypeError(f"an action must be {_WHAT}, got {_show_array(action)}")
         if action.size != 1:
             raise ValueError(f"an action must be {_WHAT}, got an array of shape {action.shape}")
         return _in_range(int(action.reshape(-1)[0]))
@@ -81,9 +87,7 @@ def as_actions(actions: Any, num_envs: int) -> np.ndarray:
             f"actions must be an integer array of shape ({num_envs},), got {_show(actions)}"
         ) from exc
     if a.dtype.kind not in _KINDS:
-        raise TypeError(
-            f"actions must be an integer array of shape ({num_envs},), got {_show(a)} of dtype {a.dtype}"
-        )
+        raise TypeError(f"actions must be an integer array of shape ({num_envs},), got {_show_array(a)}")
     if a.shape != (num_envs,):
         raise ValueError(
             f"expected {num_envs} actions, an integer array of shape ({num_envs},), got shape {a.shape}"

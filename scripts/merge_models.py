@@ -15,8 +15,9 @@ An existing ``--out`` (or its card) is refused unless ``--force``; an ``--out`` 
 the members, and a member given twice (the same file or the same weights), are refused always.
 ``--curve PNG`` also draws the members' learning curves (the ``eval`` column of the
 ``progress.csv`` beside each member's zip, as the native trainer writes it) on one figure;
-members without one are named in its title. ``--curve`` is checked (a file path, not a folder, and no file
-on its way) before the model is written; its folder is made as ``--out``'s is.
+members without one are named in its title. ``--curve`` is checked (a path ending in ``.png``,
+not a folder, and no file on its way) before the model is written; its folder is made as
+``--out``'s is.
 """
 
 from __future__ import annotations
@@ -55,24 +56,19 @@ def plot_members(models: list[str], path: Path, title: str) -> Path:
     return save_curve_figure(fig, ax, path, title, "evaluation (argmax)", title_size=9)
 
 
-def check_curve(curve: Path | None, out: Path, models: list[str], force: bool) -> str | None:
-    """Why ``--curve`` cannot be written (``None`` when it can): a folder, a file where one of
-    its folders would be, the model being written or a member's file, or an existing file
-    without ``--force``."""
+def check_curve(curve: Path | None, force: bool) -> str | None:
+    """Why ``--curve`` cannot be written (``None`` when it can): a folder, a name not ending in
+    ``.png`` (so it is never the merged model, a member or one of their files), a file where one
+    of its folders would be, or an existing file without ``--force``."""
     if curve is None:
         return None
     if curve.is_dir():
         return f"--curve {curve} is a folder; give the path of a .png file"
+    if curve.suffix.lower() != ".png":
+        return f"--curve {curve} must end in .png: the curves are written as a PNG image"
     blocked = next((p for p in curve.parents if p.exists() and not p.is_dir()), None)
     if blocked is not None:  # a missing folder is made, as for --out
         return f"--curve {curve}: {blocked} is a file, not a folder"
-    target = curve.resolve()
-    taken = [out, out.with_suffix(".json")]
-    for m in models:
-        if not m.startswith("pretrained:"):
-            taken += [Path(m), Path(m).with_suffix(".json"), Path(m).with_name("progress.csv")]
-    if any(target == t.resolve() for t in taken):
-        return f"--curve {curve} would overwrite the merged model or a member's file; choose another path"
     if curve.exists() and not force:
         return f"{curve} already exists; pass --force to replace it"
     return None
@@ -85,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="replace an existing --out (and --curve)")
     parser.add_argument("--curve", type=Path, help="also plot the members' learning curves to this PNG")
     args = parser.parse_args(argv)
-    problem = check_curve(args.curve, args.out, args.models, args.force)
+    problem = check_curve(args.curve, args.force)
     if problem:  # checked before the model is written, so a bad --curve leaves nothing behind
         print(f"error: {problem}", file=sys.stderr)
         return 2

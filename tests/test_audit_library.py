@@ -220,8 +220,9 @@ def test_merge_script_checks_the_curve_before_writing(members, tmp_path, capsys)
     blocker.write_text("a file where a folder would be\n")
     for curve, match in [
         (folder, "is a folder"),
+        (tmp_path / "curves.txt", "must end in .png"),
         (blocker / "c.png", "notes.txt is a file, not a folder"),
-        (out, "would overwrite"),
+        (out, "must end in .png"),  # so never the merged model, a member or one of their files
     ]:
         rc = merge.main([*map(str, members), "--out", str(out), "--curve", str(curve), "--force"])
         err = capsys.readouterr().err

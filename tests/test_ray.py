@@ -264,7 +264,9 @@ def test_evaluate_on_ray_equals_local_pool(
 
 
 # ---------------------------------------------------------------------------- sweeps
-def test_two_trial_sweep_writes_both_run_folders(ray_session: None, tmp_path: Any, capsys: Any) -> None:
+def test_two_trial_sweep_writes_both_run_folders(
+    ray_session: None, tmp_path: Any, capsys: Any, monkeypatch: Any
+) -> None:
     import csv
     import json
     from pathlib import Path
@@ -314,7 +316,12 @@ def test_two_trial_sweep_writes_both_run_folders(ray_session: None, tmp_path: An
     cli = importlib.util.module_from_spec(script)
     script.loader.exec_module(cli)
     mixed = tmp_path / "mixed.yaml"
-    mixed.write_text(spec.read_text().split("space:")[0] + "space: {device: {grid_search: [cpu, cuda]}}\n")
+    # its opponent: a model from the first sweep, by a path relative to the sweep's working
+    # directory (Tune runs each trial in a folder of its own; the trial reads it from here)
+    opponent = (folders[0] / "tiny_ppo.zip").relative_to(tmp_path)
+    head = spec.read_text().split("space:")[0].replace("opponents: [random]", f"opponents: [{opponent}]")
+    mixed.write_text(head + "space: {device: {grid_search: [cpu, cuda]}}\n")
+    monkeypatch.chdir(tmp_path)
     capsys.readouterr()
     assert cli.main([str(mixed), "--out", str(tmp_path / "mixed")]) == 1
     summary = tmp_path / "mixed" / "summary.md"
@@ -330,3 +337,5 @@ def test_two_trial_sweep_writes_both_run_folders(ray_session: None, tmp_path: An
     table = {r["device"]: r for r in csv.DictReader((tmp_path / "mixed" / "summary.csv").open())}
     assert table["cuda"]["error"] == reason and table["cuda"]["metric"] == "nan"
     assert not table["cpu"]["error"] and 0 <= float(table["cpu"]["metric"]) <= 1
+    card = json.loads(Path(table["cpu"]["run_folder"], "tiny_ppo.json").read_text())
+    assert card["config"]["opponents"] == [str(tmp_path / opponent)]

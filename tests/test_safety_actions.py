@@ -231,3 +231,10 @@ def test_wrapped_pettingzoo_env_refuses_by_name(bad, exc, text) -> None:
     agent = env.agent_selection
     assert agent == twin.agent_selection and env.rewards == twin.rewards
     _same([env.observe(agent)], [twin.observe(agent)])
+
+
+def test_a_large_refused_batch_names_its_shape_and_dtype_once() -> None:
+    with pytest.raises(TypeError) as err:
+        as_actions(np.full(64, 1.5), 64)
+    assert str(err.value).endswith("got array of shape (64,) and dtype float64")
+    assert str(err.value).count("float64") == 1

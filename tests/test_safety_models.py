@@ -223,8 +223,11 @@ def test_pickled_weights_are_refused(saved_farkle: Path, tmp_path: Path) -> None
     before = _snapshot(tmp_path)
     with pytest.raises(
         ConfigError, match=r"evil\.zip: policy\.pth is not a plain tensor file and was refused"
-    ):
+    ) as err:
         agents.load(str(evil), game="farkle", num_players=2)
+    # the reason names what the file holds (the payload calls exec), not torch's advice to load it anyway
+    text = str(err.value)
+    assert "GLOBAL exec " in text and "\x1b" not in text and "weights_only` set to `False" not in text
     with pytest.raises(ConfigError, match="not a plain tensor file"):
         gym.make("dice_envs/Farkle-v0", opponents=[str(evil)])
     with pytest.raises(ConfigError, match="not a plain tensor file"):
