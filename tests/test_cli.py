@@ -135,3 +135,13 @@ def test_dice_envs_does_not_import_agents_textually() -> None:
             if "import agents" in line or "from agents" in line:
                 hits.append(f"{path.relative_to(ROOT)}:{i}: {line.strip()}")
     assert not hits, hits  # the env layer finds agents through entry points only
+
+
+def test_train_help_examples_are_lines_a_shell_takes() -> None:
+    from agents.commands.train import parser
+
+    lines = [line.strip() for line in parser().format_help().splitlines()]
+    examples = [line for line in lines if line.startswith("dice-envs train --config")]
+    assert len(examples) >= 4 and all("   " not in line for line in examples)
+    continued = [line for line in examples if line.endswith(" \\")]
+    assert continued and lines[lines.index(continued[0]) + 1].startswith("--total-timesteps")

@@ -1,4 +1,4 @@
-"""``dice-envs train`` / ``scripts/train.py``: train an agent on a dice-envs game.
+r"""``dice-envs train`` / ``scripts/train.py``: train an agent on a dice-envs game.
 
 Examples::
 

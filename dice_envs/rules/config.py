@@ -97,8 +97,14 @@ class RuleConfig:
         allowed = cls.parameter_names()
         for key in merged:
             if key not in allowed:
+                seats = (
+                    "; the number of players is not a rule: it is chosen where a table is set (the env's "
+                    "num_players, a training config's num_players, the scripts' --players or --opponents)"
+                    if str(key).lower() in ("num_players", "players", "n_players", "seats")
+                    else ""
+                )
                 raise ConfigError(
-                    f"unknown rule parameter {key!r} for {cls.game}; allowed: {', '.join(allowed)}"
+                    f"unknown rule parameter {key!r} for {cls.game}; allowed: {', '.join(allowed)}{seats}"
                 )
         return cls(**merged)
 
