@@ -228,8 +228,9 @@ def _load_model(
                     if want[k] != got[k]
                 )
                 raise ConfigError(
-                    f"{name} does not fit these rules ({diff}); to play it under other rules on purpose, "
-                    f"load it with rules={{...}}, e.g. agents.load({spec!r}, rules={{...}})"
+                    f"{name} does not fit these rules ({diff}); a model plays the rules on its card. "
+                    f"To play it under others on purpose (Python), pass the agent in place of its spec: "
+                    f"agents.load({spec!r}, rules={{...}})"
                 )
     rules_cfg = make_rules(trained, **overrides) if overrides else trained
     n = int(card.get("num_players", 1)) if num_players is None else num_players

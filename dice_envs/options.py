@@ -243,12 +243,22 @@ class EnvOptions:
         fields = {f.name for f in dataclasses.fields(cls)}
         options = {**_FACE_DEFAULTS.get(face, {}), **{k: v for k, v in kwargs.items() if k in fields}}
         rules = options.pop("rules", None)
+        rule_params = {k: v for k, v in kwargs.items() if k in params}
+        if isinstance(rules, Mapping):  # rules={"upper_bonus": 50}, as agents.load and configs take them
+            both = sorted(k for k in rules if k in rule_params and rules[k] != rule_params[k])
+            if both:
+                raise ConfigError(
+                    f"rule parameter(s) {both} given twice to {where} with different values: "
+                    "in rules= and as keywords"
+                )
+            rule_params = {**rules, **rule_params}
+            rules = None
         if rules is not None and (not isinstance(rules, RuleConfig) or rules.game != rules_class(game).game):
             given = f"rules for {rules.game!r}" if isinstance(rules, RuleConfig) else f"rules {rules!r:.80}"
             raise ConfigError(
-                f"{given} given to {where}; pass a {rules_class(game).__name__} or rule parameters"
+                f"{given} given to {where}; pass a {rules_class(game).__name__}, a dict of rule parameters "
+                f"(allowed: {', '.join(params)}) or those parameters as keywords"
             )
-        rule_params = {k: v for k, v in kwargs.items() if k in params}
         return cls(make_rules(rules if rules is not None else game, **rule_params), **options)
 
 

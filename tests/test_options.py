@@ -71,7 +71,7 @@ def test_keys_of_other_faces_are_unknown(face, key):
         ({"illegal_reward": float("nan")}, "illegal_reward must be a finite number"),
         ({"render_mode": "video"}, "unknown render_mode 'video'; allowed: None, ansi, human, rgb_array"),
         ({"rules": FarkleRules()}, "rules for 'farkle' given to the spiffel env; pass a SpiffelRules"),
-        ({"rules": {"joker": False}}, "rules {'joker': False} given to the spiffel env"),
+        ({"rules": "yahtzee"}, "rules 'yahtzee' given to the spiffel env; pass a SpiffelRules, a dict"),
         ({"upper_bonus_threshold": -3}, r"'upper_bonus_threshold' must be an integer in \[0, 105\], got -3"),
     ],
 )
@@ -202,3 +202,21 @@ def test_reseeded_dice_match_fresh_dice():
     fresh = RandomDice(9, buffer=8)
     for count in (5, 2, 6, 3):
         np.testing.assert_array_equal(used.codes(games, count), fresh.codes(games, count))
+
+
+@pytest.mark.parametrize("face", list(FACES))
+def test_rules_as_a_dict_equal_the_same_rules_as_keywords(face):
+    as_dict = FACES[face](rules={"upper_bonus": 50, "joker": False})
+    as_keywords = FACES[face](upper_bonus=50, joker=False)
+    assert as_dict.rules == as_keywords.rules == make_rules("spiffel", upper_bonus=50, joker=False)
+    assert FACES[face](rules={"upper_bonus": 50}, upper_bonus=50).rules.upper_bonus == 50
+    with pytest.raises(ConfigError, match=r"\['upper_bonus'\] given twice to the spiffel"):
+        FACES[face](rules={"upper_bonus": 50}, upper_bonus=40)
+    with pytest.raises(
+        ConfigError, match="unknown rule parameter 'bogus' for spiffel; allowed: upper_bonus_threshold"
+    ):
+        FACES[face](rules={"bogus": 1})
+    with pytest.raises(
+        ConfigError, match=r"rules 5 given to the spiffel .*a dict of rule parameters \(allowed: "
+    ):
+        FACES[face](rules=5)
