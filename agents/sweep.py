@@ -38,6 +38,7 @@ from typing import Any
 import yaml
 
 from dice_envs.rules import ConfigError
+from dice_envs.rules.config import did_you_mean
 
 __all__ = [
     "DISTRIBUTIONS",
@@ -83,7 +84,8 @@ def load_sweep(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: a sweep file must be a mapping, got {type(spec).__name__}")
     unknown = sorted(set(spec) - _SWEEP_KEYS, key=str)
     if unknown:
-        raise ConfigError(f"{path}: unknown sweep key(s) {unknown}; allowed: {sorted(_SWEEP_KEYS)}")
+        hint = did_you_mean(unknown[0], _SWEEP_KEYS) if len(unknown) == 1 else ""
+        raise ConfigError(f"{path}: unknown sweep key(s) {unknown}{hint}; allowed: {sorted(_SWEEP_KEYS)}")
     seed = spec.get("seed", 0)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ConfigError(f"{path}: seed must be a non-negative integer, got {seed!r}")

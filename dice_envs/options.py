@@ -42,6 +42,7 @@ import numpy as np
 from .checks import check_illegal_reward
 from .opponents import check_opponent
 from .rules import ConfigError, RuleConfig, make_rules, rules_class
+from .rules.config import did_you_mean
 
 __all__ = [
     "ILLEGAL_ACTION_MODES",
@@ -237,7 +238,8 @@ class EnvOptions:
         for key in kwargs:
             if key not in keys and key not in params:
                 raise ConfigError(
-                    f"unknown keyword {key!r} for {where}; allowed: {', '.join(params)} (rule parameters); "
+                    f"unknown keyword {key!r} for {where}{did_you_mean(key, (*params, *keys))}; "
+                    f"allowed: {', '.join(params)} (rule parameters); "
                     f"{', '.join(keys)} (env options)"
                 )
         fields = {f.name for f in dataclasses.fields(cls)}

@@ -34,7 +34,8 @@ def test_unknown_key_names_it_and_every_allowed_key(face):
     with pytest.raises(ConfigError) as err:
         FACES[face](upper_bonus_treshold=60)
     text = str(err.value)
-    assert "unknown keyword 'upper_bonus_treshold'" in text
+    assert "unknown keyword 'upper_bonus_treshold' for the spiffel " in text
+    assert "(did you mean 'upper_bonus_threshold'?); allowed: " in text
     for key in (*SpiffelRules.parameter_names(), *OPTION_KEYS[face]):
         assert key in text
 

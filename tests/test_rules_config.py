@@ -87,7 +87,10 @@ def test_unknown_key_names_the_key_and_the_allowed_keys(game: str) -> None:
         rules_class(game).from_dict({"bogus_key": 1})
     with pytest.raises(ConfigError, match="bogus_key"):
         rules_class(game)().replace(bogus_key=1)
-    assert "number of players" not in message
+    assert "number of players" not in message and "did you mean" not in message  # nothing close
+    name = rules_class(game).parameter_names()[0]
+    with pytest.raises(ConfigError, match=rf"'{name[:-1]}' for {game} \(did you mean '{name}'\?\); allowed"):
+        make_rules(game, **{name[:-1]: 2})
     # the seat count, the rule a user most often tries, says where it is set instead
     with pytest.raises(ConfigError, match=r"'num_players'.*the number of players is not a rule.*--players"):
         make_rules(game, num_players=3)

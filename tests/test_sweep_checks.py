@@ -87,6 +87,12 @@ def test_every_trial_is_checked_as_training_checks_it_before_ray(tmp_path, body,
         assert "ray" not in sys.modules
 
 
+def test_a_mistyped_sweep_key_is_named_with_its_likely_meaning(tmp_path) -> None:
+    path = _sweep(tmp_path, "space: {n_epochs: {choice: [1, 2]}}\nnum_sample: 2")
+    with pytest.raises(ConfigError, match=r"\['num_sample'\] \(did you mean 'num_samples'\?\); allowed: \["):
+        load_sweep(path)
+
+
 def test_values_valid_together_are_not_refused_one_by_one(tmp_path) -> None:
     # over the base alone, num_players 1 clashes with reward win; every trial also gets reward score
     path = _sweep(

@@ -10,7 +10,7 @@ go through the same check (values are parsed as YAML, so ``--set net_arch=[64,64
 >>> TrainConfig.from_dict({"learning_rte": 0.1})  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-dice_envs.rules.config.ConfigError: unknown training config key 'learning_rte'; allowed: ...
+dice_envs.rules.config.ConfigError: unknown training config key 'learning_rte' (did you mean 'learning_rate...
 >>> cfg.with_overrides(["n_envs=128", "net_arch=[32, 32]"]).net_arch
 [32, 32]
 """
@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from dice_envs.rules import GAMES, ConfigError, RuleConfig, make_rules
+from dice_envs.rules.config import did_you_mean
 
 __all__ = ["DEFAULT_EXPERT", "GYM_IDS", "RESUMABLE_KEYS", "TrainConfig", "load_config"]
 
@@ -197,7 +198,10 @@ class TrainConfig:
         allowed = cls.field_names()
         for key in merged:
             if key not in allowed:
-                raise ConfigError(f"unknown training config key {key!r}; allowed: {', '.join(allowed)}")
+                raise ConfigError(
+                    f"unknown training config key {key!r}{did_you_mean(key, allowed)}; "
+                    f"allowed: {', '.join(allowed)}"
+                )
         for key in ("rules",):
             if key in merged and merged[key] is None:
                 merged[key] = {}

@@ -10,7 +10,7 @@ Configurations are validated where they enter: an unknown key or a bad value rai
 >>> SpiffelRules.from_dict({"upper_bonus_treshold": 60})  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-dice_envs.rules.config.ConfigError: unknown rule parameter 'upper_bonus_treshold' for spiffel; allowed: ...
+dice_envs.rules.config.ConfigError: unknown rule parameter 'upper_bonus_treshold' for spiffel (did you ...
 """
 
 from __future__ import annotations
@@ -24,13 +24,25 @@ from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
-__all__ = ["ConfigError", "RuleConfig", "check_bool", "check_int", "check_optional_int"]
+__all__ = ["ConfigError", "RuleConfig", "check_bool", "check_int", "check_optional_int", "did_you_mean"]
 
 T = TypeVar("T", bound="RuleConfig")
 
 
 class ConfigError(ValueError):
     """A rule configuration, agent spec or file that does not fit what is allowed."""
+
+
+def did_you_mean(key: Any, allowed: Any) -> str:
+    """`` (did you mean 'x'?)`` naming the allowed name closest to a mistyped ``key``, or ``""``.
+
+    >>> did_you_mean("n_env", ["n_envs", "n_steps"]), did_you_mean("zzz", ["n_envs"])
+    (" (did you mean 'n_envs'?)", '')
+    """
+    import difflib
+
+    close = difflib.get_close_matches(str(key), [str(a) for a in allowed], n=1, cutoff=0.75)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _is_int(value: Any) -> bool:
@@ -104,7 +116,8 @@ class RuleConfig:
                     else ""
                 )
                 raise ConfigError(
-                    f"unknown rule parameter {key!r} for {cls.game}; allowed: {', '.join(allowed)}{seats}"
+                    f"unknown rule parameter {key!r} for {cls.game}{did_you_mean(key, allowed)}; "
+                    f"allowed: {', '.join(allowed)}{seats}"
                 )
         return cls(**merged)
 
