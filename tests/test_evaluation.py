@@ -278,7 +278,10 @@ def test_deterministic_for_a_seed_and_worker_count() -> None:
         (dict(agents=["random", "random"]), "repeated: random"),
         (dict(agents=[]), "no agents"),
         (dict(games=0), "games must be a positive integer, got 0"),
-        (dict(rules={"targt": 5}), "unknown rule parameter 'targt' for farkle; allowed: target"),
+        (
+            dict(rules={"targt": 5}),
+            r"unknown rule parameter 'targt' for farkle \(did you mean 'target'\?\); allowed: target",
+        ),
         (dict(rules={"target": -1}), "'target' must be an integer"),
         (dict(workers=0), "workers must be at least 1"),
     ],
