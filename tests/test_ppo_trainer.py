@@ -263,37 +263,6 @@ def test_reward_shaping_adds_only_potential_differences(tmp_path: Path) -> None:
         TrainConfig.from_dict({"game": "spiffel", "reward_shaping": 1.0})
 
 
-def test_bfloat16_forward_stays_close_to_float32_and_returns_float32() -> None:
-    from agents.training.ppo import forward, make_model
-    from dice_envs.vector.env import SpiffelVectorEnv
-
-    env = SpiffelVectorEnv(num_envs=256)
-    obs, _ = env.reset(seed=3)
-    cfg = TrainConfig.from_dict({"name": "p", "game": "spiffel", "net_arch": [64, 64], "n_envs": 64})
-    policy = make_model(cfg, env.single_observation_space, env.single_action_space).policy
-    x = torch.as_tensor(obs)
-    with torch.no_grad():
-        logits32, values32 = forward(policy, x)
-        logits16, values16 = forward(policy, x, "bfloat16")
-    assert logits16.dtype == values16.dtype == torch.float32  # heads and losses stay float32
-    assert not torch.equal(logits16, logits32)  # the hidden layers did run in bfloat16
-    assert torch.allclose(logits16, logits32, atol=0.05) and torch.allclose(values16, values32, atol=0.05)
-    with pytest.raises(ValueError, match="allowed: float32, bfloat16"):
-        forward(policy, x, "float16")
-
-
-def test_bfloat16_run_trains_and_its_model_is_float32(tmp_path: Path) -> None:
-    from sb3_contrib import MaskablePPO
-
-    cfg = TrainConfig.from_yaml(CONFIGS / "tiny_ppo.yaml").with_overrides(["precision=bfloat16"])
-    result = _train(cfg, tmp_path / "bf")
-    assert result.steps >= cfg.total_timesteps
-    model = MaskablePPO.load(result.model_path, device="cpu")
-    assert all(p.dtype == torch.float32 for p in model.policy.parameters())
-    with pytest.raises(ConfigError, match=r"precision.*needs trainer: ppo"):
-        cfg.with_overrides(["trainer=sb3"])
-
-
 def test_farkle_learns_from_win_optimal(tmp_path: Path) -> None:
     """The recipe of the shipped Farkle bot at a small target: behaviour cloning of win-optimal
     (with DAgger), then PPO against a pool holding win-optimal; the card says so."""
