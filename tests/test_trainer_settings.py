@@ -80,3 +80,39 @@ def test_the_thread_governor_follows_the_machine_and_records_it() -> None:
         assert all(fixed.after_update(t) is None for t in (1.0, 10.0, 100.0)) and len(asked) == 3
     finally:
         torch.set_num_threads(before)
+
+
+def test_the_sb3_path_governs_threads_by_update_time_less_its_callbacks() -> None:
+    """``trainer: sb3``: the time from one rollout's start to the next, less what the callbacks
+    took (an evaluation is not a slowed machine), goes to the governor once per update."""
+    import time
+    from types import SimpleNamespace
+
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    from agents.training.sb3_train import governed_callbacks
+
+    class Evaluation(BaseCallback):  # stands for an evaluation or a checkpoint: slow, in on_step
+        def _on_step(self) -> bool:
+            time.sleep(0.5)
+            return True
+
+    class Spy:
+        def __init__(self) -> None:
+            self.threads, self.seconds = 2, []
+
+        def after_update(self, seconds: float) -> None:
+            self.seconds.append(seconds)
+
+    spy = Spy()
+    callbacks = governed_callbacks([Evaluation()], spy)
+    callbacks.init_callback(SimpleNamespace(logger=None, num_timesteps=0, get_env=lambda: None))
+    for _ in range(3):  # three updates: rollout (one step, with an evaluation), then training
+        callbacks.on_rollout_start()
+        time.sleep(0.05)
+        assert callbacks.on_step()
+        callbacks.on_rollout_end()
+        time.sleep(0.05)
+    callbacks.on_rollout_start()
+    assert len(spy.seconds) == 3  # one per finished update; the first start has nothing to report
+    assert all(0.1 <= s < 0.45 for s in spy.seconds), spy.seconds  # 0.1 s of work, not 0.6 s

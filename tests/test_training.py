@@ -452,8 +452,10 @@ def test_same_seed_same_model(tmp_path: Path) -> None:
     import torch
     from sb3_contrib import MaskablePPO
 
+    # one thread: torch_threads 0 measures the machine, and a busy neighbour (the other pytest
+    # worker) can make two runs choose different counts, which round the products differently
     cfg = TrainConfig.from_yaml(CONFIGS / "tiny_selfplay.yaml").with_overrides(
-        ["eval_freq=0", "final_eval_games=0", "total_timesteps=128"]
+        ["eval_freq=0", "final_eval_games=0", "total_timesteps=128", "torch_threads=1"]
     )
     params = []
     for run, seed in (("a", 3), ("b", 3), ("c", 4)):

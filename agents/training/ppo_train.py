@@ -52,7 +52,7 @@ from .ppo import (
     schedule_value,
 )
 from .selfplay import SnapshotStore, pool_seats
-from .threads import ThreadGovernor, choose_threads, usable_cores
+from .threads import ThreadGovernor, choose_threads, govern_threads, thread_governor
 from .train import TrainResult, save_products
 
 __all__ = ["PROGRESS_FIELDS", "make_vector_env", "train_ppo"]
@@ -146,11 +146,11 @@ def train_ppo(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
         progress_bar=cfg.progress_bar,
     )
     steps_at_start, t_loop = learner.steps, time.perf_counter()
-    governor = _governor(cfg, device, threads)
+    governor = thread_governor(cfg.torch_threads, device, threads)
     while learner.steps < cfg.total_timesteps:  # 4. the loop, one update per rollout
         t_update = time.perf_counter()
         row = _update(cfg, learner, rollout, wall_start=t_start)
-        _govern_threads(governor, time.perf_counter() - t_update, learner.steps)
+        govern_threads(governor, time.perf_counter() - t_update, learner.steps)
         _evaluate_and_snapshot_when_due(cfg, learner, row)
         reporter.report(row, cfg.n_envs * cfg.n_steps)
         _checkpoint_when_due(cfg, learner, out, wall_start=t_start)
@@ -177,21 +177,6 @@ def _machine(cfg: TrainConfig, device: str) -> int:
     torch.set_num_threads(threads)
     torch.manual_seed(cfg.seed)
     return threads
-
-
-def _governor(cfg: TrainConfig, device: str, threads: int) -> ThreadGovernor:
-    """What keeps ``torch_threads: 0`` right during the run (a fixed count or a GPU: nothing)."""
-    active = cfg.torch_threads == 0 and not device.startswith("cuda")
-    return ThreadGovernor(threads, usable_cores(), active=active)
-
-
-def _govern_threads(governor: ThreadGovernor, seconds: float, steps: int) -> None:
-    """4: the update's time to the governor; a line when it changes the thread count."""
-    before = governor.threads
-    changed = governor.after_update(seconds)
-    if changed is not None:
-        why = "other work keeps cores busy" if changed < before else "the cores are free again"
-        print(f"torch_threads: {before} -> {changed} at step {steps} ({why}: measured)", file=sys.stderr)
 
 
 # ------------------------------------------------------------------------- 2. the model

@@ -49,9 +49,12 @@ def train_sb3(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
     """Run (or continue) ``cfg`` with sb3-contrib's ``MaskablePPO.learn`` in the folder ``out``."""
     import torch
 
-    from .threads import choose_threads
+    from ..model_card import machine_info
+    from .threads import choose_threads, thread_governor
 
-    torch.set_num_threads(choose_threads(cfg.torch_threads, device))
+    threads = choose_threads(cfg.torch_threads, device)
+    torch.set_num_threads(threads)
+    governor = thread_governor(cfg.torch_threads, device, threads)
     candidates = checkpoints(out / "checkpoints") if resume else []
     start_steps = int(candidates[-1].name.split("_")[1]) if candidates else 0
     # 1. environments (the newest checkpoint's step count names the monitor file)
@@ -67,7 +70,7 @@ def train_sb3(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
     warm_stats = _warm_start(cfg, out, model, resumed=resumed_from is not None)  # 3. warm start
     steps_before = model.num_timesteps
     t0 = time.perf_counter()
-    _learn(cfg, out, model, eval_env, steps_before, fresh=resumed_from is None)  # 4. learn
+    _learn(cfg, out, model, eval_env, steps_before, resumed_from is None, governor)  # 4. learn
     learn_s = time.perf_counter() - t0
     backend = backend_name(train_env)
     train_env.close()
@@ -88,6 +91,7 @@ def train_sb3(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
         title=f"{cfg.name}: MaskablePPO on {cfg.game}",
         ylabel="win reward (+1/-1)" if multi_win else "final score",
         references={},
+        machine=machine_info(device, governor.threads, governor.updates),
     )
     steps_this_run = model.num_timesteps - steps_before
     return TrainResult(
@@ -164,10 +168,13 @@ def _warm_start(cfg: TrainConfig, out: Path, model: Any, resumed: bool) -> dict[
     return record
 
 
-def _learn(cfg: TrainConfig, out: Path, model: Any, eval_env: Any, start_steps: int, fresh: bool) -> None:
-    """``model.learn`` up to ``total_timesteps``, with checkpoint, evaluation and self-play callbacks."""
+def _learn(
+    cfg: TrainConfig, out: Path, model: Any, eval_env: Any, start_steps: int, fresh: bool, governor: Any
+) -> None:
+    """``model.learn`` up to ``total_timesteps``, with checkpoint, evaluation and self-play
+    callbacks, and ``governor`` keeping ``torch_threads: 0`` right (:func:`governed_callbacks`)."""
     from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
-    from stable_baselines3.common.callbacks import CallbackList, CheckpointCallback
+    from stable_baselines3.common.callbacks import CheckpointCallback
 
     per_env = max(1, cfg.n_envs)
     callbacks: list[Any] = []
@@ -201,11 +208,42 @@ def _learn(cfg: TrainConfig, out: Path, model: Any, eval_env: Any, start_steps: 
         return
     model.learn(
         total_timesteps=remaining,
-        callback=CallbackList(callbacks),
+        callback=governed_callbacks(callbacks, governor),
         reset_num_timesteps=fresh,
         progress_bar=cfg.progress_bar,
         tb_log_name="ppo",
     )
+
+
+def governed_callbacks(callbacks: list[Any], governor: Any) -> Any:
+    """``callbacks`` as one SB3 ``CallbackList`` that also hands each update's wall time to
+    ``governor`` (:class:`~agents.training.threads.ThreadGovernor`): the time from one rollout's
+    start to the next (rollout and gradient steps), less what the callbacks themselves took
+    (evaluations, checkpoints, snapshots), so an evaluation is not taken for a slowed machine."""
+    from stable_baselines3.common.callbacks import CallbackList
+
+    from .threads import govern_threads
+
+    class _Governed(CallbackList):
+        def __init__(self) -> None:
+            super().__init__(callbacks)
+            self.started: float | None = None
+            self.inside = 0.0  # seconds in the callbacks since the rollout started
+
+        def _on_rollout_start(self) -> None:
+            now = time.perf_counter()
+            if self.started is not None:
+                govern_threads(governor, now - self.started - self.inside, self.num_timesteps)
+            self.started, self.inside = now, 0.0
+            super()._on_rollout_start()
+
+        def _on_step(self) -> bool:
+            t = time.perf_counter()
+            go_on = super()._on_step()
+            self.inside += time.perf_counter() - t
+            return go_on
+
+    return _Governed()
 
 
 def _resumed_logger(model: Any, tb_log_name: str, steps: int) -> Any:

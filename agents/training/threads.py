@@ -15,7 +15,15 @@ from typing import Any
 
 import torch
 
-__all__ = ["ThreadGovernor", "choose_threads", "fastest_threads", "most_threads_within", "usable_cores"]
+__all__ = [
+    "ThreadGovernor",
+    "choose_threads",
+    "fastest_threads",
+    "govern_threads",
+    "most_threads_within",
+    "thread_governor",
+    "usable_cores",
+]
 
 
 def choose_threads(requested: int, device: str) -> int:
@@ -156,3 +164,19 @@ class ThreadGovernor:
         self.threads = chosen
         torch.set_num_threads(chosen)
         return chosen
+
+
+def thread_governor(requested: int, device: str, threads: int) -> ThreadGovernor:
+    """What keeps ``torch_threads: 0`` (``requested``) right during a run of either trainer,
+    starting from ``threads``; a fixed count or a GPU: nothing (it only counts updates)."""
+    active = requested == 0 and not device.startswith("cuda")
+    return ThreadGovernor(threads, usable_cores(), active=active)
+
+
+def govern_threads(governor: ThreadGovernor, seconds: float, steps: int) -> None:
+    """An update's wall ``seconds`` to ``governor``; a line on stderr when it changes the count."""
+    before = governor.threads
+    changed = governor.after_update(seconds)
+    if changed is not None:
+        why = "other work keeps cores busy" if changed < before else "the cores are free again"
+        print(f"torch_threads: {before} -> {changed} at step {steps} ({why}: measured)", file=sys.stderr)
