@@ -289,17 +289,14 @@ def trial_metric(folder: Path, evaluation: Mapping[str, Any], metric: str) -> fl
     return float(row["win_rate"] if "win_rate" in row else row["mean_score"])
 
 
-#: The training config keys that hold agent specs (model paths among them).
-_SPEC_KEYS = ("opponents", "pool_builtin", "final_eval_opponents", "bc_expert", "init_model")
-
-
 def anchored_specs(values: Mapping[str, Any], folder: str | Path) -> dict[str, Any]:
     """``values`` (training config keys) with relative model paths read against ``folder``, the
     sweep's working directory: Tune runs each trial in its own folder."""
     from .registry import anchored_spec
+    from .training.config import AGENT_LIST_KEYS
 
     out = dict(values)
-    for key in _SPEC_KEYS:
+    for key in (*AGENT_LIST_KEYS, "bc_expert", "init_model"):
         value = out.get(key)
         if isinstance(value, str) and value.strip():
             out[key] = anchored_spec(value, folder)

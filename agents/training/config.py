@@ -59,6 +59,8 @@ _CHOICES: dict[str, tuple[Any, ...]] = {
     "policy_head": ("flat", "afterstate"),
 }
 #: Keys that may differ when a run is resumed (everything else must equal the run's config.json).
+#: The config keys that hold lists of agent specs (``bc_expert`` and ``init_model`` hold one each).
+AGENT_LIST_KEYS = ("opponents", "pool_builtin", "final_eval_opponents")
 RESUMABLE_KEYS = ("total_timesteps", "progress_bar", "tensorboard", "verbose", "device", "torch_threads")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -373,7 +375,7 @@ class TrainConfig:
                 f"config 'net_arch' must be a non-empty list of layer sizes in [1, 65536], e.g. [256, 256], "
                 f"got {self.net_arch!r}"
             )
-        for key in ("opponents", "pool_builtin", "final_eval_opponents"):
+        for key in AGENT_LIST_KEYS:
             value = getattr(self, key)
             if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
                 raise ConfigError(f"config {key!r} must be a list of agent spec strings, got {value!r}")

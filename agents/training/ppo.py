@@ -82,6 +82,10 @@ class SpacesOnlyEnv(gym.Env):
         return np.ones(int(self.action_space.n), dtype=bool)
 
 
+#: The hidden activations of the trainer's networks (``TrainConfig.activation``).
+ACTIVATIONS: dict[str, type[nn.Module]] = {"tanh": nn.Tanh, "relu": nn.ReLU}
+
+
 def maskable_ppo_kwargs(cfg: Any) -> dict[str, Any]:
     """The ``MaskablePPO`` arguments both trainers take from ``cfg`` unchanged.
 
@@ -89,7 +93,7 @@ def maskable_ppo_kwargs(cfg: Any) -> dict[str, Any]:
     clipping, loss weights, network, seed. Each caller adds what it sets its own way (learning
     rate, minibatch, logging).
     """
-    activation = {"tanh": nn.Tanh, "relu": nn.ReLU}[cfg.activation]
+    activation = ACTIVATIONS[cfg.activation]
     return {
         "n_steps": cfg.n_steps,
         "n_epochs": cfg.n_epochs,
@@ -220,7 +224,7 @@ class Bf16Dense(torch.autograd.Function):
         return gx, (gz.t() @ xb).float(), gz.sum(0, dtype=torch.float32), None
 
 
-_BF16_ACTS = {nn.Tanh: "tanh", nn.ReLU: "relu"}
+_BF16_ACTS = {cls: name for name, cls in ACTIVATIONS.items()}
 
 
 def _hidden(layers: nn.Module, x: torch.Tensor, bf16: bool) -> torch.Tensor:

@@ -23,7 +23,7 @@ from typing import Any
 from dice_envs.rules import ConfigError
 
 from .artifacts import atomic_write_text
-from .config import RESUMABLE_KEYS, TrainConfig
+from .config import AGENT_LIST_KEYS, RESUMABLE_KEYS, TrainConfig
 from .envs import eval_opponents
 
 __all__ = [
@@ -211,12 +211,8 @@ def check_agent_specs(cfg: TrainConfig) -> None:
     from ..registry import check_spec
 
     rules = cfg.rule_config()
-    keys = {
-        "opponents": cfg.opponents,
-        "pool_builtin": cfg.pool_builtin,
-        "final_eval_opponents": cfg.final_eval_opponents,
-        "bc_expert": [cfg.bc_expert] if cfg.bc_expert else [],
-    }
+    keys = {key: getattr(cfg, key) for key in AGENT_LIST_KEYS}
+    keys["bc_expert"] = [cfg.bc_expert] if cfg.bc_expert else []
     for key, specs in keys.items():
         for spec in specs:
             try:
