@@ -63,20 +63,21 @@ def test_bf16_dense_matches_float32_worked_out_by_hand(act: str, tol: float) -> 
         return torch.tanh(out.float()) if act == "tanh" else torch.relu(out.float())
 
     reference = _grads(autocast, x, w, b, upstream)
-    assert all(_rel(g, r) < 0.005 for g, r in zip(got, reference, strict=True))
+    # the same products; tanh as 1 - 2 sigmoid(-2z) rounded to bfloat16 (autocast: in float32)
+    assert all(_rel(g, r) < 0.008 for g, r in zip(got, reference, strict=True))
 
 
-def test_bf16_hidden_stack_skips_the_input_gradient_and_returns_float32() -> None:
+def test_bf16_hidden_stack_skips_the_input_gradient_and_hands_on_bfloat16() -> None:
     layers = torch.nn.Sequential(
         torch.nn.Linear(10, 16), torch.nn.Tanh(), torch.nn.Linear(16, 8), torch.nn.ReLU()
     )
     obs = torch.rand(32, 10)  # observations need no gradient: the first layer computes none
     out = _hidden(layers, obs, bf16=True)
-    assert out.dtype == torch.float32 and out.shape == (32, 8)
-    out.sum().backward()
+    assert out.dtype == torch.bfloat16 and out.shape == (32, 8)  # the heads take it as it is
+    out.float().sum().backward()
     assert all(p.grad is not None and p.grad.dtype == torch.float32 for p in layers.parameters())
     ref = layers(obs)
-    assert torch.allclose(out, ref, atol=0.03)
+    assert torch.allclose(out.float(), ref, atol=0.03)
     # float32: the same values as the layers' own forward (tanh through FastTanh, within 2e-7)
     assert torch.allclose(_hidden(layers, obs, bf16=False), ref, atol=1e-6)
 
