@@ -165,12 +165,13 @@ def forward(policy: Any, obs: torch.Tensor, precision: str = "float32") -> tuple
     if not bf16:
         return head(latent_pi), value(latent_vf).squeeze(-1)
     if isinstance(head, nn.Linear) and head.bias is not None:  # bfloat16 product, float32 logits
-        logits = F.linear(latent_pi.to(torch.bfloat16), head.weight.to(torch.bfloat16), head.bias.to(torch.bfloat16))
+        bf = torch.bfloat16
+        logits = F.linear(latent_pi.to(bf), head.weight.to(bf), head.bias.to(bf))
     else:  # pragma: no cover - make_model builds Linear heads
         logits = head(latent_pi.float())
     latent_vf = latent_vf.float()
     if isinstance(value, nn.Linear) and value.out_features == 1 and value.bias is not None:
-        values = torch.addmv(value.bias, latent_vf, value.weight[0])  # its gradient an outer product, not a product
+        values = torch.addmv(value.bias, latent_vf, value.weight[0])  # gradient: an outer product
     else:  # pragma: no cover - make_model builds Linear heads
         values = value(latent_vf).squeeze(-1)
     return logits.float(), values
