@@ -101,6 +101,39 @@ def test_bfloat16_forward_stays_close_to_float32_and_returns_float32() -> None:
         forward(policy, x, "float16")
 
 
+@pytest.mark.parametrize("activation", ["tanh", "relu"])
+def test_bfloat16_gradients_follow_float32_through_both_heads(activation: str) -> None:
+    """The whole bfloat16 forward (hidden layers, the action head's bfloat16 product, the value
+    head's addmv) gives every parameter nearly float32's gradient for the same loss."""
+    from agents.training.ppo import forward, make_model, masked_logits
+    from dice_envs.vector.env import SpiffelVectorEnv
+
+    env = SpiffelVectorEnv(num_envs=512)
+    obs, info = env.reset(seed=5)
+    cfg = TrainConfig.from_dict(
+        {"name": "p", "game": "spiffel", "net_arch": [64, 64], "n_envs": 64, "activation": activation}
+    )
+    policy = make_model(cfg, env.single_observation_space, env.single_action_space).policy
+    x, mask = torch.as_tensor(obs), torch.as_tensor(info["action_mask"]).bool()
+    gen = torch.Generator().manual_seed(1)
+    targets = torch.randn(x.shape[0], generator=gen)
+
+    def grads(precision: str) -> list[torch.Tensor]:
+        policy.zero_grad(set_to_none=True)
+        logits, values = forward(policy, x, precision)
+        logp = torch.log_softmax(masked_logits(logits, mask), -1)
+        entropy = -(logp.exp() * logp).sum(-1).mean()
+        loss = entropy + logp.max(-1).values.mean() + (values - targets).pow(2).mean()
+        loss.backward()
+        return [p.grad.clone() for p in policy.parameters()]
+
+    g32, g16 = grads("float32"), grads("bfloat16")
+    assert len(g32) == len(g16) == len(list(policy.parameters()))
+    errors = [_rel(b, a) for a, b in zip(g32, g16, strict=True)]
+    assert all(g.dtype == torch.float32 for g in g16)
+    assert max(errors) < 0.02, errors  # measured 0.4% at most; a wrong gradient is off by ~100%
+
+
 def test_bfloat16_run_trains_and_its_model_is_float32(tmp_path: Path) -> None:
     from sb3_contrib import MaskablePPO
 

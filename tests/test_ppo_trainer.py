@@ -145,6 +145,21 @@ def test_masks_never_let_an_illegal_action_be_sampled(rows: int, n: int, seed: i
         assert mask[torch.arange(rows), actions].all()
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 30), st.integers(2, 50), st.integers(0, 2**31 - 1), st.floats(0.01, 1e4))
+def test_masked_logits_equal_torch_where_and_pass_no_gradient_to_illegal_actions(
+    rows: int, n: int, seed: int, scale: float
+) -> None:
+    g = torch.Generator().manual_seed(seed)
+    logits = (torch.randn(rows, n, generator=g) * scale).requires_grad_()
+    mask = torch.rand(rows, n, generator=g) < 0.5
+    got = masked_logits(logits, mask)
+    assert torch.equal(got, torch.where(mask, logits, torch.full_like(logits, MASKED_LOGIT)))
+    upstream = torch.randn(rows, n, generator=g)
+    (got * upstream).sum().backward()
+    assert torch.equal(logits.grad, torch.where(mask, upstream, torch.zeros_like(upstream)))
+
+
 def test_sampling_follows_the_masked_softmax() -> None:
     g = torch.Generator().manual_seed(0)
     logits = masked_logits(

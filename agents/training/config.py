@@ -143,8 +143,9 @@ class TrainConfig:
     head_width: int = _knob(64, "hidden units of the afterstate head's shared action scorer")
     precision: str = _knob(
         "float32",
-        "float32 | bfloat16: each hidden layer (product, bias, activation) in bfloat16 (Bf16Dense; "
-        "weights, heads, losses and the optimiser stay float32). Faster on CPUs with bfloat16 products "
+        "float32 | bfloat16: each hidden layer (product, bias, activation) and the action head's "
+        "product in bfloat16 (Bf16Dense; weights, value head, logits, losses and the optimiser stay "
+        "float32). Faster on CPUs with bfloat16 products "
         "(AVX-512 / AMX), much slower on others, no gain measured on an H200 at 256x256, where small nets "
         "do not wait on products (README: Performance) (ppo)",
     )
