@@ -26,7 +26,7 @@ from torch import nn
 
 from dice_envs.rules import ConfigError
 
-from ..training.ppo import MASKED_LOGIT
+from ..training.ppo import masked_logits
 
 __all__ = ["ACTIVATIONS", "MaskedPPOModule", "apply_mask", "split_obs"]
 
@@ -45,8 +45,9 @@ def split_obs(obs: Any) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def apply_mask(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """``logits`` with every action whose mask entry is 0 set to ``MASKED_LOGIT``."""
-    return torch.where(mask > 0, logits, torch.full_like(logits, MASKED_LOGIT))
+    """``logits`` with every action whose mask entry is 0 set to ``MASKED_LOGIT``
+    (:func:`agents.training.ppo.masked_logits` on ``mask > 0``)."""
+    return masked_logits(logits, mask > 0)
 
 
 def _mlp(n_in: int, arch: list[int], act: type[nn.Module]) -> nn.Sequential:

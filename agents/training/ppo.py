@@ -167,7 +167,7 @@ def forward(policy: Any, obs: torch.Tensor, precision: str = "float32") -> tuple
     if isinstance(head, nn.Linear) and head.bias is not None:  # bfloat16 product, float32 logits
         bf = torch.bfloat16
         logits = F.linear(latent_pi.to(bf), head.weight.to(bf), head.bias.to(bf))
-    else:  # pragma: no cover - make_model builds Linear heads
+    else:  # agents.afterstate's action scorer: float32, as it is
         logits = head(latent_pi.float())
     latent_vf = latent_vf.float()
     if isinstance(value, nn.Linear) and value.out_features == 1 and value.bias is not None:
