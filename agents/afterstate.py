@@ -73,9 +73,6 @@ class ObsPassingExtractor(MlpExtractor):
     """SB3's ``MlpExtractor`` whose actor latent also carries the features it was given:
     ``cat(policy_net(x), x)`` (the head reads the dice from them); the critic is unchanged."""
 
-    #: Read by :func:`agents.training.ppo.forward`, which runs the hidden layers itself.
-    passes_features = True
-
     def __init__(self, feature_dim: int, **kwargs: Any) -> None:
         super().__init__(feature_dim, **kwargs)
         self.hidden_dim_pi = self.latent_dim_pi

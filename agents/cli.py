@@ -7,7 +7,7 @@
     dice-envs play --game spiffel --opponents pretrained:spiffel heuristic
     dice-envs solve yahtzee
     dice-envs leaderboard --out leaderboard.md
-    dice-envs benchmark --seconds 2
+    dice-envs benchmark envs --seconds 2
     dice-envs serve
 
 Each subcommand is a module with ``main(argv) -> int`` (see :data:`COMMANDS`), imported only when
@@ -32,7 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "play": ("agents.commands.play:main", "play a game in the terminal against any agents"),
     "solve": ("agents.commands.solve:main", "exact solvers: optimal solitaire value of a game"),
     "leaderboard": ("agents.commands.leaderboard:main", "every agent on every game, as markdown"),
-    "benchmark": ("agents.commands.benchmark:main", "throughput of the envs, the native engine and PPO"),
+    "benchmark": ("agents.commands.benchmark:main", "throughput of the rules engines, envs and training"),
     "serve": ("agents.web:main", "the web game pad (needs the [web] extra)"),
 }
 
@@ -68,18 +68,8 @@ def _script_fallback(name: str) -> Callable[[list[str]], int] | None:
     script = Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py"
     if not script.is_file():
         return None
-    namespace = runpy.run_path(str(script))
-    fn, parse = namespace.get("main"), namespace.get("parse_args")
-    if not callable(fn):
-        return None
-    if callable(parse):  # scripts whose main takes parsed arguments (benchmark.py)
-
-        def run(argv: list[str]) -> int:
-            result = fn(parse(argv))
-            return result if isinstance(result, int) else 0
-
-        return run
-    return fn
+    fn = runpy.run_path(str(script)).get("main")
+    return fn if callable(fn) else None
 
 
 class CommandUnavailable(RuntimeError):

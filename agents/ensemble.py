@@ -21,7 +21,7 @@ Why: independently trained policies make partly independent mistakes. The shippe
 
 >>> import numpy as np, torch
 >>> from agents.model_card import card_spaces, make_card
->>> from agents.training.ppo import SpacesOnlyEnv
+>>> from agents.training.policy import SpacesOnlyEnv
 >>> from dice_envs.rules import make_rules
 >>> from sb3_contrib import MaskablePPO
 >>> env = SpacesOnlyEnv(*card_spaces(make_card(make_rules("farkle"), 2)))
@@ -217,7 +217,7 @@ def merge_model_files(
     from .learned import resolve_model_path
     from .model_card import lineage_totals, make_card, read_card, training_totals
     from .model_io import load_policy, save_model
-    from .training.ppo import SpacesOnlyEnv
+    from .training.policy import SpacesOnlyEnv
 
     resolved = [resolve_model_path(str(p)) for p in paths]
     cards = [read_card(p) for p in resolved]

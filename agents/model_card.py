@@ -60,6 +60,7 @@ from dice_envs.io import atomic_write_text
 from dice_envs.layouts import legacy_size
 from dice_envs.rules import GAMES, ConfigError, RuleConfig, make_rules
 
+from .activations import ACTIVATION_NAMES
 from .views import SeatView, seat_view
 
 __all__ = [
@@ -102,8 +103,8 @@ REQUIRED_KEYS = (
     "evaluation",
     "command",
 )
-#: Activation names a card's ``policy`` entry may give.
-ACTIVATIONS = ("tanh", "relu")
+#: Activation names a card's ``policy`` entry may give (:mod:`agents.activations`).
+ACTIVATIONS = ACTIVATION_NAMES
 #: Policy classes a card's ``policy`` entry may name, with the game each is limited to (None: any).
 POLICY_CLASSES: dict[str, str | None] = {
     "MaskableActorCriticPolicy": None,
@@ -178,12 +179,9 @@ def library_versions() -> dict[str, str]:
     }
 
 
-def machine_info(
-    device: str, threads: int, updates_by_threads: dict[int, int] | None = None
-) -> dict[str, Any]:
-    """The machine a model was trained on (the card's ``machine``). ``updates_by_threads``: how
-    many updates ran at each torch thread count, recorded when the count changed during the run
-    (``torch_threads: 0`` on a machine that other work shared); ``threads`` is the last count."""
+def machine_info(device: str, threads: int) -> dict[str, Any]:
+    """The machine a model was trained on (the card's ``machine``): ``threads`` torch threads on
+    ``device``."""
     import platform
 
     import torch
@@ -199,8 +197,6 @@ def machine_info(
         "device": device,
         "platform": platform.platform(terse=True),
     }
-    if updates_by_threads is not None and len(updates_by_threads) > 1:
-        info["torch_threads_updates"] = {str(n): int(k) for n, k in sorted(updates_by_threads.items())}
     if device.startswith("cuda") and torch.cuda.is_available():
         info["gpu"] = torch.cuda.get_device_name(0)
     return info

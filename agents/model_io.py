@@ -22,10 +22,8 @@ import argparse
 import copy
 import hashlib
 import io
-import os
 import re
 import sys
-import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -33,8 +31,8 @@ from typing import Any
 from dice_envs.io import atomic_write_bytes
 from dice_envs.rules import ConfigError
 
+from .activations import ACTIVATION_NAMES, activation_class, activation_name
 from .model_card import (
-    ACTIVATIONS,
     DEFAULT_NET_ARCH,
     card_path,
     card_spaces,
@@ -97,14 +95,12 @@ def check_model_path(path: str | Path) -> Path:
 
 # ---------------------------------------------------------------------------------------------- spec
 def _activation_name(fn: Any) -> str:
-    import torch.nn as nn
-
-    names = {nn.Tanh: "tanh", nn.ReLU: "relu"}
-    if fn not in names:
+    try:
+        return activation_name(fn)
+    except ConfigError:
         raise ConfigError(
-            f"activation {fn!r} cannot be stored in a model card; allowed: {', '.join(ACTIVATIONS)}"
-        )
-    return names[fn]
+            f"activation {fn!r} cannot be stored in a model card; allowed: {', '.join(ACTIVATION_NAMES)}"
+        ) from None
 
 
 def _plain_arch(arch: Any) -> list[int] | dict[str, list[int]]:
@@ -150,10 +146,10 @@ def save_model(model: Any, path: str | Path, card: dict[str, Any], *, overwrite:
     """Write ``model`` (a sb3-contrib ``MaskablePPO``) as an SB3 zip plus its stamped card; return the zip.
 
     The zip's members are deflate-compressed (:func:`_deflated`; any zip reader, ``MaskablePPO.load``
-    included, reads them). Both files are written atomically (temporary file, then
-    ``os.replace``); the card is ``card``
-    plus ``weights_sha256``, ``zip_sha256`` and ``policy`` (see the module docstring). An existing
-    zip or card is a :class:`FileExistsError` unless ``overwrite``. ``card`` is not modified.
+    included, reads them). Both files are written atomically (:func:`dice_envs.io.atomic_write_bytes`);
+    the card is ``card`` plus ``weights_sha256``, ``zip_sha256`` and ``policy`` (see the module
+    docstring). An existing zip or card is a :class:`FileExistsError` unless ``overwrite``. ``card``
+    is not modified.
     """
     p = Path(path)
     if p.suffix.lower() != ".zip":
@@ -166,15 +162,9 @@ def save_model(model: Any, path: str | Path, card: dict[str, Any], *, overwrite:
     validate_card(card, str(cp))
     spec = policy_spec(model)
     card_spaces(dict(card, policy=spec), str(cp))  # the model fits the card's game
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.stem}.", suffix=".zip")
-    os.close(fd)
-    try:
-        model.save(tmp)
-        data = Path(tmp).read_bytes()
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-    data = _deflated(data)
+    buf = io.BytesIO()
+    model.save(buf)  # SB3 writes its zip to a file object as well as to a path
+    data = _deflated(buf.getvalue())
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
         weights = zf.read(WEIGHTS_MEMBER)
     stamped = copy.deepcopy(card)
@@ -278,7 +268,6 @@ def load_policy(path: str | Path, card: dict[str, Any], device: str = "cpu") -> 
     obs_space, act_space = card_spaces(card, where)
     try:
         import torch
-        import torch.nn as nn
         from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
     except ImportError as exc:  # pragma: no cover - depends on the installation
         raise ConfigError(
@@ -301,7 +290,7 @@ def load_policy(path: str | Path, card: dict[str, Any], device: str = "cpu") -> 
                 f"{where}: weights hold non-finite values (NaN/inf) in {name[:200]}; "
                 "(a diverged training run saves such weights)"
             )
-    activation = {"tanh": nn.Tanh, "relu": nn.ReLU}[spec["activation"]]
+    activation = activation_class(spec["activation"])
     kwargs: dict[str, Any] = {}
     cls: Any = MaskableActorCriticPolicy
     if spec["class"] == "FarkleAfterstatePolicy":

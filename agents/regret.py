@@ -34,6 +34,7 @@ import numpy as np
 
 from dice_envs.encoding import ScorecardView, decode, encode
 from dice_envs.engine import new_game
+from dice_envs.outcome import is_legal
 from dice_envs.rules import ConfigError, FarkleRules, RuleConfig, ScorecardRules, make_rules
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS
 from dice_envs.tables import scorecard_tables
@@ -136,7 +137,7 @@ def scorecard_regret(
             assert isinstance(view, ScorecardView)
             values = decision_values(solution, view, mask)
             a = int(player.act(obs, mask))
-            if not 0 <= a < mask.shape[0] or not mask[a]:
+            if not is_legal(a, mask):
                 raise ValueError(f"agent {name!r} chose illegal action {a}; legal: {np.flatnonzero(mask)}")
             loss = float(values.max() - values[a])
             total += loss if loss > TIE else 0.0
@@ -414,7 +415,7 @@ def farkle_regret(
             p = g.current_player
             obs, mask = encode_obs(g, p), g.action_mask()
             a = int((me if p == seat else other).act(obs, mask))
-            if not 0 <= a < mask.shape[0] or not mask[a]:
+            if not is_legal(a, mask):
                 who = _name(agent) if p == seat else _name(opponent)
                 raise ValueError(f"agent {who!r} chose illegal action {a}; legal: {np.flatnonzero(mask)}")
             if p == seat:

@@ -417,13 +417,13 @@ def run_sweep(sweep: Mapping[str, Any], out: str | Path, address: str | None = N
     writer = csv.DictWriter(buf, fieldnames=columns)
     writer.writeheader()
     writer.writerows(rows)
-    atomic_write_text(out / "summary.csv", buf.getvalue())
+    atomic_write_text(out / "summary.csv", buf.getvalue(), overwrite=True)
     md = [f"| {' | '.join(columns)} |", f"|{'---|' * len(columns)}"]
     md += ["| " + " | ".join(_cell(r.get(c)) for c in columns) + " |" for r in rows]
     failed = sum("error" in r for r in rows)
     title = f"Sweep: {len(rows)} trials{f' ({failed} failed)' if failed else ''}, "
     title += f"metric {sweep['metric']} ({sweep['mode']})\n\n"
-    atomic_write_text(out / "summary.md", title + "\n".join(md) + "\n")
+    atomic_write_text(out / "summary.md", title + "\n".join(md) + "\n", overwrite=True)
     _plot(rows, keys, sweep, out / "trials.png")
     return rows
 

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .outcome import legal
 from .rules import ConfigError
 
 __all__ = ["INT64_MAX", "as_action", "as_actions", "check_illegal_reward", "check_seed", "first_illegal"]
@@ -119,7 +120,7 @@ def check_illegal_reward(value: Any) -> float:
 
 
 def first_illegal(actions: np.ndarray, masks: np.ndarray) -> int:
-    """The first row whose action is outside the action space or masked out; ``-1`` when every
+    """The first row whose action is not legal (:func:`dice_envs.outcome.legal`); ``-1`` when every
     row's action is legal. ``actions`` ``(n,)`` integers, ``masks`` ``(n, n_actions)`` booleans.
 
     >>> first_illegal(np.array([1, 0]), np.array([[0, 1], [1, 0]], dtype=bool))
@@ -127,6 +128,5 @@ def first_illegal(actions: np.ndarray, masks: np.ndarray) -> int:
     >>> first_illegal(np.array([1, 2]), np.array([[0, 1], [1, 0]], dtype=bool))
     1
     """
-    ok = (actions >= 0) & (actions < masks.shape[1])
-    ok[ok] = masks[np.flatnonzero(ok), actions[ok]]
+    ok = legal(actions, masks)
     return -1 if ok.all() else int(np.argmin(ok))

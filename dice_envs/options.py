@@ -62,7 +62,7 @@ __all__ = [
 
 #: The reward definitions every env offers (see :mod:`dice_envs.multiagent.base`).
 REWARD_MODES = ("score", "win")
-#: What a single-learner env does with an illegal action (see :mod:`dice_envs.wrappers`).
+#: What a single-learner env does with an illegal action (the rule: :mod:`dice_envs.outcome`).
 ILLEGAL_ACTION_MODES = ("penalize", "raise")
 #: Every render mode of the scalar envs (the vector env offers ``"ansi"`` only).
 RENDER_MODES = ("ansi", "human", "rgb_array")

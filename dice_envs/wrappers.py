@@ -20,10 +20,12 @@ seat (when not fixed), the AEC env's seed (dice) and one seed per opponent (pass
 
 Illegal actions: ``illegal_action="penalize"`` (default, so that random actions from the action
 space, as the env checkers of Gymnasium and SB3 send them, are safe) ends the episode with
-reward ``illegal_reward`` and ``info["illegal_action"]``; ``"raise"`` raises ``ValueError``
-naming the action and the legal ones. Neither touches the game state. An action that is not an
-integer at all (a float, a string, a bool, a wrong-shaped array) is refused with ``TypeError`` /
-``ValueError`` in either mode (:func:`dice_envs.checks.as_action`).
+reward ``illegal_reward``, ``terminated=True``, ``truncated=False`` and ``info["illegal_action"]``
+(:mod:`dice_envs.outcome`'s rule); ``"raise"`` raises ``ValueError`` naming the action and the
+legal ones. Neither touches the game state. An action that is not an integer at all (a float, a
+string, a bool, a wrong-shaped array) is refused with ``TypeError`` / ``ValueError`` in either
+mode (:func:`dice_envs.checks.as_action`). A game that ends reports the AEC env's own
+``terminations`` / ``truncations`` for the learner (a dice-envs AEC env sets them by the same rule).
 
 >>> from dice_envs.multiagent import farkle_v0
 >>> env = SingleAgentEnv(farkle_v0.raw_env(num_players=2), ["random"], seat=1)
@@ -45,6 +47,7 @@ from gymnasium import spaces
 from .checks import as_action, check_illegal_reward, check_seed
 from .opponents import resolve_opponents
 from .options import check_illegal_action, check_seat
+from .outcome import illegal_action_error, is_legal, step_outcome
 
 __all__ = ["SingleAgentEnv"]
 
@@ -204,16 +207,19 @@ class SingleAgentEnv(gym.Env):
         if self._over:
             raise RuntimeError("the episode is over; call reset() before step()")
         a = as_action(action)  # TypeError / ValueError for a non-integer, whatever the mode
-        if not 0 <= a < len(self._mask) or not self._mask[a]:
-            legal = np.flatnonzero(self._mask).tolist()
+        if not is_legal(a, self._mask):
             if self.illegal_action == "raise":
-                raise ValueError(f"illegal action {action!r} for seat {self.seat}; legal actions: {legal}")
+                raise illegal_action_error(action, self._mask, f" for seat {self.seat}")
+            end = step_outcome(
+                len(self.possible_agents), illegal=True, actor=self.seat, illegal_reward=self.illegal_reward
+            )
             self._over = True
             info = self._info()
             info["illegal_action"] = action
             info["action_mask"] = np.zeros_like(self._mask)
             assert self._obs is not None
-            return self._obs.copy(), self.illegal_reward, True, False, info
+            reward = float(end.rewards[self.seat])
+            return self._obs.copy(), reward, bool(end.terminated), bool(end.truncated), info
         self.aec.step(a)
         reward = self._carry + self._learner_reward()
         self._carry = 0.0
@@ -222,8 +228,8 @@ class SingleAgentEnv(gym.Env):
         terminated = truncated = False
         if self._game_over():
             self._over = True
+            terminated = bool(self.aec.terminations.get(self._learner, True))
             truncated = bool(self.aec.truncations.get(self._learner, False))
-            terminated = not truncated
         return obs, float(reward), terminated, truncated, self._info()
 
     def action_masks(self) -> np.ndarray:

@@ -44,7 +44,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.training.artifacts import atomic_write_text
+from dice_envs.io import atomic_write_text
 
 PRETRAINED = Path(__file__).resolve().parents[1] / "agents" / "pretrained"
 
@@ -256,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
             card_path = path.with_suffix(".json")
             card = json.loads(card_path.read_text())
             card.setdefault("evaluation", {})["measured"] = res
-            atomic_write_text(card_path, json.dumps(card, indent=2) + "\n")
+            atomic_write_text(card_path, json.dumps(card, indent=2) + "\n", overwrite=True)  # --update-cards
     if out is not None:
         # merged into the file as it is now, so a run measuring other bots meanwhile keeps its figures
         try:
@@ -266,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"warning: {exc}; writing the figures to {out} instead", file=sys.stderr)
             current = {}
         current.update({name: figures[name] for name in names})
-        atomic_write_text(out, json.dumps(current, indent=2) + "\n")
+        atomic_write_text(out, json.dumps(current, indent=2) + "\n", overwrite=True)  # merged above
         print(f"figures: {out}")
     return 0
 

@@ -92,9 +92,10 @@ def main(argv: list[str] | None = None) -> int:
         algo.stop()
     ray.shutdown()
     if args.json:
-        from agents.training.artifacts import atomic_write_text
+        from dice_envs.io import atomic_write_text
 
-        atomic_write_text(args.json, json.dumps(results, indent=2) + "\n")
+        # --json names the file the figures go to: it is rewritten, as the user asked
+        atomic_write_text(args.json, json.dumps(results, indent=2) + "\n", overwrite=True)
     print(json.dumps(results))
     return 0
 

@@ -30,8 +30,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agents.activations import ACTIVATION_NAMES
 from agents.evaluation import parse_rule_overrides
 from agents.training.config import TrainConfig
+from dice_envs.io import atomic_write_text
+from dice_envs.options import REWARD_MODES
 from dice_envs.rules import GAMES, ConfigError
 
 
@@ -45,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--game", required=True, help=f"one of: {', '.join(GAMES)}")
     p.add_argument("--players", type=int, default=2, help="seats (1 = solitaire)")
     p.add_argument("--rules", nargs="*", default=[], metavar="KEY=VALUE", help="rule parameter overrides")
-    p.add_argument("--reward", choices=("score", "win"), default=None, help="default: win with 2+ players")
+    p.add_argument("--reward", choices=REWARD_MODES, default=None, help="default: win with 2+ players")
     p.add_argument(
         "--opponents",
         nargs="*",
@@ -63,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--entropy", type=float, default=0.0)
     p.add_argument("--net-arch", type=int, nargs="+", default=[64, 64])
-    p.add_argument("--activation", choices=("tanh", "relu"), default="tanh")
+    p.add_argument("--activation", choices=ACTIVATION_NAMES, default="tanh")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--address", default=None, help="an existing Ray cluster (auto, host:6379); default: local"
@@ -245,13 +248,11 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if started:
             ray.shutdown()
-    from agents.training.artifacts import atomic_write_text
-
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(rows[0]))
     writer.writeheader()
     writer.writerows(rows)
-    atomic_write_text(args.out / "progress.csv", buf.getvalue())
+    atomic_write_text(args.out / "progress.csv", buf.getvalue())  # a new folder: nothing to overwrite
     print(f"wrote {model}, {card}, {args.out / 'progress.csv'} in {time.perf_counter() - t0:.1f} s")
     return 0
 

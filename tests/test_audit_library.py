@@ -145,7 +145,7 @@ def _saved_model(path: Path, seed: int, *, nan: bool = False) -> Path:
 
     from agents.model_card import card_spaces, make_card
     from agents.model_io import save_model
-    from agents.training.ppo import SpacesOnlyEnv
+    from agents.training.policy import SpacesOnlyEnv
 
     rules = make_rules("spiffel")
     env = SpacesOnlyEnv(*card_spaces(make_card(rules, 1)))

@@ -14,9 +14,10 @@ import agents.cli
 import dice_envs
 
 ROOT = Path(__file__).resolve().parent.parent
-#: Subcommands whose module this repository ships today (train/benchmark: agents.commands.* of
-#: the training pipeline). serve's help needs no web extra: starlette is imported only to serve.
-OWN_COMMANDS = ["evaluate", "play", "solve", "leaderboard", "serve"]
+#: Subcommands whose help needs no optional extra (train's module imports the training pipeline).
+#: serve's help needs no web extra: starlette is imported only to serve; benchmark's subcommands
+#: import their measurements only when they run.
+OWN_COMMANDS = ["evaluate", "play", "solve", "leaderboard", "serve", "benchmark"]
 
 
 @pytest.fixture(scope="module")

@@ -226,35 +226,46 @@ def test_measure_bots_recognises_its_own_figures(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--sizes", "0"], "--sizes must be an integer >= 1, got 0"),
-        (["--sizes", "4", "-4"], "--sizes must be an integer >= 1, got -4"),
-        (["--seconds", "-1"], "--seconds must be a number of seconds > 0, got -1.0"),
-        (["--seconds", "0"], "--seconds must be a number of seconds > 0, got 0.0"),
-        (["--seconds", "nan"], "--seconds must be a number of seconds > 0, got nan"),
-        (["--sync-envs", "-3"], "--sync-envs must be an integer >= 0, got -3"),
-        (["--threads", "-2"], "--threads must be an integer >= 1, got -2"),
-        (["--threads", "0"], "--threads must be an integer >= 1, got 0"),
-        (["--loop-envs", "0"], "--loop-envs must be an integer >= 1, got 0"),
-        (["--only-train"], "argument --only-train: not allowed with argument --no-train"),
+        (["envs", "--sizes", "0"], "--sizes must be an integer >= 1, got 0"),
+        (["envs", "--sizes", "4", "-4"], "--sizes must be an integer >= 1, got -4"),
+        (["envs", "--seconds", "-1"], "--seconds must be a number of seconds > 0, got -1.0"),
+        (["envs", "--seconds", "0"], "--seconds must be a number of seconds > 0, got 0.0"),
+        (["envs", "--seconds", "nan"], "--seconds must be a number of seconds > 0, got nan"),
+        (["envs", "--sync-envs", "-3"], "--sync-envs must be an integer >= 0, got -3"),
+        (["envs", "--threads", "-2"], "--threads must be an integer >= 1, got -2"),
+        (["envs", "--threads", "0"], "--threads must be an integer >= 1, got 0"),
+        (["envs", "--scalar-opponents", "0"], "--scalar-opponents must be an integer >= 1, got 0"),
+        (["envs", "--scalar-opponents", "8"], "--scalar-opponents must be at most 7, got 8"),
+        (["training", "--loop-envs", "0"], "--loop-envs must be an integer >= 1, got 0"),
+        (["training", "--threads", "0"], "--threads must be an integer >= 1, got 0"),
+        (["engine", "--seconds", "0"], "--seconds must be a number of seconds > 0, got 0.0"),
+        (["engine", "--players", "9"], "--players must be an integer in 1-8, got 9"),
+        (["engine", "--seed", "-1"], "--seed must be an integer >= 0, got -1"),
+        (["ratio", "--repeat", "0"], "--repeat must be an integer >= 1, got 0"),
+        (["ratio", "--num-envs", "0"], "--num-envs must be an integer >= 1, got 0"),
+        (["recipe", "--train-steps", "0"], "--train-steps must be an integer >= 1, got 0"),
+        (["envs", "--loop-envs", "8"], "unrecognized arguments: --loop-envs"),  # a training option
     ],
 )
 def test_benchmark_range_checks(capsys, args, message) -> None:
+    name, rest = args[0], args[1:]
     with pytest.raises(SystemExit) as exc:
-        benchmark.parse_args(["--games", "spiffel", "--no-train", "--seconds", "0.05", *args])
+        benchmark.parse_args([name, "--games", "spiffel", *rest] if name != "recipe" else args)
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
 
 
-def test_benchmark_script_refuses_negative_threads_with_status_2() -> None:
-    argv = [str(SCRIPTS / "benchmark.py"), "--games", "spiffel", "--no-train", "--threads", "-2"]
+def test_benchmark_command_refuses_negative_threads_with_status_2() -> None:
+    argv = ["-m", "agents.cli", "benchmark", "envs", "--games", "spiffel", "--threads", "-2"]
     out = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert out.returncode == 2
     assert "--threads must be an integer >= 1, got -2" in out.stderr and "Traceback" not in out.stderr
+    assert "usage: dice-envs benchmark envs" in out.stderr
 
 
 def test_benchmark_accepts_good_numbers() -> None:
     args = benchmark.parse_args(
-        ["--sizes", "1", "64", "--sync-envs", "0", "--seconds", "0.5", "--threads", "1"]
+        ["envs", "--sizes", "1", "64", "--sync-envs", "0", "--seconds", "0.5", "--threads", "1"]
     )
     assert args.sizes == [1, 64] and args.sync_envs == 0 and args.seconds == 0.5 and args.threads == 1
 

@@ -28,7 +28,7 @@ from agents.ensemble import merge_model_files, merge_policies, policy_logits
 from agents.learned import ModelAgent
 from agents.model_card import card_spaces, make_card, read_card
 from agents.model_io import save_model
-from agents.training.ppo import SpacesOnlyEnv
+from agents.training.policy import SpacesOnlyEnv
 from dice_envs.rules import ConfigError, make_rules
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -151,6 +151,7 @@ def test_wrapped_env_illegal_action_ends_game_with_penalty():
         warnings.simplefilter("ignore")
         env.step(0)  # never legal
     assert all(env.terminations.values())
+    assert not any(env.truncations.values())  # ended by the env's rule, not cut (dice_envs.outcome)
     assert env.rewards["player_0"] == -1.0 and env.rewards["player_1"] == 0.0
 
 

@@ -15,9 +15,9 @@ pytest.importorskip("sb3_contrib")
 from agents.model_card import read_card, training_totals  # noqa: E402
 from agents.model_io import load_policy  # noqa: E402
 from agents.training.config import TrainConfig  # noqa: E402
+from agents.training.envs import make_vector_env  # noqa: E402
 from agents.training.init_model import start_from_model  # noqa: E402
-from agents.training.ppo import make_model  # noqa: E402
-from agents.training.ppo_train import make_vector_env  # noqa: E402
+from agents.training.policy import make_model  # noqa: E402
 from dice_envs.rules import ConfigError  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py

@@ -76,7 +76,7 @@ def tiny_model(tmp_path_factory):
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
 
-    from agents.training.ppo import SpacesOnlyEnv
+    from agents.training.policy import SpacesOnlyEnv
 
     rules = make_rules("spiffel")
     path = tmp_path_factory.mktemp("model") / "tiny-spiffel.zip"

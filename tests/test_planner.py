@@ -19,7 +19,7 @@ from agents.model_card import card_spaces, make_card  # noqa: E402
 from agents.model_io import save_model  # noqa: E402
 from agents.planner import POINTS_PER_TURN, PlannerAgent, critic_start_values, planner_solution  # noqa: E402
 from agents.registry import check_spec, known_specs  # noqa: E402
-from agents.training.ppo import SpacesOnlyEnv  # noqa: E402
+from agents.training.policy import SpacesOnlyEnv  # noqa: E402
 from dice_envs.encoding import encode  # noqa: E402
 from dice_envs.engine import FarkleGame, new_game  # noqa: E402
 from dice_envs.rules import ConfigError, make_rules  # noqa: E402

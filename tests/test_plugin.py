@@ -239,7 +239,7 @@ def test_a_model_of_an_older_farkle_encoding_reads_the_current_observation_cut(t
 
     from agents.model_card import card_spaces
     from agents.model_io import save_model
-    from agents.training.ppo import SpacesOnlyEnv
+    from agents.training.policy import SpacesOnlyEnv
     from dice_envs.layouts import legacy_size
 
     rules = make_rules("farkle")

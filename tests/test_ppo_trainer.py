@@ -1,5 +1,5 @@
-"""The native PPO trainer (agents.training.ppo / ppo_train): losses, GAE and masking worked out
-by hand, tiny runs that learn, products that load everywhere, resume that continues safely."""
+"""The native PPO trainer (agents.training.ppo): losses, GAE and masking worked out by hand, tiny
+runs that learn, products that load everywhere, resume that continues safely."""
 
 from __future__ import annotations
 
@@ -16,14 +16,8 @@ pytest.importorskip("sb3_contrib")
 
 from agents.training.artifacts import ProgressLog, load_checkpoint  # noqa: E402
 from agents.training.config import TrainConfig  # noqa: E402
-from agents.training.ppo import (  # noqa: E402
-    MASKED_LOGIT,
-    gae,
-    masked_logits,
-    ppo_loss,
-    sample_actions,
-    schedule_value,
-)
+from agents.training.policy import MASKED_LOGIT, masked_logits, sample_actions  # noqa: E402
+from agents.training.ppo import gae, schedule_value, update  # noqa: E402
 from dice_envs.rules import ConfigError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,22 +30,37 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 def _train(cfg: TrainConfig, out: Path, resume: bool = False):
     from agents.training.train import train
 
-    return train(cfg.with_overrides(["torch_threads=1"]), out=out, resume=resume, command="pytest")
+    return train(cfg, out=out, resume=resume, command="pytest")  # default torch_threads
 
 
 # ---------------------------------------------------------------- the algorithm, by hand
-def _hand_batch():
-    logits = torch.tensor([[0.0, math.log(2.0), 5.0], [0.0, 0.0, 0.0]])
-    mask = torch.tensor([[True, True, False], [True, True, True]])
-    return dict(
-        logits=masked_logits(logits, mask),
-        values=torch.tensor([1.0, 0.0]),
+def _hand_update(**knobs) -> dict[str, float]:
+    """The loss statistics of the trainer's :func:`update` on a hand-made batch of two samples (one
+    minibatch, one epoch): a policy whose logits are (0, ln 2, 5) and (0, 0, 0) and whose values
+    are 1 and 0 (no hidden layer; one-hot observations pick a row of the heads' weights)."""
+    import gymnasium as gym
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+    policy = MaskableActorCriticPolicy(
+        gym.spaces.Box(0.0, 1.0, (2,)), gym.spaces.Discrete(3), lambda _: 0.0, net_arch=[]
+    )
+    with torch.no_grad():
+        policy.action_net.weight.copy_(torch.tensor([[0.0, 0.0], [math.log(2.0), 0.0], [5.0, 0.0]]))
+        policy.value_net.weight.copy_(torch.tensor([[1.0, 0.0]]))
+        policy.action_net.bias.zero_()
+        policy.value_net.bias.zero_()
+    batch = dict(
+        obs=torch.eye(2),
+        masks=torch.tensor([[True, True, False], [True, True, True]]),
         actions=torch.tensor([1, 0]),
-        old_logprobs=torch.tensor([math.log(0.5), math.log(1 / 3)]),
-        old_values=torch.tensor([0.0, 0.0]),
+        logprobs=torch.tensor([math.log(0.5), math.log(1 / 3)]),
+        values=torch.tensor([0.0, 0.0]),
         advantages=torch.tensor([1.0, -2.0]),
         returns=torch.tensor([2.0, 1.0]),
     )
+    cfg = TrainConfig.from_dict({"n_envs": 1, "n_steps": 2, "batch_size": 2, "n_epochs": 1, **knobs})
+    optimizer = torch.optim.SGD(policy.parameters(), lr=0.0)
+    return update(policy, optimizer, batch, cfg, cfg.ent_coef, torch.Generator().manual_seed(0))
 
 
 def test_ppo_loss_on_a_hand_made_batch() -> None:
@@ -60,42 +69,39 @@ def test_ppo_loss_on_a_hand_made_batch() -> None:
     # value loss 0.5 * mean((1-2)^2, (0-1)^2) = 0.5; entropies H(1/3, 2/3) and ln 3
     h1 = -(1 / 3 * math.log(1 / 3) + 2 / 3 * math.log(2 / 3))
     entropy = (h1 + math.log(3)) / 2
-    loss, stats = ppo_loss(
-        **_hand_batch(),
+    stats = _hand_update(
         clip_range=0.2,
         clip_range_vf=None,
         ent_coef=0.01,
         vf_coef=0.5,
         normalize_advantage=False,
     )
-    assert stats.policy_loss == pytest.approx(0.4, abs=1e-6)
-    assert stats.value_loss == pytest.approx(0.5, abs=1e-6)
-    assert stats.entropy == pytest.approx(entropy, abs=1e-6)
-    assert float(loss) == pytest.approx(0.4 + 0.5 * 0.5 - 0.01 * entropy, abs=1e-6)
-    assert stats.clip_fraction == pytest.approx(0.5)  # 4/3 is outside [0.8, 1.2], 1 is not
+    assert stats["policy_loss"] == pytest.approx(0.4, abs=1e-6)
+    assert stats["value_loss"] == pytest.approx(0.5, abs=1e-6)
+    assert stats["entropy"] == pytest.approx(entropy, abs=1e-6)
+    assert stats["loss"] == pytest.approx(0.4 + 0.5 * 0.5 - 0.01 * entropy, abs=1e-6)
+    assert stats["clip_fraction"] == pytest.approx(0.5)  # 4/3 is outside [0.8, 1.2], 1 is not
     # approx KL (r - 1) - log r: (1/3 - log 4/3 + 0) / 2
-    assert stats.approx_kl == pytest.approx((1 / 3 - math.log(4 / 3)) / 2, abs=1e-6)
+    assert stats["approx_kl"] == pytest.approx((1 / 3 - math.log(4 / 3)) / 2, abs=1e-6)
 
 
 def test_clipped_value_loss_by_hand() -> None:
     # old V = 0, new V = (1, 0), clip 0.5: clipped V = (0.5, 0); losses max((1-2)^2, (0.5-2)^2) = 2.25
     # and max(1, 1) = 1  ->  0.5 * mean(2.25, 1) = 0.8125
-    _, stats = ppo_loss(
-        **_hand_batch(),
+    stats = _hand_update(
         clip_range=0.2,
         clip_range_vf=0.5,
         ent_coef=0.0,
         vf_coef=1.0,
         normalize_advantage=False,
     )
-    assert stats.value_loss == pytest.approx(0.8125, abs=1e-6)
+    assert stats["value_loss"] == pytest.approx(0.8125, abs=1e-6)
 
 
 def test_normalised_advantages_by_hand() -> None:
     # A = (1, -2) normalised: mean -0.5, std (ddof 1) 3/sqrt(2): (0.7071, -0.7071)
     # sample 1: min(4/3 a, 1.2 a) = 1.2 * 0.7071; sample 2: ratio 1 -> -0.7071
-    _, stats = ppo_loss(
-        **_hand_batch(),
+    stats = _hand_update(
         clip_range=0.2,
         clip_range_vf=None,
         ent_coef=0.0,
@@ -103,7 +109,7 @@ def test_normalised_advantages_by_hand() -> None:
         normalize_advantage=True,
     )
     a = 1 / math.sqrt(2)
-    assert stats.policy_loss == pytest.approx(-(1.2 * a - a) / 2, abs=1e-5)
+    assert stats["policy_loss"] == pytest.approx(-(1.2 * a - a) / 2, abs=1e-5)
 
 
 def test_gae_by_hand() -> None:
@@ -255,21 +261,23 @@ def test_reward_shaping_adds_only_potential_differences(tmp_path: Path) -> None:
     """With ``reward_shaping`` each stored reward is the game's reward plus ``gamma * phi(s') - phi(s)``
     (``phi = 0`` after a game ends): taking the potential terms off leaves the +1/-1/0 win reward
     at the games' ends and nothing in between, and the shaping does change the rewards."""
-    from agents.training.ppo import LeadPotential
-    from agents.training.ppo_train import _learner, _Rollout
+    from agents.training.envs import make_vector_env
+    from agents.training.ppo import LeadPotential, Rollout, start_learner
+    from agents.training.selfplay import pool_opponents
 
     cfg = TrainConfig.from_yaml(CONFIGS / "tiny_ppo_selfplay.yaml").with_overrides(
         ["reward_shaping=2.0", "gamma=0.99", "n_steps=64", "torch_threads=1"]
     )
-    learner = _learner(cfg, tmp_path, resume=False, device="cpu")
-    rollout = _Rollout(cfg, learner, "cpu")
+    learner = start_learner(cfg, tmp_path, resume=False, device="cpu")
+    env = make_vector_env(cfg, pool_opponents(cfg, learner.pool, cfg.seed))
+    rollout = Rollout(cfg, env, "cpu", seed=cfg.seed)
     rollout.collect(learner.policy, learner.generator)
-    buf = rollout.buf
+    buf = rollout.data
     phi = LeadPotential(cfg.rule_config(), 2, coef=2.0)
-    obs = np.concatenate([buf.obs.numpy(), rollout.obs[None]])
+    obs = np.concatenate([buf["obs"].numpy(), rollout.obs[None]])
     potentials = np.stack([phi(o) for o in obs])  # (n_steps + 1, n_envs)
-    done = buf.dones.numpy().astype(bool)
-    shaped = buf.rewards.numpy().astype(np.float64)
+    done = buf["dones"].numpy().astype(bool)
+    shaped = buf["rewards"].numpy().astype(np.float64)
     raw = shaped - cfg.gamma * np.where(done, 0.0, potentials[1:]) + potentials[:-1]
     np.testing.assert_allclose(raw[~done], 0.0, atol=1e-5)
     assert done.sum() > 10 and set(np.round(raw[done], 4)) <= {-1.0, 0.0, 1.0}
@@ -315,17 +323,18 @@ def test_farkle_learns_from_win_optimal(tmp_path: Path) -> None:
 
 def test_pool_seats_draw_members_per_game_and_act_legally() -> None:
     from agents import RandomAgent
-    from agents.training.ppo import make_model
-    from agents.training.ppo_train import make_vector_env
-    from agents.training.selfplay import PoolSeat, SnapshotStore
+    from agents.learned import ModelAgent
+    from agents.training.envs import make_vector_env
+    from agents.training.policy import make_model
+    from agents.training.selfplay import PoolOpponent, SelfPlayPool
 
     cfg = TrainConfig.from_yaml(CONFIGS / "tiny_ppo_selfplay.yaml")
     probe = make_vector_env(cfg, ["random"], num_envs=1)
     model = make_model(cfg, probe.single_observation_space, probe.single_action_space)
-    store = SnapshotStore(lambda: model.policy, keep=2)
-    store.add(model.policy, 0)
-    store.add(model.policy, 10)
-    seat = PoolSeat(store, [RandomAgent(seed=1)], builtin_prob=0.5, latest_prob=0.0, seed=3)
+    pool = SelfPlayPool(size=2, builtin_prob=0.5, latest_prob=0.0)
+    pool.add(0, ModelAgent(model.policy, deterministic=False, seed=0))
+    pool.add(10, ModelAgent(model.policy, deterministic=False, seed=1))
+    seat = PoolOpponent(pool, [RandomAgent(seed=1)], seed=3)
     env = make_vector_env(cfg.with_overrides(["n_envs=256"]), [seat])
     _, info = env.reset(seed=0)
     assert set(np.unique(seat.members[:256]).tolist()) == {-1, 0, 10}  # builtin and both snapshots

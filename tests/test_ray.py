@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import dice_envs  # noqa: F401
 from agents.rllib.env import DiceMultiAgentEnv
 from agents.rllib.module import MaskedPPOModule, apply_mask
-from agents.training.ppo import MASKED_LOGIT
+from agents.training.policy import MASKED_LOGIT
 from dice_envs.multiagent import farkle_v0, spiffel_v0
 from dice_envs.rules import GAMES, ConfigError
 

@@ -27,7 +27,7 @@ import dice_envs  # noqa: F401
 from agents.learned import PRETRAINED_DIR, pretrained_names
 from agents.model_card import card_spaces, make_card, read_card
 from agents.model_io import load_policy, save_model, stamp_card
-from agents.training.ppo import SpacesOnlyEnv
+from agents.training.policy import SpacesOnlyEnv
 from dice_envs.encoding import encode
 from dice_envs.engine import new_game
 from dice_envs.layouts import legacy_size

@@ -15,7 +15,7 @@ pytest.importorskip("sb3_contrib")
 
 from agents.training.artifacts import latest_checkpoint
 from agents.training.config import TrainConfig, load_config
-from agents.training.selfplay import PoolOpponent, list_snapshots, save_snapshot
+from agents.training.selfplay import PoolOpponent, SelfPlayPool, list_snapshots, save_snapshot
 from dice_envs.rules import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,6 +98,16 @@ def _check_model(
         if game_state.done:
             break
     return card
+
+
+def _pool_seat(
+    folder: Path, builtin: list[str], builtin_prob: float, latest_prob: float = 0.5, pool_size: int = 5
+) -> PoolOpponent:
+    """A Farkle self-play seat reading the snapshots of ``folder``, as the sb3 trainer's envs hold it."""
+    import agents
+
+    builtins = [agents.load(spec, game="farkle", num_players=2, seed=k) for k, spec in enumerate(builtin)]
+    return PoolOpponent(SelfPlayPool(pool_size, builtin_prob, latest_prob), builtins, folder=folder, seed=0)
 
 
 def _maybe_agents_load(path: Path, game: object, num_players: int) -> None:
@@ -279,9 +289,7 @@ def test_pool_opponent_mixes_snapshots_and_builtins(tmp_path: Path) -> None:
     ]
     save_snapshot(policy, tmp_path, 400, keep=2)
     assert len(list_snapshots(tmp_path)) == 4
-    pool = PoolOpponent(
-        tmp_path, "farkle", 2, builtin=["random"], builtin_prob=0.5, latest_prob=0.0, pool_size=2, seed=0
-    )
+    pool = _pool_seat(tmp_path, ["random"], builtin_prob=0.5, latest_prob=0.0, pool_size=2)
     members = []
     for episode in range(60):
         pool.reset(episode)
@@ -298,9 +306,7 @@ def test_pool_opponent_mixes_snapshots_and_builtins(tmp_path: Path) -> None:
         a = pool.act(encode(g, g.current_player), g.action_mask())
     assert g.action_mask()[a] == 1
     # same seed, same sequence of members (determinism)
-    again = PoolOpponent(
-        tmp_path, "farkle", 2, builtin=["random"], builtin_prob=0.5, latest_prob=0.0, pool_size=2, seed=0
-    )
+    again = _pool_seat(tmp_path, ["random"], builtin_prob=0.5, latest_prob=0.0, pool_size=2)
     replay = []
     for episode in range(60):
         again.reset(episode)
@@ -309,7 +315,7 @@ def test_pool_opponent_mixes_snapshots_and_builtins(tmp_path: Path) -> None:
     # native vector env: every game draws its own member per episode (start_episodes hook)
     games = np.arange(40)
     again.start_episodes(games)
-    drawn = [again._game_members[g][0] for g in games.tolist()]
+    drawn = [again.member_name(int(m)) for m in again.members[games]]
     assert "random" in drawn and len(set(drawn)) >= 2
     obs = np.stack([encode(g, g.current_player)] * 40)
     masks = np.stack([g.action_mask()] * 40)
@@ -320,17 +326,16 @@ def test_pool_opponent_mixes_snapshots_and_builtins(tmp_path: Path) -> None:
 
 def test_native_env_gives_each_game_its_own_pool_member_per_episode(tmp_path: Path) -> None:
     from agents.base import RandomAgent
-    from agents.training.selfplay import PoolOpponent
     from dice_envs.vector import FarkleVectorEnv
 
-    pool = PoolOpponent(tmp_path, "farkle", 2, builtin=["random", "greedy"], builtin_prob=1.0, seed=0)
+    pool = _pool_seat(tmp_path, ["random", "greedy"], builtin_prob=1.0)
     calls: list[list[int]] = []
     original = pool.start_episodes
     pool.start_episodes = lambda g: (calls.append(list(np.asarray(g))), original(g))[1]  # type: ignore[method-assign]
     env = FarkleVectorEnv(num_envs=8, opponents=[pool], max_turns=2, target=500, autoreset_mode="same_step")
     env.reset(seed=0)
     assert sorted(calls[0]) == list(range(8))
-    members = {g: pool._game_members[g][0] for g in range(8)}
+    members = {g: pool.member_name(int(pool.members[g])) for g in range(8)}
     assert set(members.values()) == {"random", "greedy"}  # games of one batch differ
     learner = RandomAgent(seed=1)
     for _ in range(200):
@@ -452,10 +457,9 @@ def test_same_seed_same_model(tmp_path: Path) -> None:
     import torch
     from sb3_contrib import MaskablePPO
 
-    # one thread: torch_threads 0 measures the machine, and a busy neighbour (the other pytest
-    # worker) can make two runs choose different counts, which round the products differently
+    # the default torch_threads: a fixed count, so a busy machine trains the same model
     cfg = TrainConfig.from_yaml(CONFIGS / "tiny_selfplay.yaml").with_overrides(
-        ["eval_freq=0", "final_eval_games=0", "total_timesteps=128", "torch_threads=1"]
+        ["eval_freq=0", "final_eval_games=0", "total_timesteps=128"]
     )
     params = []
     for run, seed in (("a", 3), ("b", 3), ("c", 4)):

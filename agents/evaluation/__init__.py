@@ -3,8 +3,10 @@
 * :mod:`.play` — the game runner :func:`run_games` (every game played for a figure: tournaments,
   training's evaluation table, ``scripts/measure_bots.py``, the leaderboard, the win-rate
   deficits of :mod:`agents.regret`), seat-balanced lineups and seeds;
-* :mod:`.stats` — win counting (:func:`win_shares`, :func:`wins_draws_losses`), intervals
-  (:func:`mean_ci`, :func:`wilson_interval`) and the per-agent / per-pairing summaries;
+* :mod:`.stats` — win counting (:func:`win_shares`, :func:`wins_draws_losses`) and intervals
+  (:func:`mean_ci`, :func:`wilson_interval`);
+* :mod:`.records` — :class:`GameRecord`, one played game, and the per-agent / per-pairing
+  summaries of a run's records;
 * :mod:`.ratings` — Bradley-Terry ratings on the Elo scale (:func:`rate_agents`);
 * :mod:`.tournament` — :func:`evaluate`: solitaire series and seat-balanced round robins over a
   process pool or Ray, and :func:`replay`;
@@ -49,12 +51,12 @@ from .play import (
     schedule,
 )
 from .ratings import ELO_MEAN, ELO_SCALE, bradley_terry, rate_agents
+from .records import GameRecord
 from .report import OUTPUT_FILES, RESULTS_SCHEMA, write_outputs
 from .stats import Z95, mean_ci, wilson_interval, win_shares, wins_draws_losses
 from .tournament import (
     DEALS_PER_TASK,
     EvaluationResult,
-    GameRecord,
     default_players,
     evaluate,
     parse_rule_overrides,

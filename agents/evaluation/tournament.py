@@ -31,12 +31,11 @@ from ..base import Agent
 from ..registry import check_spec, load
 from .play import MAX_PLAYERS, derive_seeds, dice_seed, rotations, run_games, schedule
 from .ratings import rate_agents
-from .stats import agent_stats, pairing_stats, win_matrix, win_shares
+from .records import GameRecord, agent_stats, game_record, pairing_stats, win_matrix
 
 __all__ = [
     "DEALS_PER_TASK",
     "EvaluationResult",
-    "GameRecord",
     "default_players",
     "evaluate",
     "parse_rule_overrides",
@@ -76,47 +75,6 @@ def parse_rule_overrides(items: Sequence[str] | None) -> dict[str, Any]:
         except yaml.YAMLError:
             raise ConfigError(f"rule override {item!r}: the value is not valid YAML") from None
     return out
-
-
-@dataclass(frozen=True)
-class GameRecord:
-    """The outcome of one game (seat-indexed tuples)."""
-
-    pairing: int
-    deal: int
-    rotation: int
-    seed: int
-    seats: tuple[str, ...]
-    agent_seeds: tuple[int, ...]
-    scores: tuple[int, ...]
-    winners: tuple[int, ...]
-    turns: tuple[int, ...]
-    truncated: bool
-    upper_bonus: tuple[bool, ...] = ()
-    five_kind: tuple[bool, ...] = ()
-    reached_target: tuple[bool, ...] = ()
-
-    def win_shares(self) -> tuple[float, ...]:
-        """Each seat's share of the win (:func:`~.stats.win_shares`)."""
-        won = np.isin(np.arange(len(self.seats)), self.winners)
-        return tuple(float(x) for x in win_shares(won))
-
-
-def _record(game: ScorecardGame | FarkleGame, pairing: int, deal: int, rotation: int, seed: int,
-            seats: tuple[str, ...], agent_seeds: tuple[int, ...]) -> GameRecord:  # fmt: skip
-    n = game.num_players
-    head = (pairing, deal, rotation, seed, seats, agent_seeds, tuple(game.totals()), tuple(game.winners()))
-    if isinstance(game, FarkleGame):
-        return GameRecord(
-            *head, turns=tuple(game.turns), truncated=bool(game.truncated),
-            reached_target=tuple(b >= game.rules.target for b in game.banked),
-        )  # fmt: skip
-    five = game.categories.index(game.rules.five_kind_box)
-    return GameRecord(
-        *head, turns=(game.round,) * n, truncated=False,
-        upper_bonus=tuple(bool(c.upper_bonus_paid) for c in game.cards),
-        five_kind=tuple(c.boxes[five] == 50 for c in game.cards),
-    )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------- tasks
@@ -179,12 +137,14 @@ def _run_task(task: _Task) -> list[GameRecord]:
     keys, out, agent_seeds = _play_task(task)
     slot_seed = dict(zip(task.pairing, agent_seeds, strict=True))
     return [
-        _record(state, task.pairing_index, deal, r, seed, seats, tuple(slot_seed[s] for s in seats))
+        game_record(state, task.pairing_index, deal, r, seed, seats, tuple(slot_seed[s] for s in seats))
         for (deal, r, seed, seats), state in zip(keys, out.states, strict=True)
     ]
 
 
 def _init_worker() -> None:
+    """Set up a worker before it plays (the pool's initializer; on Ray before each task): one torch
+    thread per worker, as the workers already share the cores."""
     torch = sys.modules.get("torch")
     if torch is not None:  # pragma: no cover - only with torch-based agents
         torch.set_num_threads(1)
@@ -346,7 +306,8 @@ def evaluate(
         if backend == "ray":
             from ..ray_eval import run_tasks
 
-            for i, recs in run_tasks(tasks, address=address, workers=workers):
+            runs = run_tasks(tasks, _run_task, init=_init_worker, address=address, workers=workers)
+            for i, recs in runs:
                 done(i, recs)
         elif n_workers == 1 or len(tasks) == 1:
             for i, task in enumerate(tasks):

@@ -20,6 +20,7 @@ from typing import Any
 from dice_envs.rules import ConfigError
 
 from ..training.config import TrainConfig
+from ..training.selfplay import SelfPlayPool
 from .env import DiceMultiAgentEnv
 from .module import MaskedPPOModule
 from .selfplay import LEARNER, AgentModule, SelfPlayMapping, SnapshotCallback, agent_module_id
@@ -168,7 +169,7 @@ def train_config(
             pool_size=snapshots,
             pool_builtin=specs,
             pool_builtin_prob=len(specs) / (len(specs) + snapshots),
-            pool_latest_prob=1 / snapshots,
+            pool_latest_prob=0.0,  # no extra weight on the newest: uniform over the snapshots
         )
     cfg = TrainConfig.from_dict(values)
     check_agent_specs(cfg)  # the native trainer's check: an unknown spec is refused naming the known ones
@@ -209,7 +210,7 @@ def ppo_config(
     machine of the cluster). Every argument is checked first by :func:`train_config`
     (:class:`ConfigError` naming the bad value), so no worker starts on a bad one.
     """
-    train_config(
+    run = train_config(
         game,
         num_players,
         env_config,
@@ -247,7 +248,7 @@ def ppo_config(
             model_config=model,
         )
     }
-    opponent_ids: list[str] = []
+    builtin_ids: list[str] = []
     if num_players > 1:
         for i, spec in enumerate(dict.fromkeys(str(s) for s in opponents)):
             mid = agent_module_id(spec, i)
@@ -263,7 +264,7 @@ def ppo_config(
                     "seed": seed + 1 + i,
                 },
             )
-            opponent_ids.append(mid)
+            builtin_ids.append(mid)
         for sid in snapshot_ids(snapshots):
             specs[sid] = RLModuleSpec(
                 module_class=MaskedPPOModule,
@@ -271,8 +272,10 @@ def ppo_config(
                 action_space=act_space,
                 model_config=model,
             )
-            opponent_ids.append(sid)
-    mapping = SelfPlayMapping(num_players, opponent_ids, learner_seat)
+    pool = None
+    if snapshots:  # the trainers' pool; its members: the snapshot modules' ids
+        pool = SelfPlayPool[str](run.pool_size, run.pool_builtin_prob, run.pool_latest_prob)
+    mapping = SelfPlayMapping(num_players, builtin_ids, pool, learner_seat)
     cfg = (
         PPOConfig()
         # RLlib's env checker steps a random action: with illegal_action="raise" that must raise.

@@ -13,8 +13,9 @@
   every seat gets its final observation, reward and ``terminated`` (or ``truncated``: Farkle's
   ``max_turns``), with ``final_scores`` / ``winners`` in its info;
 * an illegal action: ``illegal_action="penalize"`` (default, as the project's other envs and
-  what RLlib's env checker needs, since it steps a random action) ends the game with
-  ``illegal_reward`` (-1) for the offender and 0 for the others, ``info["illegal_action"]`` set;
+  what RLlib's env checker needs, since it steps a random action) ends the game (terminated)
+  with ``illegal_reward`` (-1) for the offender and 0 for the others, ``info["illegal_action"]``
+  set, by :mod:`dice_envs.outcome`'s rule as in every face;
   ``"raise"`` raises the raw env's ``ValueError`` naming the legal actions, so a policy that
   ever samples an illegal action stops the run (what the masking tests use).
 
@@ -37,20 +38,16 @@ import gymnasium as gym
 import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
-from dice_envs.multiagent import dice_poker_v0, farkle_v0, spiffel_v0, yahtzee_v0
+from dice_envs.games import GAME_SPECS, raw_env_class
 from dice_envs.multiagent.base import DiceAECEnv
 from dice_envs.options import ILLEGAL_ACTION_MODES, check_illegal_action
+from dice_envs.outcome import is_legal, step_outcome
 from dice_envs.rules import GAMES, ConfigError
 
 __all__ = ["ILLEGAL_ACTION_MODES", "RAW_ENVS", "DiceMultiAgentEnv", "masked_observation_space"]
 
 #: The PettingZoo game-logic class of each game.
-RAW_ENVS: dict[str, type[DiceAECEnv]] = {
-    "spiffel": spiffel_v0.raw_env,
-    "dice_poker": dice_poker_v0.raw_env,
-    "yahtzee": yahtzee_v0.raw_env,
-    "farkle": farkle_v0.raw_env,
-}
+RAW_ENVS: dict[str, type[DiceAECEnv]] = {name: raw_env_class(name) for name in GAME_SPECS}
 
 
 def masked_observation_space(aec_space: gym.spaces.Dict) -> gym.spaces.Dict:
@@ -132,20 +129,17 @@ class DiceMultiAgentEnv(MultiAgentEnv):
         if extra:
             raise ValueError(f"only {agent} may act now; got actions also for {extra}")
         action = int(np.asarray(action_dict[agent]).item())
-        if self.illegal_action == "penalize" and not (
-            0 <= action < self.aec.action_space(agent).n and self.aec.action_mask(agent)[action]
-        ):
+        if self.illegal_action == "penalize" and not is_legal(action, self.aec.action_mask(agent)):
             return self._penalize(agent, action)
         self.aec.step(action)  # the raw env's check: ValueError naming the legal actions
         rewards = {a: float(r) for a, r in self.aec.rewards.items() if r != 0.0}
-        if self.aec.game.done:
-            truncated = bool(getattr(self.aec.game, "truncated", False))
+        if self.aec.game.done:  # the raw env set the end's rewards and flags (dice_envs.outcome)
             everyone = self.possible_agents
             obs = {a: self._obs(a) for a in everyone}
             rewards = {a: float(self.aec.rewards[a]) for a in everyone}
-            terms = {a: not truncated for a in everyone}
-            truncs = {a: truncated for a in everyone}
-            terms["__all__"], truncs["__all__"] = not truncated, truncated
+            terms = {a: bool(self.aec.terminations[a]) for a in everyone}
+            truncs = {a: bool(self.aec.truncations[a]) for a in everyone}
+            terms["__all__"], truncs["__all__"] = all(terms.values()), all(truncs.values())
             infos = {a: dict(self.aec.infos[a]) for a in everyone}
             self._over = True
             return obs, rewards, terms, truncs, infos
@@ -162,12 +156,15 @@ class DiceMultiAgentEnv(MultiAgentEnv):
     def _penalize(self, offender: str, action: int) -> tuple[Any, ...]:
         self.illegal_actions += 1
         self._over = True
+        end = step_outcome(
+            self.num_players, illegal=True, actor=self.aec.seat(offender), illegal_reward=self.illegal_reward
+        )
         everyone = self.possible_agents
         obs = {a: self._obs(a) for a in everyone}
-        rewards = {a: (self.illegal_reward if a == offender else 0.0) for a in everyone}
-        terms = {a: True for a in everyone}
-        truncs = {a: False for a in everyone}
-        terms["__all__"], truncs["__all__"] = True, False
+        rewards = {a: float(end.rewards[i]) for i, a in enumerate(everyone)}
+        terms = {a: bool(end.terminated) for a in everyone}
+        truncs = {a: bool(end.truncated) for a in everyone}
+        terms["__all__"], truncs["__all__"] = bool(end.terminated), bool(end.truncated)
         legal = np.flatnonzero(self.aec.action_mask(offender)).tolist()
         info = {**self.aec.infos[offender], "illegal_action": action, "offender": offender, "legal": legal}
         return obs, rewards, terms, truncs, {a: dict(info) for a in everyone}

@@ -1,7 +1,7 @@
 """Export a trained RLlib policy as an sb3-contrib ``MaskablePPO`` zip plus its model card.
 
 The :class:`~agents.rllib.module.MaskedPPOModule` has exactly the parameters (names and shapes)
-of the ``MaskableActorCriticPolicy`` that :func:`agents.training.ppo.make_model` builds for the
+of the ``MaskableActorCriticPolicy`` that :func:`agents.training.policy.make_model` builds for the
 same ``net_arch`` / ``activation``, so the export is a 1:1 copy of the weights. The result is an
 ordinary model of this project: ``agents.load(path, game=...)``, ``gym.make(...,
 opponents=[path])``, ``scripts/evaluate.py --agents path`` and ``MaskablePPO.load(path)`` take it.
@@ -108,7 +108,7 @@ def export_policy(
     from ..model_card import card_path, make_card
     from ..model_io import save_model
     from ..training.config import TrainConfig
-    from ..training.ppo import make_model
+    from ..training.policy import make_model
     from .config import run_settings
 
     module = learner_module(source, module_id)

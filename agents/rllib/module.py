@@ -3,11 +3,11 @@
 :class:`MaskedPPOModule` reads the Dict observation of :class:`~agents.rllib.env.DiceMultiAgentEnv`
 (``{"observations", "action_mask"}``), runs two separate MLPs (policy and value, as sb3's
 ``MlpExtractor`` does for a list ``net_arch``) and sets the logit of every illegal action to
-:data:`agents.training.ppo.MASKED_LOGIT` (the value sb3-contrib's ``MaskableCategorical`` uses):
+:data:`agents.training.policy.MASKED_LOGIT` (the value sb3-contrib's ``MaskableCategorical`` uses):
 ``exp`` of it is exactly 0 in float32, so sampling, argmax and log-probabilities never see an
 illegal action. Its parameters carry sb3's names (``mlp_extractor.policy_net.0.weight``, ...,
 ``action_net``, ``value_net``), so :func:`agents.rllib.export.export_policy` copies them 1:1
-into a ``MaskableActorCriticPolicy`` built by :func:`agents.training.ppo.make_model`.
+into a ``MaskableActorCriticPolicy`` built by :func:`agents.training.policy.make_model`.
 
 ``model_config``: ``net_arch`` (hidden sizes, default ``[64, 64]``) and ``activation``
 (``"tanh"`` or ``"relu"``), the same knobs as :class:`~agents.training.config.TrainConfig`.
@@ -26,12 +26,13 @@ from torch import nn
 
 from dice_envs.rules import ConfigError
 
-from ..training.ppo import masked_logits
+from ..activations import activation_classes
+from ..training.policy import masked_logits
 
 __all__ = ["ACTIVATIONS", "MaskedPPOModule", "apply_mask", "split_obs"]
 
-#: Activation names of ``model_config["activation"]``.
-ACTIVATIONS: dict[str, type[nn.Module]] = {"tanh": nn.Tanh, "relu": nn.ReLU}
+#: Activation names of ``model_config["activation"]`` and their classes (:mod:`agents.activations`).
+ACTIVATIONS: dict[str, type[nn.Module]] = activation_classes()
 
 
 def split_obs(obs: Any) -> tuple[torch.Tensor, torch.Tensor]:
@@ -46,7 +47,7 @@ def split_obs(obs: Any) -> tuple[torch.Tensor, torch.Tensor]:
 
 def apply_mask(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """``logits`` with every action whose mask entry is 0 set to ``MASKED_LOGIT``
-    (:func:`agents.training.ppo.masked_logits` on ``mask > 0``)."""
+    (:func:`agents.training.policy.masked_logits` on ``mask > 0``)."""
     return masked_logits(logits, mask > 0)
 
 

@@ -4,10 +4,12 @@
   ``pretrained:farkle``, a model zip, ...) as a non-trainable RLModule: it returns the agent's
   actions directly (``Columns.ACTIONS``), so RLlib never samples for it;
 * frozen snapshots are :class:`~agents.rllib.module.MaskedPPOModule` copies of the learner that
-  are never trained; :class:`SnapshotCallback` copies the learner's weights into the oldest
-  snapshot every ``snapshot_every`` iterations (a league of the learner's past selves);
+  are never trained, held in the trainers' one self-play pool
+  (:class:`agents.training.selfplay.SelfPlayPool`, whose members here are module ids):
+  :class:`SnapshotCallback` copies the learner's weights into a snapshot module at the start and
+  every ``snapshot_every`` iterations, the oldest one's once every module holds one;
 * :class:`SelfPlayMapping` seats the learner at one seat per episode (drawn from the episode
-  id, so every seat is learnt) and fills the other seats from the opponent modules.
+  id, so every seat is learnt) and fills the other seats with the pool's draw.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModule
 
 from dice_envs.rules import ConfigError, make_rules
+
+from ..training.selfplay import SelfPlayPool
 
 __all__ = ["LEARNER", "AgentModule", "SelfPlayMapping", "SnapshotCallback", "agent_module_id"]
 
@@ -75,41 +79,55 @@ class AgentModule(RLModule):
         raise NotImplementedError(f"{self.agent!r} is a built-in agent: leave it out of policies_to_train")
 
 
-def _draw(episode_id: str, salt: str, n: int) -> int:
-    digest = hashlib.blake2b(f"{episode_id}/{salt}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little") % n
+def _seed(episode_id: str, salt: str) -> int:
+    """A seed that only the episode id and ``salt`` decide (the same in every env runner)."""
+    return int.from_bytes(hashlib.blake2b(f"{episode_id}/{salt}".encode(), digest_size=8).digest(), "little")
 
 
 class SelfPlayMapping:
     """``policy_mapping_fn``: the learner at one seat per episode, opponents at the others.
 
-    ``opponents``: module ids drawn (per episode and seat) for the non-learner seats.
-    ``learner_seat``: a fixed seat, or ``None`` (drawn per episode). Deterministic in the
-    episode id, so an episode's seats never change mid-game.
+    Each other seat plays the member that ``pool`` draws for it (the pool's snapshots: frozen
+    module ids) or one of the ``builtins`` (built-in agents' module ids). ``learner_seat``: a fixed
+    seat, or ``None`` (drawn per episode). Deterministic in the episode id, so an episode's seats
+    never change mid-game. :class:`SnapshotCallback` keeps the pool up to date in every env runner.
     """
 
-    def __init__(self, num_players: int, opponents: Sequence[str], learner_seat: int | None = None) -> None:
-        if num_players > 1 and not opponents:
+    def __init__(
+        self,
+        num_players: int,
+        builtins: Sequence[str],
+        pool: SelfPlayPool[str] | None = None,
+        learner_seat: int | None = None,
+    ) -> None:
+        if num_players > 1 and not builtins and not (pool and pool.size):
             raise ConfigError("self-play with 2 or more players needs at least one opponent module")
         if learner_seat is not None and not 0 <= learner_seat < num_players:
             raise ConfigError(f"learner_seat must be in [0, {num_players - 1}] or None, got {learner_seat!r}")
         self.num_players = int(num_players)
-        self.opponents = list(opponents)
+        self.builtins = list(builtins)
+        self.pool: SelfPlayPool[str] = pool if pool is not None else SelfPlayPool(0, 1.0, 0.0)
         self.learner_seat = learner_seat
 
     def __call__(self, agent_id: str, episode: Any = None, **kwargs: Any) -> str:
         seat = int(str(agent_id).rsplit("_", 1)[-1])
         eid = str(getattr(episode, "id_", "")) if episode is not None else ""
-        learner = self.learner_seat if self.learner_seat is not None else _draw(eid, "seat", self.num_players)
+        learner = self.learner_seat
+        if learner is None:
+            learner = _seed(eid, "seat") % self.num_players
         if seat == learner:
             return LEARNER
-        return self.opponents[_draw(eid, f"opp{seat}", len(self.opponents))]
+        rng = np.random.default_rng(_seed(eid, f"opp{seat}"))
+        code = int(self.pool.draw(rng, 1, len(self.builtins))[0])
+        return self.builtins[-1 - code] if code < 0 else self.pool.snapshots[code]
 
 
 class SnapshotCallback(RLlibCallback):
-    """Every ``snapshot_every`` iterations, copy the learner's weights into the oldest snapshot.
+    """Copies the learner's weights into a frozen snapshot module when the algorithm starts and
+    every ``snapshot_every`` iterations, and adds it to the self-play pool of the driver and of
+    every env runner's :class:`SelfPlayMapping` (keyed by the iteration; once every module of
+    ``snapshot_ids`` holds one, the oldest snapshot's module is refreshed).
 
-    ``snapshot_ids``: the frozen :class:`~agents.rllib.module.MaskedPPOModule` ids (round robin).
     Made by :func:`agents.rllib.config.ppo_config` (via ``functools.partial``).
     """
 
@@ -117,16 +135,31 @@ class SnapshotCallback(RLlibCallback):
         super().__init__()
         self.snapshot_ids = list(snapshot_ids)
         self.snapshot_every = max(1, int(snapshot_every))
+        self.pool: SelfPlayPool[str] = SelfPlayPool(len(self.snapshot_ids), 0.0, 0.0)
+
+    def on_algorithm_init(self, *, algorithm: Any, **kwargs: Any) -> None:
+        if self.snapshot_ids:
+            self._snapshot(algorithm, 0)
 
     def on_train_result(self, *, algorithm: Any, result: dict, **kwargs: Any) -> None:
         it = int(algorithm.iteration)
         if not self.snapshot_ids or it % self.snapshot_every:
             return
-        slot = self.snapshot_ids[(it // self.snapshot_every - 1) % len(self.snapshot_ids)]
+        result.setdefault("snapshots", {})[self._snapshot(algorithm, it)] = it
+
+    def _snapshot(self, algorithm: Any, iteration: int) -> str:
+        """The learner's weights into a free module (else the oldest snapshot's); its id."""
+        held = set(self.pool.snapshots.values())
+        free = [m for m in self.snapshot_ids if m not in held]
+        slot = free[0] if free else self.pool.snapshots[self.pool.ids[0]]
+        self.pool.add(iteration, slot)
         weights = algorithm.learner_group.get_weights(module_ids=[LEARNER])[LEARNER]
 
         def put(runner: Any) -> None:
             runner.module[slot].set_state(weights)
+            mapping = getattr(runner.config, "policy_mapping_fn", None)
+            if isinstance(mapping, SelfPlayMapping):
+                mapping.pool.add(iteration, slot)
 
         algorithm.env_runner_group.foreach_env_runner(put, local_env_runner=True)
-        result.setdefault("snapshots", {})[slot] = it
+        return slot

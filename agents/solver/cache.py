@@ -18,7 +18,6 @@ import hashlib
 import json
 import os
 import socket
-import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -27,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from dice_envs.io import atomic_write_text
+from dice_envs.io import atomic_open, atomic_write_text
 
 __all__ = ["SOLVER_VERSION", "CacheWarning", "cache_dir", "cache_key", "cached_array", "single_thread_blas"]
 
@@ -252,26 +251,18 @@ def _verified(
     return array, None
 
 
-def _store(directory: Path, path: Path, key: str, array: np.ndarray, meta: dict[str, Any] | None) -> None:
+def _store(path: Path, key: str, array: np.ndarray, meta: dict[str, Any] | None) -> None:
     """Write the array and its record atomically (the record last: it vouches for the array)."""
-    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".npy.tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.save(fh, array, allow_pickle=False)
-        os.chmod(tmp, 0o644)
-        record = {
-            "key": key,
-            "solver_version": SOLVER_VERSION,
-            "shape": list(array.shape),
-            "dtype": array.dtype.str,
-            "sha256": _sha256(Path(tmp)),
-            "meta": meta,
-        }
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with atomic_open(path, "wb", overwrite=True) as fh:
+        np.save(fh, array, allow_pickle=False)
+    record = {
+        "key": key,
+        "solver_version": SOLVER_VERSION,
+        "shape": list(array.shape),
+        "dtype": array.dtype.str,
+        "sha256": _sha256(path),
+        "meta": meta,
+    }
     atomic_write_text(path.with_suffix(".json"), json.dumps(record, indent=1, sort_keys=True), overwrite=True)
 
 
@@ -313,7 +304,7 @@ def cached_array(
             warnings.warn(f"solver cache {path} not used: {why}; solving again", CacheWarning, stacklevel=2)
         array = compute()
         with contextlib.suppress(OSError):
-            _store(directory, path, key, array, meta)
+            _store(path, key, array, meta)
         return array, False
     finally:
         lock.__exit__(None, None, None)

@@ -20,7 +20,7 @@ from functools import cache
 import numpy as np
 
 from dice_envs.engine import farkle_turn as turn
-from dice_envs.rules.farkle import NUM_DICE, FarkleRules
+from dice_envs.rules.farkle import NUM_DICE
 from dice_envs.tables import farkle_tables
 
 __all__ = ["STEP", "T_MAX", "FarkleSolution", "solve_farkle"]
@@ -98,8 +98,3 @@ def _solve(bank_minimum: int) -> np.ndarray:
 def solve_farkle(bank_minimum: int = 350) -> FarkleSolution:
     """Solve the max-expected turn policy for ``bank_minimum`` (memoized)."""
     return FarkleSolution(int(bank_minimum), _solve(int(bank_minimum)))
-
-
-def solution_for(rules: FarkleRules) -> FarkleSolution:
-    """The solution for a Farkle rule set (only ``bank_minimum`` matters)."""
-    return solve_farkle(rules.bank_minimum)

@@ -19,10 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from dice_envs import io as _io
+from dice_envs.io import atomic_write_bytes, atomic_write_text
 
 __all__ = [
     "CHECKPOINT_FORMAT",
+    "PROGRESS_FIELDS",
     "ProgressLog",
     "RunReporter",
     "atomic_write_bytes",
@@ -36,20 +37,30 @@ __all__ = [
     "save_checkpoint",
 ]
 
+#: Columns of ``progress.csv``, one row per update (both trainers).
+PROGRESS_FIELDS = [
+    "steps",
+    "wall_s",
+    "steps_per_s",
+    "episodes",
+    "train_return",
+    "train_win_rate",
+    "eval",
+    "eval_se",
+    "learning_rate",
+    "ent_coef",
+    "loss",
+    "policy_loss",
+    "value_loss",
+    "entropy",
+    "approx_kl",
+    "clip_fraction",
+    "explained_variance",
+]
 _CKPT = re.compile(r"^model_(\d+)_steps\.zip$")
 _PPO_CKPT = re.compile(r"^ckpt_(\d+)\.pt$")
 #: ``format`` of the native trainer's checkpoints (plain tensors and numbers, no pickled objects).
 CHECKPOINT_FORMAT = "dice-envs-ppo-checkpoint"
-
-
-def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
-    """A run's own file, replaced atomically (:func:`dice_envs.io.atomic_write_bytes`, overwriting)."""
-    return _io.atomic_write_bytes(path, data, overwrite=True)
-
-
-def atomic_write_text(path: str | Path, text: str) -> Path:
-    """:func:`atomic_write_bytes` of UTF-8 text."""
-    return _io.atomic_write_text(path, text, overwrite=True)
 
 
 def save_checkpoint(folder: str | Path, steps: int, state: dict[str, Any], keep: int = 3) -> Path:
@@ -65,8 +76,9 @@ def save_checkpoint(folder: str | Path, steps: int, state: dict[str, Any], keep:
     torch.save({"format": CHECKPOINT_FORMAT, "version": 1, **state}, buf)
     data = buf.getvalue()
     path = folder / f"ckpt_{int(steps):012d}.pt"
-    atomic_write_bytes(path, data)
-    atomic_write_text(path.with_name(path.name + ".sha256"), hashlib.sha256(data).hexdigest() + "\n")
+    atomic_write_bytes(path, data, overwrite=True)  # the run's own files
+    digest = hashlib.sha256(data).hexdigest() + "\n"
+    atomic_write_text(path.with_name(path.name + ".sha256"), digest, overwrite=True)
     for old in _ppo_checkpoints(folder)[:-keep]:
         old.unlink(missing_ok=True)
         old.with_name(old.name + ".sha256").unlink(missing_ok=True)
@@ -123,7 +135,7 @@ class ProgressLog:
         writer = csv.DictWriter(out, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
-        atomic_write_text(self.path, out.getvalue())
+        atomic_write_text(self.path, out.getvalue(), overwrite=True)
 
     def append(self, row: dict[str, Any]) -> None:
         """Add one row (numbers formatted compactly; missing fields left empty)."""
@@ -242,45 +254,15 @@ def plot_learning_curve(
     ylabel: str,
     references: dict[str, float] | None = None,
 ) -> Path | None:
-    """Plot a run's learning curve: ``progress.csv`` (native trainer) or the periodic evaluations
-    (``evaluations.npz``) and monitor files (sb3 trainer), with ``references`` as labelled lines."""
+    """Plot a run's learning curve from its ``progress.csv`` (either trainer), with ``references``
+    as labelled lines; ``None`` (nothing written) when it has no row to draw."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    run_dir = Path(run_dir)
     fig, ax = plt.subplots(figsize=(7, 4))
-    drawn = _plot_progress(ax, ProgressLog.read(run_dir / "progress.csv"))
-    for monitor in sorted(run_dir.glob("train_from_*.monitor.csv")):
-        start = int(monitor.name.split("_")[2].split(".")[0])
-        rows = np.genfromtxt(monitor, delimiter=",", skip_header=2)
-        if rows.size == 0:
-            continue
-        rows = rows.reshape(-1, 3)
-        steps = start + np.cumsum(rows[:, 1])
-        window = max(1, min(200, len(rows) // 10))
-        smooth = np.convolve(rows[:, 0], np.ones(window) / window, mode="valid")
-        ax.plot(
-            steps[window - 1 :],
-            smooth,
-            color="tab:blue",
-            alpha=0.6,
-            label="training episodes (rolling mean)" if not drawn else None,
-        )
-        drawn = True
-    npz = run_dir / "evaluations.npz"
-    if npz.is_file():
-        data = np.load(npz)
-        if len(data["timesteps"]):
-            mean = data["results"].mean(axis=1)
-            n = data["results"].shape[1]
-            se = data["results"].std(axis=1, ddof=1) / np.sqrt(n) if n > 1 else np.zeros_like(mean)
-            label = f"evaluation ({n} games, ± s.e.)"
-            ax.plot(data["timesteps"], mean, "o-", color="tab:orange", label=label)
-            ax.fill_between(data["timesteps"], mean - se, mean + se, color="tab:orange", alpha=0.25)
-            drawn = True
-    if not drawn:
+    if not _plot_progress(ax, ProgressLog.read(Path(run_dir) / "progress.csv")):
         plt.close(fig)
         return None
     styles = ["--", ":", "-."]
@@ -304,7 +286,7 @@ def save_curve_figure(
     buf = io.BytesIO()
     fig.savefig(buf, dpi=100, format="png")
     plt.close(fig)
-    return atomic_write_bytes(path, buf.getvalue())
+    return atomic_write_bytes(path, buf.getvalue(), overwrite=True)
 
 
 def _plot_progress(ax: Any, rows: list[dict[str, str]]) -> bool:

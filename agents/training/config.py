@@ -27,18 +27,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dice_envs.games import GAME_SPECS
 from dice_envs.rules import GAMES, ConfigError, RuleConfig, make_rules
 from dice_envs.rules.config import did_you_mean
 
-__all__ = ["DEFAULT_EXPERT", "GYM_IDS", "RESUMABLE_KEYS", "TrainConfig", "load_config"]
+from ..activations import ACTIVATION_NAMES
+
+__all__ = [
+    "AGENT_LIST_KEYS",
+    "DEFAULT_EXPERT",
+    "GYM_IDS",
+    "REMOVED_KEYS",
+    "RESUMABLE_KEYS",
+    "TrainConfig",
+    "load_config",
+]
 
 #: Registered Gymnasium id of each game.
-GYM_IDS: dict[str, str] = {
-    "spiffel": "dice_envs/Spiffel-v0",
-    "dice_poker": "dice_envs/DicePoker-v0",
-    "yahtzee": "dice_envs/Yahtzee-v0",
-    "farkle": "dice_envs/Farkle-v0",
-}
+GYM_IDS: dict[str, str] = {name: spec.env_id for name, spec in GAME_SPECS.items()}
 #: Expert imitated by the behaviour-cloning warm start when ``bc_expert`` is empty.
 DEFAULT_EXPERT: dict[str, str] = {
     "spiffel": "optimal",
@@ -51,16 +57,20 @@ _CHOICES: dict[str, tuple[Any, ...]] = {
     "reward": ("score", "win"),
     "vec_env": ("auto", "native", "subproc", "dummy"),
     "device": ("auto", "cpu", "cuda"),
-    "activation": ("tanh", "relu"),
+    "activation": ACTIVATION_NAMES,
     "warm_start": ("none", "bc", "model"),
     "trainer": ("ppo", "sb3"),
     "lr_schedule": ("constant", "linear", "cosine"),
-    "precision": ("float32", "bfloat16"),
     "policy_head": ("flat", "afterstate"),
 }
-#: Keys that may differ when a run is resumed (everything else must equal the run's config.json).
 #: The config keys that hold lists of agent specs (``bc_expert`` and ``init_model`` hold one each).
 AGENT_LIST_KEYS = ("opponents", "pool_builtin", "final_eval_opponents")
+#: Keys of earlier versions, refused by name: each with the value every run had before the key
+#: existed (a resumed run's ``config.json`` may still hold it) and why it went.
+REMOVED_KEYS: dict[str, tuple[Any, str]] = {
+    "precision": ("float32", "the trainer trains in float32 only"),
+}
+#: Keys that may differ when a run is resumed (everything else must equal the run's config.json).
 RESUMABLE_KEYS = ("total_timesteps", "progress_bar", "tensorboard", "verbose", "device", "torch_threads")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -105,9 +115,9 @@ class TrainConfig:
     seed: int = _knob(0, "seeds the model, the envs and the opponents")
     device: str = _knob("auto", "auto (cuda when available) | cpu | cuda")
     torch_threads: int = _knob(
-        0,
-        "torch CPU threads; 0 = chosen for the machine: the cores this process may use, fewer while "
-        "other work keeps some busy (measured at the start, in the model card)",
+        1,
+        "torch CPU threads (fixed: the same seed on the same machine trains the same model, however "
+        "busy the machine is; another count rounds the products differently, another model)",
     )
     progress_bar: bool = _knob(True, "show a progress bar (tqdm)")
     tensorboard: bool = _knob(True, "write TensorBoard logs to <out>/tb")
@@ -141,14 +151,6 @@ class TrainConfig:
         "action by the points it sets aside and the dice thrown next; agents.afterstate)",
     )
     head_width: int = _knob(64, "hidden units of the afterstate head's shared action scorer")
-    precision: str = _knob(
-        "float32",
-        "float32 | bfloat16: each hidden layer (product, bias, activation) and the action head's "
-        "product in bfloat16 (Bf16Dense; weights, value head, logits, losses and the optimiser stay "
-        "float32). Faster on CPUs with bfloat16 products "
-        "(AVX-512 / AMX), much slower on others, no gain measured on an H200 at 256x256, where small nets "
-        "do not wait on products (README: Performance) (ppo)",
-    )
 
     # --- evaluation and checkpoints ----------------------------------------------------------
     eval_freq: int = _knob(20_000, "evaluate every this many env steps (0 = never)")
@@ -200,6 +202,11 @@ class TrainConfig:
         merged.update(overrides)
         allowed = cls.field_names()
         for key in merged:
+            if key in REMOVED_KEYS:
+                raise ConfigError(
+                    f"training config key {key!r} was removed ({REMOVED_KEYS[key][1]}); "
+                    "delete it from the config"
+                )
             if key not in allowed:
                 raise ConfigError(
                     f"unknown training config key {key!r}{did_you_mean(key, allowed)}; "
@@ -319,11 +326,16 @@ class TrainConfig:
             "final_eval_games": (0, 1 << 24),
             "snapshot_freq": (0, 1 << 50),
             "seed": (0, 2**63 - 1),
-            "torch_threads": (0, 4096),
+            "torch_threads": (1, 4096),
             "verbose": (0, 2),
             "bc_dagger_rounds": (0, 1000),
             "bc_dagger_samples": (0, 1 << 30),
         }
+        if self.torch_threads == 0 and not isinstance(self.torch_threads, bool):
+            raise ConfigError(
+                "config 'torch_threads' must be an integer in [1, 4096], got 0: a count measured for "
+                "the machine (0) was removed, as a busy machine trained another model; give a fixed count"
+            )
         for key, (lo, hi) in ranges.items():
             value = getattr(self, key)
             if not isinstance(value, numbers.Integral) or isinstance(value, bool) or not lo <= value <= hi:
@@ -394,10 +406,6 @@ class TrainConfig:
             raise ConfigError(
                 f"config 'batch_size' ({self.batch_size}) must not exceed the rollout size n_envs x n_steps "
                 f"({self.n_envs} x {self.n_steps} = {self.n_envs * self.n_steps})"
-            )
-        if self.precision != "float32" and self.trainer != "ppo":
-            raise ConfigError(
-                f"config 'precision' {self.precision} needs trainer: ppo (sb3-contrib trains in float32)"
             )
         if self.policy_head == "afterstate" and (self.game != "farkle" or self.trainer != "ppo"):
             raise ConfigError(

@@ -1,10 +1,11 @@
 """Environment construction for training and evaluation.
 
-``vec_env`` picks the vectorisation: ``native`` (the batched engine of :mod:`dice_envs.vector`
-through its SB3 adapter), ``subproc`` (one process per env), ``dummy`` (all in this process) or
-``auto`` (native when importable and able to run the configuration, else subproc).
-Opponents are agent specs, or :class:`~agents.training.selfplay.PoolOpponent` objects under
-self-play (built inside each worker, so nothing heavy is pickled).
+The native trainer steps the native vector env itself (:func:`make_vector_env`). For the sb3
+trainer ``vec_env`` picks the vectorisation: ``native`` (the same engine through its SB3
+adapter), ``subproc`` (one process per env), ``dummy`` (all in this process) or ``auto`` (native
+when importable, else subproc). Opponents are agent specs, or under self-play
+:class:`~agents.training.selfplay.PoolOpponent` seats reading the run's pool folder (built inside
+each worker, so nothing heavy is pickled).
 """
 
 from __future__ import annotations
@@ -15,13 +16,22 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper, VecMonitor
 
 from .config import TrainConfig
-from .selfplay import PoolOpponent
+from .selfplay import SelfPlayPool, pool_opponents
 
-__all__ = ["ScaleReward", "env_kwargs", "make_env_fn", "make_eval_env", "make_train_env", "opponents_for"]
+__all__ = [
+    "ScaleReward",
+    "backend_name",
+    "env_kwargs",
+    "eval_opponents",
+    "make_env_fn",
+    "make_eval_env",
+    "make_train_env",
+    "make_vector_env",
+    "opponents_for",
+]
 
 
 def _import_envs() -> None:
@@ -32,27 +42,32 @@ def _import_envs() -> None:
 
 
 def opponents_for(cfg: TrainConfig, pool_dir: str | Path | None, seed: int) -> list[Any]:
-    """The ``opponents`` list of one training env: pool opponents (self-play) or agent specs."""
+    """The ``opponents`` list of one sb3 training env: seats reading the pool folder (self-play)
+    or agent specs."""
     n = cfg.num_players - 1
     if n == 0:
         return []
     if cfg.self_play:
         assert pool_dir is not None, "self-play needs a pool folder"
-        return [
-            PoolOpponent(
-                pool_dir,
-                game=cfg.rule_config(),
-                num_players=cfg.num_players,
-                builtin=cfg.pool_builtin,
-                builtin_prob=cfg.pool_builtin_prob,
-                latest_prob=cfg.pool_latest_prob,
-                pool_size=cfg.pool_size,
-                deterministic=cfg.snapshot_deterministic,
-                seed=seed * 100 + i,
-            )
-            for i in range(n)
-        ]
+        pool: SelfPlayPool[Any] = SelfPlayPool(cfg.pool_size, cfg.pool_builtin_prob, cfg.pool_latest_prob)
+        return pool_opponents(cfg, pool, seed, folder=pool_dir)
     return [cfg.opponents[i % len(cfg.opponents)] for i in range(n)]
+
+
+def make_vector_env(cfg: TrainConfig, opponents: list[Any], num_envs: int | None = None) -> Any:
+    """The native trainer's env: ``cfg``'s game on the native vector env (same-step autoreset,
+    illegal actions raise)."""
+    from dice_envs.games import vector_env_class
+
+    return vector_env_class(cfg.game)(
+        num_envs=num_envs or cfg.n_envs,
+        rules=cfg.rule_config(),
+        opponents=opponents,
+        seat=cfg.seat,
+        reward=cfg.reward,
+        illegal_action="raise",
+        autoreset_mode="same_step",
+    )
 
 
 def env_kwargs(cfg: TrainConfig, opponents: list[Any], seat: int | None) -> dict[str, Any]:
@@ -149,10 +164,3 @@ def make_eval_env(cfg: TrainConfig) -> VecEnv:
     venv.seed(cfg.seed + 10_000)
     # same wrapper types as the training env (SB3's eval callback checks), scale 1: raw rewards
     return ScaleReward(VecMonitor(venv), 1.0)
-
-
-def action_mask_of(env: gym.Env, info: dict[str, Any]) -> np.ndarray:
-    """The current action mask of a single env (from ``info`` or ``action_masks()``)."""
-    if "action_mask" in info:
-        return np.asarray(info["action_mask"], dtype=bool)
-    return np.asarray(env.unwrapped.action_masks(), dtype=bool)  # type: ignore[attr-defined]

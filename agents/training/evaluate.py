@@ -23,7 +23,7 @@ from ..evaluation.play import balanced_lineups, derive_seeds, dice_seed, run_gam
 from ..evaluation.stats import wins_draws_losses
 from ..registry import load
 
-__all__ = ["GameStats", "format_table", "play_games"]
+__all__ = ["GameStats", "evaluate_policy", "format_table", "play_games"]
 
 
 @dataclass
@@ -96,6 +96,23 @@ def play_games(
     scores = out.scores[np.arange(games), seat].astype(np.float64)
     wdl = wins_draws_losses(out.winners, seat) if k > 1 else (0, 0, 0)
     return _stats(agent, agent_name, opponents, scores, wdl)
+
+
+def evaluate_policy(policy: Any, cfg: Any, seed: int) -> tuple[float, float]:
+    """The native trainer's periodic evaluation: the mean (and s.e.) of the deterministic
+    ``policy`` over ``cfg.eval_episodes`` games, side by side; the final score in solitaire, the
+    win rate (draws half) against :func:`agents.training.envs.eval_opponents` otherwise."""
+    from ..learned import ModelAgent
+    from .envs import eval_opponents
+
+    opponents = eval_opponents(cfg)
+    n = cfg.eval_episodes
+    agent = ModelAgent(policy, deterministic=True, name="learner")
+    stats = play_games(agent, cfg.rule_config(), n, opponents=opponents, seed=seed, batch=n)
+    if not opponents:
+        return stats.mean_score, stats.stderr
+    rate = (stats.wins + 0.5 * stats.draws) / max(stats.games, 1)
+    return rate, float(np.sqrt(rate * (1 - rate) / max(stats.games, 1)))
 
 
 def _stats(

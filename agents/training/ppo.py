@@ -1,28 +1,30 @@
-"""PPO written for the native vector env, read top to bottom (CleanRL style).
+"""The native PPO trainer (``trainer: ppo``), one file read top to bottom, as CleanRL's ``ppo.py``.
 
-One policy forward per batch step over ``n_envs`` games (thousands), no Python loop over games:
+The network is sb3-contrib's ``MaskableActorCriticPolicy``, held by a ``MaskablePPO`` that never
+trains itself (:mod:`agents.training.policy`): the saved model is a normal sb3-contrib zip, so
+``MaskablePPO.load(path)`` and ``agents.load(path)`` read it. Every hyper-parameter is a field
+of :class:`~agents.training.config.TrainConfig`.
 
-1. **rollout** — ``n_steps`` steps of every game of a :class:`~dice_envs.vector.env.DiceVectorEnv`
-   (same-step autoreset); the masked policy samples each action (illegal logits are set to
-   :data:`MASKED_LOGIT` before sampling, so an illegal action is never drawn), and the values,
-   log-probabilities, rewards and episode ends are stored in preallocated tensors;
-2. **advantages** — generalised advantage estimation (:func:`gae`), truncated episodes
-   bootstrapped from the value of their last observation;
-3. **update** — ``n_epochs`` passes over the whole rollout in shuffled minibatches of
-   ``batch_size``: clipped policy loss, (optionally clipped) value loss, entropy bonus
-   (:func:`ppo_loss`), advantages normalised per minibatch, gradient norm clipped;
-4. **schedules** — learning rate and entropy coefficient follow the run's progress
-   (:func:`schedule_value`).
+A run (:func:`train_ppo`):
 
-The network is sb3-contrib's own ``MaskableActorCriticPolicy`` module, held by a
-``MaskablePPO`` object that never trains itself (:func:`make_model`): saving it writes a normal
-sb3-contrib zip, so ``MaskablePPO.load(path)`` + ``predict(obs, action_masks=...)`` and
-``agents.load(path)`` work on what this trainer produces, as on any other model.
+1. **setup** — ``torch_threads`` torch threads (a fixed count: the same seed on the same machine
+   trains the same model) and the seeds; the :class:`Learner` (network, Adam, self-play pool),
+   fresh, warm-started or restored from the newest checkpoint (:func:`start_learner`); the
+   ``n_envs`` games of the native vector env (:class:`Rollout`);
+2. **the loop**, one update per rollout of ``n_envs x n_steps`` samples:
 
-The run loop itself (checkpoints, evaluation, self-play pool, logging) is :func:`train_ppo`;
-every hyper-parameter is a documented field of :class:`~agents.training.config.TrainConfig`.
+   a. learning rate and entropy coefficient at the run's progress (:func:`schedule_value`);
+   b. rollout (:meth:`Rollout.collect`): ``n_steps`` steps of every game, one forward pass per
+      step; illegal actions' logits are masked, so an illegal action is never drawn;
+   c. advantages: generalised advantage estimation (:func:`gae`);
+   d. update (:func:`update`): ``n_epochs`` passes in shuffled minibatches, the clipped loss
+      written out in the loop;
+   e. the log row (``progress.csv``, TensorBoard, progress bar), the periodic evaluation,
+      self-play snapshots and checkpoints when due;
 
->>> import torch
+3. **products** — the final checkpoint, ``<name>.zip`` and its model card, the evaluation table
+   and ``learning_curve.png`` (:func:`agents.training.products.save_products`).
+
 >>> adv, ret = gae(torch.tensor([[0.0], [1.0]]), torch.tensor([[0.5], [0.5]]),
 ...                torch.tensor([[0.0], [1.0]]), torch.tensor([0.9]), gamma=1.0, lam=1.0)
 >>> adv.flatten().tolist(), ret.flatten().tolist()
@@ -31,281 +33,41 @@ every hyper-parameter is a documented field of :class:`~agents.training.config.T
 
 from __future__ import annotations
 
+import copy
 import math
+import sys
+import time
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from pathlib import Path
+from typing import Any
 
-import gymnasium as gym
 import numpy as np
 import torch
 from torch import nn
-from torch.nn import functional as F
+
+from dice_envs.rules import ConfigError
+
+from .artifacts import PROGRESS_FIELDS, RunReporter, checkpoint_files, load_checkpoint, save_checkpoint
+from .config import TrainConfig
+from .envs import eval_opponents, make_vector_env
+from .policy import make_model, masked_logits, policy_forward, sample_actions
+from .products import TrainResult, save_products
+from .selfplay import SelfPlayPool, pool_opponents, snapshot_name
 
 __all__ = [
-    "MASKED_LOGIT",
-    "FastTanh",
+    "LOSS_FIELDS",
     "LeadPotential",
-    "LossStats",
-    "RolloutBuffer",
-    "SpacesOnlyEnv",
-    "forward",
+    "Learner",
+    "Rollout",
     "gae",
-    "make_model",
-    "make_optimizer",
-    "maskable_ppo_kwargs",
-    "masked_logits",
-    "ppo_loss",
-    "sample_actions",
     "schedule_value",
+    "start_learner",
+    "train_ppo",
+    "update",
 ]
 
-#: Logit given to illegal actions: exp() of it underflows to exactly 0 in float32.
-MASKED_LOGIT = -1e8
-
-
-# ---------------------------------------------------------------------------- the network
-class SpacesOnlyEnv(gym.Env):
-    """A game's observation and action spaces, for building a ``MaskablePPO`` without stepping."""
-
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
-
-    def __init__(self, observation_space: gym.Space, action_space: gym.spaces.Discrete) -> None:
-        self.observation_space = observation_space
-        self.action_space = action_space
-
-    def reset(self, *, seed: int | None = None, options: dict | None = None) -> Any:
-        raise RuntimeError("this env only carries spaces; the native trainer steps the vector env")
-
-    def step(self, action: Any) -> Any:
-        raise RuntimeError("this env only carries spaces; the native trainer steps the vector env")
-
-    def action_masks(self) -> np.ndarray:
-        return np.ones(int(self.action_space.n), dtype=bool)
-
-
-#: The hidden activations of the trainer's networks (``TrainConfig.activation``).
-ACTIVATIONS: dict[str, type[nn.Module]] = {"tanh": nn.Tanh, "relu": nn.ReLU}
-
-
-def maskable_ppo_kwargs(cfg: Any) -> dict[str, Any]:
-    """The ``MaskablePPO`` arguments both trainers take from ``cfg`` unchanged.
-
-    The one mapping of config keys onto sb3-contrib's: rollout length, epochs, discount, GAE,
-    clipping, loss weights, network, seed. Each caller adds what it sets its own way (learning
-    rate, minibatch, logging).
-    """
-    activation = ACTIVATIONS[cfg.activation]
-    return {
-        "n_steps": cfg.n_steps,
-        "n_epochs": cfg.n_epochs,
-        "gamma": cfg.gamma,
-        "gae_lambda": cfg.gae_lambda,
-        "clip_range": cfg.clip_range,
-        "ent_coef": cfg.ent_coef,
-        "vf_coef": cfg.vf_coef,
-        "max_grad_norm": cfg.max_grad_norm,
-        "policy_kwargs": {"net_arch": list(cfg.net_arch), "activation_fn": activation},
-        "seed": cfg.seed,
-    }
-
-
-def make_model(cfg: Any, observation_space: Any, action_space: Any, device: str = "cpu") -> Any:
-    """A ``MaskablePPO`` holding a fresh ``MaskableActorCriticPolicy`` for ``cfg``'s network.
-
-    The model's own ``learn`` is never called: the policy module (``model.policy``) is trained by
-    this module's loop and the model object only gives it SB3's file format. Its
-    hyper-parameters are set from ``cfg`` so that a user who continues training with
-    ``MaskablePPO.load(path, env=...).learn(...)`` starts from the same settings.
-    """
-    from sb3_contrib import MaskablePPO
-
-    kwargs = maskable_ppo_kwargs(cfg)
-    policy: Any = "MlpPolicy"
-    if cfg.policy_head == "afterstate":
-        from ..afterstate import FarkleAfterstatePolicy
-
-        policy = FarkleAfterstatePolicy
-        kwargs["policy_kwargs"].update(head_width=cfg.head_width, num_players=cfg.num_players)
-    return MaskablePPO(
-        policy,
-        SpacesOnlyEnv(observation_space, action_space),
-        learning_rate=cfg.learning_rate,
-        batch_size=min(cfg.batch_size, cfg.n_steps),
-        clip_range_vf=cfg.clip_range_vf,
-        device=device,
-        verbose=0,
-        **kwargs,
-    )
-
-
-def forward(policy: Any, obs: torch.Tensor, precision: str = "float32") -> tuple[torch.Tensor, torch.Tensor]:
-    """Raw action logits ``(B, A)`` and values ``(B,)`` of an SB3 actor-critic policy.
-
-    The hidden layers run one by one (:func:`_hidden`): each ``nn.Tanh`` is computed by
-    :class:`FastTanh` (the same function, within 2e-7, at a fifth of the CPU time of
-    ``torch.tanh``), the other layers as they are. With ``precision="bfloat16"`` each hidden
-    ``Linear`` and its activation run as one :class:`Bf16Dense` (product, bias and activation in
-    bfloat16, the weights kept in float32), and the action head's product too (as
-    ``torch.autocast`` runs every ``Linear``), its logits cast to float32; the value head
-    (``addmv``: its gradient is an outer product, not a slow product with an inner size of 1),
-    log-probabilities and losses stay float32.
-    """
-    if precision not in ("float32", "bfloat16"):
-        raise ValueError(f"unknown precision {precision!r}; allowed: float32, bfloat16")
-    features = policy.extract_features(obs, policy.pi_features_extractor)
-    mlp = policy.mlp_extractor
-    if not policy.share_features_extractor:  # pragma: no cover - not built by make_model
-        raise ValueError("forward() needs a policy whose actor and critic share the features extractor")
-    bf16 = precision == "bfloat16"
-    latent_pi = _hidden(mlp.policy_net, features, bf16)
-    latent_vf = _hidden(mlp.value_net, features, bf16)
-    if getattr(mlp, "passes_features", False):  # agents.afterstate: its head reads the features too
-        latent_pi = torch.cat([latent_pi.float(), features], dim=-1)
-    head, value = policy.action_net, policy.value_net
-    if not bf16:
-        return head(latent_pi), value(latent_vf).squeeze(-1)
-    if isinstance(head, nn.Linear) and head.bias is not None:  # bfloat16 product, float32 logits
-        bf = torch.bfloat16
-        logits = F.linear(latent_pi.to(bf), head.weight.to(bf), head.bias.to(bf))
-    else:  # agents.afterstate's action scorer: float32, as it is
-        logits = head(latent_pi.float())
-    latent_vf = latent_vf.float()
-    if isinstance(value, nn.Linear) and value.out_features == 1 and value.bias is not None:
-        values = torch.addmv(value.bias, latent_vf, value.weight[0])  # gradient: an outer product
-    else:  # pragma: no cover - make_model builds Linear heads
-        values = value(latent_vf).squeeze(-1)
-    return logits.float(), values
-
-
-class FastTanh(torch.autograd.Function):
-    """``tanh(x)`` as ``1 - 2 sigmoid(-2x)``, its gradient ``g (1 - y^2)`` from the saved output.
-
-    PyTorch's CPU ``tanh`` kernel is about five times slower than its ``sigmoid``; this identity
-    gives the same values within 2e-7 (float32) at a fifth of the time (three passes over the
-    batch: scale, sigmoid in place, ``rsub``).
-    Saved models keep SB3's ``nn.Tanh``: only the trainer's :func:`forward` uses this.
-
-    >>> x = torch.linspace(-9.0, 9.0, 1001)
-    >>> bool((FastTanh.apply(x) - torch.tanh(x)).abs().max() < 2e-7)
-    True
-    """
-
-    @staticmethod
-    def forward(ctx: Any, x: torch.Tensor) -> torch.Tensor:
-        y = torch.rsub(torch.mul(x, -2.0).sigmoid_(), 1.0, alpha=2.0)
-        ctx.save_for_backward(y)
-        return y
-
-    @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> torch.Tensor:
-        (y,) = ctx.saved_tensors
-        return torch.ops.aten.tanh_backward(grad, y)
-
-
-class Bf16Dense(torch.autograd.Function):
-    """One hidden layer ``act(x W^T + b)`` (``act``: tanh or relu) in bfloat16, forward and backward.
-
-    ``x``, ``W`` and ``b`` are cast to bfloat16 (the float32 weights stay the optimiser's); the
-    product, bias and activation give a bfloat16 output, which the next layer takes as it is. The
-    backward pass takes the activation's gradient from the saved bfloat16 output and returns the
-    weight and bias gradients in float32 (summed with float32 accumulators, rounded to bfloat16
-    like the weight gradient's product). The same products as ``torch.autocast`` would run,
-    without its casts of every activation to float32 and back: the element-wise work, not the
-    products, is most of a bfloat16 update on a CPU. ``tanh`` runs as ``1 - 2 sigmoid(-2z)``
-    (the factor -2 folded into the product): PyTorch's bfloat16 ``tanh`` on a CPU takes three
-    times the time of its ``sigmoid``.
-
-    >>> x, w, b = torch.randn(8, 3), torch.randn(4, 3), torch.randn(4)
-    >>> y = Bf16Dense.apply(x, w, b, "tanh")
-    >>> y.dtype, bool((y.float() - torch.tanh(x @ w.T + b)).abs().max() < 0.05)
-    (torch.bfloat16, True)
-    """
-
-    @staticmethod
-    def forward(
-        ctx: Any, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, act: str
-    ) -> torch.Tensor:
-        xb, wb = x.to(torch.bfloat16), weight.to(torch.bfloat16)
-        if act == "tanh":  # tanh(z) = 1 - 2 sigmoid(-2z): bfloat16 tanh is 3x slower than sigmoid
-            z2 = torch.addmm(bias.to(torch.bfloat16), xb, wb.t(), beta=-2, alpha=-2)  # -2z, exactly
-            y = torch.rsub(z2.sigmoid_(), 1, alpha=2)
-        else:
-            y = torch.addmm(bias.to(torch.bfloat16), xb, wb.t()).relu_()
-        ctx.save_for_backward(xb, wb, y)
-        ctx.act, ctx.x_dtype = act, x.dtype
-        return y
-
-    @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
-        xb, wb, y = ctx.saved_tensors
-        g = grad.to(torch.bfloat16)
-        if ctx.act == "tanh":
-            gz = torch.ops.aten.tanh_backward(g, y)
-        else:
-            gz = torch.ops.aten.threshold_backward(g, y, 0)
-        gx = (gz @ wb).to(ctx.x_dtype) if ctx.needs_input_grad[0] else None
-        return gx, (gz.t() @ xb).float(), gz.sum(0).float(), None
-
-
-_BF16_ACTS = {cls: name for name, cls in ACTIVATIONS.items()}
-
-
-def _hidden(layers: nn.Module, x: torch.Tensor, bf16: bool) -> torch.Tensor:
-    """``layers`` (an ``nn.Sequential``) applied to ``x``: ``nn.Tanh`` as :class:`FastTanh`; with
-    ``bf16`` each ``Linear`` followed by ``nn.Tanh`` / ``nn.ReLU`` as one :class:`Bf16Dense` (any
-    other ``Linear`` under ``torch.autocast``). The result is float32, or with ``bf16`` the
-    last layer's output as it is (bfloat16 after a :class:`Bf16Dense`) for the heads to take."""
-    mods = list(layers)
-    i = 0
-    while i < len(mods):
-        layer, after = mods[i], mods[i + 1] if i + 1 < len(mods) else None
-        act = _BF16_ACTS.get(type(after))
-        if bf16 and isinstance(layer, nn.Linear) and layer.bias is not None and act is not None:
-            x = Bf16Dense.apply(x, layer.weight, layer.bias, act)
-            i += 2
-            continue
-        x = x.float()
-        if isinstance(layer, nn.Tanh):
-            x = FastTanh.apply(x)
-        elif bf16 and isinstance(layer, nn.Linear):
-            with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16):
-                x = layer(x)
-        else:
-            x = layer(x)
-        i += 1
-    return x if bf16 else x.float()
-
-
-def make_optimizer(params: Any, lr: float, eps: float) -> torch.optim.Adam:
-    """Adam over ``params``: the fused kernel where this torch has it for their device (one pass
-    over every parameter instead of a dozen small operations each; four times faster on a CPU
-    for the small MLPs trained here), else the default implementation (same update rule)."""
-    params = list(params)
-    try:
-        return torch.optim.Adam(params, lr=lr, eps=eps, fused=True)
-    except (RuntimeError, TypeError, ValueError):  # pragma: no cover - torch < 2.4 on a CPU
-        return torch.optim.Adam(params, lr=lr, eps=eps)
-
-
-def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """``logits`` with every illegal action (``mask`` False) set to :data:`MASKED_LOGIT`.
-
-    >>> masked_logits(torch.zeros(1, 3), torch.tensor([[True, False, True]])).tolist()
-    [[0.0, -100000000.0, 0.0]]
-    """
-    legal = mask.to(logits.dtype)  # one fused multiply-add, three times faster than torch.where on a CPU
-    return torch.addcmul(torch.rsub(legal, 1.0).mul_(MASKED_LOGIT), logits, legal)
-
-
-def sample_actions(logits: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
-    """One action per row drawn from ``softmax(logits)`` (Gumbel-max: one argmax, no Python loop).
-
-    With masked logits an illegal action is never drawn: the Gumbel noise of float32 uniforms is
-    below 20, far above :data:`MASKED_LOGIT`.
-    """
-    u = torch.rand(logits.shape, generator=generator, device=logits.device, dtype=logits.dtype)
-    u = u.clamp_(min=1e-20)
-    return torch.argmax(logits - torch.log(-torch.log(u)), dim=-1)
+#: The loss statistics :func:`update` returns (columns of ``progress.csv``).
+LOSS_FIELDS = ("loss", "policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction")
 
 
 # ---------------------------------------------------------------------------- the algorithm
@@ -319,82 +81,20 @@ def gae(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Generalised advantage estimates and returns of a rollout (all ``(T, N)``).
 
-    ``dones[t]`` is 1 where step ``t`` ended its game's episode (then no value is carried over
-    from step ``t + 1``, which belongs to the next episode); ``last_values`` ``(N,)`` are the
-    values of the observations after the last step.
+    ``dones[t]`` is 1 where step ``t`` ended its game's episode (no value is carried over from
+    step ``t + 1``, which belongs to the next episode); ``last_values`` ``(N,)``: the values of
+    the observations after the last step.
     """
-    steps = rewards.shape[0]
     advantages = torch.zeros_like(rewards)
     carry = torch.zeros_like(last_values)
     next_values = last_values
-    for t in range(steps - 1, -1, -1):
+    for t in range(rewards.shape[0] - 1, -1, -1):
         live = 1.0 - dones[t]
         delta = rewards[t] + gamma * next_values * live - values[t]
         carry = delta + gamma * lam * live * carry
         advantages[t] = carry
         next_values = values[t]
     return advantages, advantages + values
-
-
-@dataclass
-class LossStats:
-    """What one minibatch update measured (floats, for logging)."""
-
-    loss: float
-    policy_loss: float
-    value_loss: float
-    entropy: float
-    approx_kl: float
-    clip_fraction: float
-
-
-def ppo_loss(
-    logits: torch.Tensor,
-    values: torch.Tensor,
-    actions: torch.Tensor,
-    old_logprobs: torch.Tensor,
-    old_values: torch.Tensor,
-    advantages: torch.Tensor,
-    returns: torch.Tensor,
-    *,
-    clip_range: float,
-    clip_range_vf: float | None,
-    ent_coef: float,
-    vf_coef: float,
-    normalize_advantage: bool = True,
-) -> tuple[torch.Tensor, LossStats]:
-    """The PPO loss of a minibatch and its statistics.
-
-    ``logits`` must already be masked (:func:`masked_logits`). Policy loss: the clipped surrogate
-    ``-mean(min(r A, clip(r, 1-c, 1+c) A))`` with ``r = exp(logp - old_logp)`` and ``A`` normalised
-    to zero mean and unit standard deviation when ``normalize_advantage`` (and the batch holds
-    more than one sample). Value loss: ``0.5 mean((V - R)^2)``, or with ``clip_range_vf`` the
-    larger of that and the loss of ``old_V + clip(V - old_V, -c_vf, c_vf)``. Entropy: of the
-    masked distribution. Total: ``policy + vf_coef * value - ent_coef * entropy``.
-    """
-    logp_all = torch.log_softmax(logits, dim=-1)
-    logp = logp_all.gather(1, actions.unsqueeze(1)).squeeze(1)
-    probs = logp_all.exp()
-    entropy = -(probs * logp_all).sum(dim=-1).mean()
-    if normalize_advantage and advantages.numel() > 1:
-        advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
-    log_ratio = logp - old_logprobs
-    ratio = log_ratio.exp()
-    surrogate = torch.min(ratio * advantages, ratio.clamp(1.0 - clip_range, 1.0 + clip_range) * advantages)
-    policy_loss = -surrogate.mean()
-    value_loss = (values - returns).pow(2)
-    if clip_range_vf is not None:
-        clipped = old_values + (values - old_values).clamp(-clip_range_vf, clip_range_vf)
-        value_loss = torch.max(value_loss, (clipped - returns).pow(2))
-    value_loss = 0.5 * value_loss.mean()
-    loss = policy_loss + vf_coef * value_loss - ent_coef * entropy
-    with torch.no_grad():
-        approx_kl = ((ratio - 1.0) - log_ratio).mean()  # the low-variance estimator (Schulman)
-        clip_fraction = ((ratio - 1.0).abs() > clip_range).float().mean()
-    stats = LossStats(
-        *(float(x.detach()) for x in (loss, policy_loss, value_loss, entropy, approx_kl, clip_fraction))
-    )
-    return loss, stats
 
 
 def schedule_value(start: float, end: float | None, kind: str, progress: float) -> float:
@@ -417,14 +117,71 @@ def schedule_value(start: float, end: float | None, kind: str, progress: float) 
     raise ValueError(f"unknown schedule {kind!r}; allowed: constant, linear, cosine")
 
 
+def update(
+    policy: Any,
+    optimizer: torch.optim.Optimizer,
+    batch: dict[str, torch.Tensor],
+    cfg: TrainConfig,
+    ent_coef: float,
+    generator: torch.Generator,
+) -> dict[str, float]:
+    """PPO's update: ``n_epochs`` passes over the rollout ``batch`` (one row per sample) in shuffled
+    minibatches of ``batch_size``, one Adam step each; the epochs stop early past ``target_kl``.
+    Returns the minibatches' mean :data:`LOSS_FIELDS`."""
+    size = len(batch["obs"])
+    stats: dict[str, list[float]] = {name: [] for name in LOSS_FIELDS}
+    for _epoch in range(cfg.n_epochs):
+        order = torch.randperm(size, generator=generator, device=generator.device)
+        epoch_kl = []
+        for start in range(0, size - cfg.batch_size + 1, cfg.batch_size):
+            mb = order[start : start + cfg.batch_size]
+            logits, values = policy_forward(policy, batch["obs"][mb])
+            logp_all = torch.log_softmax(masked_logits(logits, batch["masks"][mb]), dim=-1)
+            logp = logp_all.gather(1, batch["actions"][mb, None]).squeeze(1)
+            entropy = -(logp_all.exp() * logp_all).sum(dim=-1).mean()  # of the masked distribution
+            advantages = batch["advantages"][mb]
+            if cfg.normalize_advantage and len(mb) > 1:
+                advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+            # policy loss: the clipped surrogate, with r = pi(a|s) / pi_old(a|s)
+            log_ratio = logp - batch["logprobs"][mb]
+            ratio = log_ratio.exp()
+            clipped_ratio = ratio.clamp(1.0 - cfg.clip_range, 1.0 + cfg.clip_range)
+            policy_loss = -torch.min(ratio * advantages, clipped_ratio * advantages).mean()
+            # value loss: squared error, or with clip_range_vf the larger of it and the clipped one's
+            returns, old_values = batch["returns"][mb], batch["values"][mb]
+            value_loss = (values - returns).pow(2)
+            if cfg.clip_range_vf is not None:
+                change = (values - old_values).clamp(-cfg.clip_range_vf, cfg.clip_range_vf)
+                value_loss = torch.max(value_loss, (old_values + change - returns).pow(2))
+            value_loss = 0.5 * value_loss.mean()
+            loss = policy_loss + cfg.vf_coef * value_loss - ent_coef * entropy
+
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(policy.parameters(), cfg.max_grad_norm)
+            optimizer.step()
+
+            with torch.no_grad():
+                approx_kl = ((ratio - 1.0) - log_ratio).mean()  # the low-variance estimator (Schulman)
+                clip_fraction = ((ratio - 1.0).abs() > cfg.clip_range).float().mean()
+            for name, value in zip(
+                LOSS_FIELDS, (loss, policy_loss, value_loss, entropy, approx_kl, clip_fraction), strict=True
+            ):
+                stats[name].append(value.item())
+            epoch_kl.append(approx_kl.item())
+        if cfg.target_kl is not None and np.mean(epoch_kl) > cfg.target_kl:
+            break
+    return {name: float(np.mean(values)) for name, values in stats.items()}
+
+
 # ---------------------------------------------------------------------------- the rollout
 class LeadPotential:
-    """The shaping potential of Farkle observations (``reward_shaping``): ``coef`` times the learner's
-    lead counting the points in hand, ``(own banked + turn total - best other banked) / target``.
+    """The shaping potential of Farkle observations (``reward_shaping``): ``coef`` times the
+    learner's lead counting the points in hand, ``(own banked + turn total - best other banked) /
+    target``.
 
-    The rollout adds ``gamma * phi(s') - phi(s)`` to each reward, with ``phi = 0`` once the game is
-    over. Such potential-based shaping leaves the best policy unchanged (Ng, Harada & Russell,
-    1999); with ``gamma = 1`` the shaped terms of a game sum to ``-phi`` of its first observation.
+    The rollout adds ``gamma * phi(s') - phi(s)`` to each reward, ``phi = 0`` once the game is
+    over: potential-based shaping leaves the best policy unchanged (Ng, Harada & Russell, 1999).
 
     >>> from dice_envs.rules import make_rules
     >>> from dice_envs.layouts import layout
@@ -443,32 +200,301 @@ class LeadPotential:
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         """``phi`` of each row of ``obs`` (float64 ``(B,)``)."""
-        lay = self.layout
-        points = lay.read(obs, "turn_total") - lay.read(obs, "lead")
+        points = self.layout.read(obs, "turn_total") - self.layout.read(obs, "lead")
         return self.coef * points / self.target
 
 
-class RolloutBuffer:
-    """Preallocated ``(n_steps, n_envs, ...)`` tensors of one rollout, on the training device."""
+class Rollout:
+    """The ``n_envs`` training games, their current observations and masks, and the
+    ``(n_steps, n_envs, ...)`` tensors (``data``) that one rollout fills."""
 
-    def __init__(self, n_steps: int, n_envs: int, obs_size: int, n_actions: int, device: str) -> None:
-        shape = (n_steps, n_envs)
-        self.obs = torch.zeros((*shape, obs_size), dtype=torch.float32, device=device)
-        self.masks = torch.zeros((*shape, n_actions), dtype=torch.bool, device=device)
-        self.actions = torch.zeros(shape, dtype=torch.long, device=device)
-        self.logprobs = torch.zeros(shape, dtype=torch.float32, device=device)
-        self.values = torch.zeros(shape, dtype=torch.float32, device=device)
-        self.rewards = torch.zeros(shape, dtype=torch.float32, device=device)
-        self.dones = torch.zeros(shape, dtype=torch.float32, device=device)
-
-    def flat(self, advantages: torch.Tensor, returns: torch.Tensor) -> dict[str, torch.Tensor]:
-        """The rollout as one batch of ``n_steps * n_envs`` samples."""
-        return {
-            "obs": self.obs.flatten(0, 1),
-            "masks": self.masks.flatten(0, 1),
-            "actions": self.actions.flatten(),
-            "logprobs": self.logprobs.flatten(),
-            "values": self.values.flatten(),
-            "advantages": advantages.flatten(),
-            "returns": returns.flatten(),
+    def __init__(self, cfg: TrainConfig, env: Any, device: str, seed: int) -> None:
+        self.cfg, self.env, self.device = cfg, env, device
+        self.obs, info = env.reset(seed=seed)
+        self.mask = info["action_mask"].astype(bool)
+        shape = (cfg.n_steps, cfg.n_envs)
+        zeros = {"dtype": torch.float32, "device": device}
+        self.data = {
+            "obs": torch.zeros((*shape, self.obs.shape[1]), **zeros),
+            "masks": torch.zeros((*shape, env.n_actions), dtype=torch.bool, device=device),
+            "actions": torch.zeros(shape, dtype=torch.long, device=device),
+            "logprobs": torch.zeros(shape, **zeros),
+            "values": torch.zeros(shape, **zeros),
+            "rewards": torch.zeros(shape, **zeros),
+            "dones": torch.zeros(shape, **zeros),
         }
+        self.ep_return = np.zeros(cfg.n_envs)
+        shaping = cfg.reward_shaping
+        self.potential = LeadPotential(cfg.rule_config(), cfg.num_players, shaping) if shaping else None
+        self.phi = self.potential(self.obs) if self.potential else None
+
+    def collect(self, policy: Any, generator: torch.Generator) -> tuple[list[float], float, torch.Tensor]:
+        """Play ``n_steps`` steps of every game: the returns of the episodes that ended, the
+        learner's wins among them (a shared win counts 1/k), and the values of the observations
+        after the last step."""
+        cfg, data, device = self.cfg, self.data, self.device
+        finished: list[float] = []
+        wins = 0.0
+        with torch.inference_mode():
+            for t in range(cfg.n_steps):
+                obs = torch.as_tensor(self.obs, device=device)
+                mask = torch.as_tensor(self.mask, device=device)
+                logits, values = policy_forward(policy, obs)
+                logits = masked_logits(logits, mask)
+                actions = sample_actions(logits, generator)
+                data["obs"][t], data["masks"][t], data["actions"][t] = obs, mask, actions
+                data["values"][t] = values
+                data["logprobs"][t] = torch.log_softmax(logits, -1).gather(1, actions[:, None]).squeeze(1)
+
+                self.obs, reward, terminated, truncated, info = self.env.step(actions.cpu().numpy())
+                self.mask = info["action_mask"].astype(bool)
+                done = terminated | truncated  # max_turns ends the game: its win reward is paid
+                trained = reward
+                if self.potential is not None:  # phi = 0 after the end; self.obs starts the next game
+                    phi_next = self.potential(self.obs)
+                    trained = reward + cfg.gamma * np.where(done, 0.0, phi_next) - self.phi
+                    self.phi = phi_next
+                data["rewards"][t] = torch.as_tensor(trained * cfg.reward_scale, dtype=torch.float32)
+                data["dones"][t] = torch.as_tensor(done, dtype=torch.float32)
+
+                self.ep_return += reward
+                if done.any():
+                    ended = np.flatnonzero(done)
+                    finished.extend(self.ep_return[ended].tolist())
+                    self.ep_return[ended] = 0.0
+                    if cfg.num_players > 1:
+                        winners = info["final_info"]["winners"][ended]
+                        mine = winners[np.arange(ended.size), info["final_info"]["seat"][ended]]
+                        wins += float((mine / winners.sum(axis=1)).sum())
+            last_values = policy_forward(policy, torch.as_tensor(self.obs, device=device))[1]
+        return finished, wins, last_values
+
+
+# ---------------------------------------------------------------------------- the learner
+@dataclass
+class Learner:
+    """What a run trains and what its checkpoints hold: the model (its policy is the network
+    trained), Adam, the self-play pool of frozen copies, the sampler, and the counters."""
+
+    model: Any
+    optimizer: torch.optim.Optimizer
+    pool: SelfPlayPool[Any]
+    generator: torch.Generator
+    seed: int = 0
+    snapshot_deterministic: bool = False
+    steps: int = 0
+    updates: int = 0
+    episodes: int = 0
+    wall_before: float = 0.0  # wall time of the runs before a resume
+    warm_stats: dict[str, Any] | None = None
+    resumed_from: Path | None = None
+
+    @property
+    def policy(self) -> Any:
+        """The network being trained (an sb3-contrib ``MaskableActorCriticPolicy``)."""
+        return self.model.policy
+
+    def snapshot(self, steps: int, weights: dict[str, Any] | None = None) -> None:
+        """Add a frozen copy of the policy (or of it with ``weights``) to the pool as ``steps``."""
+        from ..learned import ModelAgent
+
+        frozen = copy.deepcopy(self.policy)
+        if weights is not None:
+            frozen.load_state_dict(weights)
+        frozen.set_training_mode(False)
+        frozen.requires_grad_(False)
+        agent = ModelAgent(frozen, self.snapshot_deterministic, snapshot_name(steps), self.seed + steps)
+        self.pool.add(steps, agent)
+
+    def state(self, wall: float) -> dict[str, Any]:
+        """The checkpoint of this learner (tensors and plain values only)."""
+        ids = self.pool.ids
+        return {
+            "steps": self.steps,
+            "updates": self.updates,
+            "episodes": self.episodes,
+            "wall_time_s": wall,
+            "policy": self.policy.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "pool": {"steps": ids, "weights": [self.pool.snapshots[i].policy.state_dict() for i in ids]},
+            "generator": self.generator.get_state(),
+            "warm_start": self.warm_stats or {},
+        }
+
+    def restore(self, path: Path, state: dict[str, Any], seed: int) -> None:
+        """Continue from the checkpoint ``state`` read from ``path``."""
+        self.policy.load_state_dict(state["policy"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        for steps, weights in zip(state["pool"]["steps"], state["pool"]["weights"], strict=True):
+            self.snapshot(int(steps), weights)
+        self.steps, self.updates = int(state["steps"]), int(state["updates"])
+        try:
+            self.generator.set_state(state["generator"])
+        except RuntimeError as exc:  # from another device kind (device may change on resume)
+            self.generator.manual_seed(seed + self.steps)
+            print(f"{path.name}: another device's sampler ({exc}); reseeded: seed + steps", file=sys.stderr)
+        self.episodes, self.wall_before = int(state["episodes"]), float(state["wall_time_s"])
+        self.warm_stats = state.get("warm_start") or None
+        self.resumed_from = path
+
+
+def start_learner(cfg: TrainConfig, out: Path, resume: bool, device: str) -> Learner:
+    """A fresh network, optimizer and self-play pool; restored from the newest checkpoint that
+    verifies when resuming (a resume loses at most one ``checkpoint_freq``), else warm-started as
+    ``warm_start`` says (:func:`agents.training.init_model.warm_start`)."""
+    from .init_model import warm_start
+
+    probe = make_vector_env(cfg, ["random"] * (cfg.num_players - 1), num_envs=1)
+    model = make_model(cfg, probe.single_observation_space, probe.single_action_space, device)
+    probe.close()
+    learner = Learner(
+        model=model,
+        optimizer=torch.optim.Adam(model.policy.parameters(), lr=cfg.learning_rate, eps=cfg.adam_eps),
+        pool=SelfPlayPool(cfg.pool_size, cfg.pool_builtin_prob, cfg.pool_latest_prob),
+        generator=torch.Generator(device=device).manual_seed(cfg.seed),
+        seed=cfg.seed,
+        snapshot_deterministic=cfg.snapshot_deterministic,
+    )
+    ckpt_dir = out / "checkpoints"
+    found = load_checkpoint(ckpt_dir) if resume else None
+    if found is not None:
+        learner.restore(*found, cfg.seed)
+        print(f"resuming {out} from {found[0].name} ({learner.steps} steps)", file=sys.stderr)
+        if learner.steps >= cfg.total_timesteps:
+            raise ConfigError(
+                f"--resume: the run in {out} is finished ({learner.steps} steps >= total_timesteps "
+                f"{cfg.total_timesteps}); give --total-timesteps above {learner.steps} to train on"
+            )
+    elif resume:
+        if checkpoint_files(ckpt_dir):  # all failed to load (train() checked their digests)
+            raise ConfigError(f"--resume: no checkpoint in {ckpt_dir} loads; nothing was touched")
+        print(f"--resume: no checkpoint yet in {ckpt_dir}; starting from scratch", file=sys.stderr)
+    if found is None:
+        learner.warm_stats = warm_start(model, cfg, device)
+    if cfg.self_play and not learner.pool.ids:
+        learner.snapshot(learner.steps)
+    return learner
+
+
+# ---------------------------------------------------------------------------- the run
+def train_ppo(cfg: TrainConfig, out: Path, resume: bool, command: str, device: str) -> TrainResult:
+    """Run (or continue) ``cfg`` with the native PPO trainer in the folder ``out``."""
+    from ..model_card import machine_info
+    from .evaluate import evaluate_policy
+
+    # 1. setup
+    t_start = time.perf_counter()
+    torch.set_num_threads(cfg.torch_threads)
+    torch.manual_seed(cfg.seed)
+    learner = start_learner(cfg, out, resume, device)
+    if cfg.self_play:
+        opponents: list[Any] = pool_opponents(cfg, learner.pool, cfg.seed)
+    else:
+        opponents = [cfg.opponents[i % len(cfg.opponents)] for i in range(cfg.num_players - 1)]
+    rollout = Rollout(cfg, make_vector_env(cfg, opponents), device, seed=cfg.seed + learner.steps)
+    reporter = RunReporter(
+        out,
+        PROGRESS_FIELDS,
+        steps=learner.steps,
+        resumed=learner.resumed_from is not None,
+        total_timesteps=cfg.total_timesteps,
+        tensorboard=cfg.tensorboard,
+        progress_bar=cfg.progress_bar,
+    )
+    size = cfg.n_envs * cfg.n_steps
+    last = dict.fromkeys(("eval", "snapshot", "checkpoint"), learner.steps)
+    steps_at_start, t_loop = learner.steps, time.perf_counter()
+
+    def wall() -> float:  # the whole training's, runs before a resume included
+        return learner.wall_before + time.perf_counter() - t_start
+
+    # 2. the loop
+    while learner.steps < cfg.total_timesteps:
+        t_update = time.perf_counter()
+        # a. schedules
+        progress = learner.steps / cfg.total_timesteps
+        lr = schedule_value(cfg.learning_rate, cfg.lr_final, cfg.lr_schedule, progress)
+        ent_kind = "constant" if cfg.ent_coef_final is None else "linear"
+        ent_coef = schedule_value(cfg.ent_coef, cfg.ent_coef_final, ent_kind, progress)
+        for group in learner.optimizer.param_groups:
+            group["lr"] = lr
+        # b. rollout
+        finished, wins, last_values = rollout.collect(learner.policy, learner.generator)
+        # c. advantages
+        data = rollout.data
+        advantages, returns = gae(
+            data["rewards"], data["values"], data["dones"], last_values, cfg.gamma, cfg.gae_lambda
+        )
+        batch = {key: tensor.flatten(0, 1) for key, tensor in data.items()}
+        batch["advantages"], batch["returns"] = advantages.flatten(), returns.flatten()
+        # d. update
+        stats = update(learner.policy, learner.optimizer, batch, cfg, ent_coef, learner.generator)
+        learner.steps += size
+        learner.updates += 1
+        learner.episodes += len(finished)
+        # e. log, evaluate, snapshot, checkpoint
+        row: dict[str, Any] = {
+            "steps": learner.steps,
+            "wall_s": wall(),
+            "steps_per_s": size / (time.perf_counter() - t_update),
+            "episodes": learner.episodes,
+            "learning_rate": lr,
+            "ent_coef": ent_coef,
+            "explained_variance": _explained_variance(batch["values"], batch["returns"]),
+            **stats,
+        }
+        if finished:
+            row["train_return"] = float(np.mean(finished))
+            if cfg.num_players > 1:
+                row["train_win_rate"] = wins / len(finished)
+        steps = learner.steps
+        if cfg.eval_freq and (steps - last["eval"] >= cfg.eval_freq or steps >= cfg.total_timesteps):
+            row["eval"], row["eval_se"] = evaluate_policy(learner.policy, cfg, seed=cfg.seed + 10_000)
+            last["eval"] = steps
+            if cfg.verbose:
+                print(f"{steps} steps: evaluation {row['eval']:.4g} ± {row['eval_se']:.2g}", file=sys.stderr)
+        if cfg.self_play and cfg.snapshot_freq and steps - last["snapshot"] >= cfg.snapshot_freq:
+            learner.snapshot(steps)
+            last["snapshot"] = steps
+        reporter.report(row, size)
+        if cfg.checkpoint_freq and steps - last["checkpoint"] >= cfg.checkpoint_freq:
+            save_checkpoint(out / "checkpoints", steps, learner.state(wall()))
+            last["checkpoint"] = steps
+    learn_s = time.perf_counter() - t_loop
+    reporter.close()
+    rollout.env.close()
+
+    # 3. products
+    wall_s = wall()
+    save_checkpoint(out / "checkpoints", learner.steps, learner.state(wall_s))
+    learner.model.num_timesteps = learner.steps
+    solitaire = cfg.num_players == 1
+    products = save_products(
+        learner.model,
+        cfg,
+        out,
+        steps=learner.steps,
+        wall_time_s=wall_s,
+        warm_stats=learner.warm_stats,
+        command=command,
+        title=f"{cfg.name}: PPO on {cfg.game}",
+        ylabel="final score" if solitaire else f"win rate vs {', '.join(map(str, eval_opponents(cfg)))}",
+        references={} if solitaire else {"even (50%)": 0.5},
+        trainer="dice-envs native PPO (agents.training.ppo)",
+        machine=machine_info(device, cfg.torch_threads),
+    )
+    done_now = learner.steps - steps_at_start
+    return TrainResult(
+        **products,
+        steps=learner.steps,
+        steps_this_run=done_now,
+        wall_time_s=learn_s,
+        env_steps_per_s=done_now / learn_s if learn_s > 0 else float("nan"),
+        backend=f"native ppo, {cfg.n_envs} games, {device}",
+        resumed_from=learner.resumed_from,
+    )
+
+
+def _explained_variance(values: torch.Tensor, returns: torch.Tensor) -> float:
+    var = float(returns.var())
+    return float("nan") if var == 0 else 1.0 - float((returns - values).var()) / var

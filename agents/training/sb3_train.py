@@ -1,16 +1,20 @@
-"""The sb3-contrib path (``trainer: sb3``): MaskablePPO's own ``learn`` on a dice-envs game.
+"""The sb3-contrib path (``trainer: sb3``): ``MaskablePPO.learn`` on a dice-envs game, for users
+who want SB3's own loop and callbacks.
 
-1. build the training vector env (native / subproc / dummy) and the evaluation env;
-2. create the model (:func:`_model`), then load the newest checkpoint when resuming (:func:`_resume`);
-3. optionally warm-start the policy: behaviour cloning of an expert, or a trained model's weights
-   (:func:`_warm_start`);
-4. learn with callbacks: periodic masked evaluation, checkpoints, self-play snapshots (:func:`_learn`);
-5. save a final checkpoint, then the evaluation table, the model, its card and the curve
-   (:func:`agents.training.train.save_products`).
+What a run leaves is the native trainer's (:mod:`agents.training.ppo`), made by the same helpers:
+the self-play pool (:mod:`agents.training.selfplay`), the warm start
+(:func:`agents.training.init_model.warm_start`), ``progress.csv``
+(:class:`~agents.training.artifacts.RunReporter`), the evaluation table, the model, its card and
+the learning curve (:func:`agents.training.products.save_products`), and the resume checks of
+:func:`agents.training.train.train`. SB3's own: its checkpoints
+(``checkpoints/model_<steps>_steps.zip``, read weights-only on resume), its periodic evaluation
+(``evaluations.npz``), the monitor files and its TensorBoard logs.
 
-The default trainer is :mod:`agents.training.ppo_train` (``trainer: ppo``), several times faster
-on the native vector env; this path stays for users who want SB3's own loop (and its callbacks).
-Its checkpoints are SB3 zips, loaded with ``MaskablePPO.load``: resume only runs you made.
+1. the training env (native / subproc / dummy) and the evaluation env;
+2. the model, then the newest checkpoint when resuming (:func:`_resume`);
+3. the warm start of a fresh run;
+4. ``learn`` with callbacks: checkpoints, evaluations, self-play snapshots, progress rows;
+5. a final checkpoint, then the products.
 """
 
 from __future__ import annotations
@@ -21,28 +25,24 @@ import time
 import warnings
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback
 
+from dice_envs.io import atomic_write_text
 from dice_envs.rules import ConfigError
 
-from .artifacts import atomic_write_text, checkpoints
+from .artifacts import PROGRESS_FIELDS, RunReporter, checkpoints
 from .config import TrainConfig
 from .envs import backend_name, make_eval_env, make_train_env
 from .init_model import warm_start
-from .train import TrainResult, previous_wall_time, save_products
+from .policy import maskable_ppo_kwargs
+from .ppo import schedule_value
+from .products import TrainResult, previous_wall_time, save_products
+from .selfplay import list_snapshots, save_snapshot
 
 __all__ = ["quiet_logger", "train_sb3"]
-
-
-def _lr(cfg: TrainConfig) -> Any:
-    from .ppo import schedule_value
-
-    if cfg.lr_schedule == "constant":
-        return cfg.learning_rate
-    lr0, lr1, kind = cfg.learning_rate, cfg.lr_final, cfg.lr_schedule
-    return lambda progress_remaining: schedule_value(lr0, lr1, kind, 1.0 - progress_remaining)
 
 
 def train_sb3(cfg: TrainConfig, out: Path, resume: bool, command: str, device: str) -> TrainResult:
@@ -50,11 +50,8 @@ def train_sb3(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
     import torch
 
     from ..model_card import machine_info
-    from .threads import choose_threads, thread_governor
 
-    threads = choose_threads(cfg.torch_threads, device)
-    torch.set_num_threads(threads)
-    governor = thread_governor(cfg.torch_threads, device, threads)
+    torch.set_num_threads(cfg.torch_threads)
     candidates = checkpoints(out / "checkpoints") if resume else []
     start_steps = int(candidates[-1].name.split("_")[1]) if candidates else 0
     # 1. environments (the newest checkpoint's step count names the monitor file)
@@ -69,16 +66,16 @@ def train_sb3(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
         print(f"--resume: no checkpoint yet in {out / 'checkpoints'}; starting from scratch", file=sys.stderr)
     warm_stats = _warm_start(cfg, out, model, resumed=resumed_from is not None)  # 3. warm start
     steps_before = model.num_timesteps
+    previous_wall = previous_wall_time(out / f"{cfg.name}.zip") if resumed_from else 0.0
     t0 = time.perf_counter()
-    _learn(cfg, out, model, eval_env, steps_before, resumed_from is None, governor)  # 4. learn
+    _learn(cfg, out, model, eval_env, resumed_from is not None, previous_wall - t_start)  # 4. learn
     learn_s = time.perf_counter() - t0
     backend = backend_name(train_env)
     train_env.close()
     eval_env.close()
-    # 5. products: a final checkpoint, then the evaluation table, model, card and curve
+    # 5. a final checkpoint, then the evaluation table, model, card and curve
     (out / "checkpoints").mkdir(parents=True, exist_ok=True)
     model.save(out / "checkpoints" / f"model_{model.num_timesteps}_steps.zip")
-    previous_wall = previous_wall_time(out / f"{cfg.name}.zip") if resumed_from else 0.0
     multi_win = cfg.reward != "score" and cfg.num_players > 1
     products = save_products(
         model,
@@ -91,7 +88,7 @@ def train_sb3(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
         title=f"{cfg.name}: MaskablePPO on {cfg.game}",
         ylabel="win reward (+1/-1)" if multi_win else "final score",
         references={},
-        machine=machine_info(device, governor.threads, governor.updates),
+        machine=machine_info(device, cfg.torch_threads),
     )
     steps_this_run = model.num_timesteps - steps_before
     return TrainResult(
@@ -106,15 +103,18 @@ def train_sb3(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
 
 
 def _model(cfg: TrainConfig, out: Path, train_env: Any, device: str) -> Any:
-    """A fresh ``MaskablePPO`` of ``cfg`` on ``train_env``."""
+    """A fresh ``MaskablePPO`` of ``cfg`` on ``train_env`` (the learning rate follows
+    ``lr_schedule`` as the native trainer's does)."""
     from sb3_contrib import MaskablePPO
 
-    from .ppo import maskable_ppo_kwargs
-
+    lr: Any = cfg.learning_rate
+    if cfg.lr_schedule != "constant":
+        lr0, lr1, kind = cfg.learning_rate, cfg.lr_final, cfg.lr_schedule
+        lr = lambda progress_remaining: schedule_value(lr0, lr1, kind, 1.0 - progress_remaining)  # noqa: E731
     model = MaskablePPO(
         "MlpPolicy",
         train_env,
-        learning_rate=_lr(cfg),
+        learning_rate=lr,
         batch_size=cfg.batch_size,
         target_kl=cfg.target_kl,
         tensorboard_log=str(out / "tb") if cfg.tensorboard else None,
@@ -157,30 +157,36 @@ def _resume(cfg: TrainConfig, model: Any, train_env: Any, candidates: list[Path]
 
 
 def _warm_start(cfg: TrainConfig, out: Path, model: Any, resumed: bool) -> dict[str, Any] | None:
-    """Behaviour cloning of a fresh run (``warm_start: bc``) or a trained model's weights
-    (``warm_start: model``), what was done kept in ``warm_start.json``; a resumed run reads it back."""
+    """Warm-start a fresh run (:func:`agents.training.init_model.warm_start`), what was done kept in
+    ``warm_start.json``; a resumed run reads it back."""
     warm = out / "warm_start.json"
     if resumed:
         return json.loads(warm.read_text()) if warm.is_file() else None
     record = warm_start(model, cfg, str(model.device))
     if record is not None:
-        atomic_write_text(warm, json.dumps(record, indent=2) + "\n")
+        atomic_write_text(warm, json.dumps(record, indent=2) + "\n", overwrite=True)
     return record
 
 
-def _learn(
-    cfg: TrainConfig, out: Path, model: Any, eval_env: Any, start_steps: int, fresh: bool, governor: Any
-) -> None:
-    """``model.learn`` up to ``total_timesteps``, with checkpoint, evaluation and self-play
-    callbacks, and ``governor`` keeping ``torch_threads: 0`` right (:func:`governed_callbacks`)."""
+def _learn(cfg: TrainConfig, out: Path, model: Any, eval_env: Any, resumed: bool, wall_offset: float) -> None:
+    """``model.learn`` up to ``total_timesteps`` with checkpoint, evaluation, self-play and
+    progress callbacks (``wall_offset`` + ``perf_counter()``: the training's wall time so far)."""
     from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
     from stable_baselines3.common.callbacks import CheckpointCallback
 
+    start_steps = model.num_timesteps
+    remaining = cfg.total_timesteps - start_steps
+    if remaining <= 0:
+        print(
+            f"already trained {start_steps} steps >= total_timesteps {cfg.total_timesteps}; nothing to learn"
+        )
+        return
     per_env = max(1, cfg.n_envs)
     callbacks: list[Any] = []
     if cfg.checkpoint_freq:
         freq = max(1, cfg.checkpoint_freq // per_env)
         callbacks.append(CheckpointCallback(freq, str(out / "checkpoints"), "model"))
+    eval_cb = None
     if cfg.eval_freq:
         eval_cb = MaskableEvalCallback(
             eval_env,
@@ -191,59 +197,123 @@ def _learn(
             deterministic=True,
             verbose=0,
         )
-        _restore_evaluations(eval_cb, out / "evaluations.npz", upto=start_steps)
+        _restore_evaluations(eval_cb, out / "evaluations.npz", upto=start_steps if resumed else 0)
         callbacks.append(eval_cb)
     if cfg.self_play:
-        from .selfplay import SnapshotCallback
-
-        callbacks.append(SnapshotCallback(out / "pool", cfg.snapshot_freq, cfg.pool_size))
-    if not fresh and cfg.tensorboard:
-        model.set_logger(_resumed_logger(model, "ppo", start_steps))
-    remaining = cfg.total_timesteps - model.num_timesteps
-    if remaining <= 0:
-        print(
-            f"already trained {model.num_timesteps} steps >= total_timesteps {cfg.total_timesteps}; "
-            "nothing to learn"
-        )
-        return
-    model.learn(
-        total_timesteps=remaining,
-        callback=governed_callbacks(callbacks, governor),
-        reset_num_timesteps=fresh,
-        progress_bar=cfg.progress_bar,
-        tb_log_name="ppo",
+        callbacks.append(_PoolSnapshots(out / "pool", cfg.snapshot_freq, cfg.pool_size))
+    reporter = RunReporter(
+        out,
+        PROGRESS_FIELDS,
+        steps=start_steps,
+        resumed=resumed,
+        total_timesteps=cfg.total_timesteps,
+        tensorboard=False,  # SB3 writes its own
+        progress_bar=False,  # and shows its own
     )
+    callbacks.append(_ProgressRows(reporter, eval_cb, cfg.ent_coef, wall_offset))
+    if resumed and cfg.tensorboard:
+        model.set_logger(_resumed_logger(model, "ppo", start_steps))
+    try:
+        model.learn(
+            total_timesteps=remaining,
+            callback=callbacks,
+            reset_num_timesteps=not resumed,
+            progress_bar=cfg.progress_bar,
+            tb_log_name="ppo",
+        )
+    finally:
+        reporter.close()
 
 
-def governed_callbacks(callbacks: list[Any], governor: Any) -> Any:
-    """``callbacks`` as one SB3 ``CallbackList`` that also hands each update's wall time to
-    ``governor`` (:class:`~agents.training.threads.ThreadGovernor`): the time from one rollout's
-    start to the next (rollout and gradient steps), less what the callbacks themselves took
-    (evaluations, checkpoints, snapshots), so an evaluation is not taken for a slowed machine."""
-    from stable_baselines3.common.callbacks import CallbackList
+class _PoolSnapshots(BaseCallback):
+    """Writes the learner to the self-play pool folder (:func:`save_snapshot`) at the start of a
+    fresh run and every ``freq`` env steps; the envs' seats read it from there."""
 
-    from .threads import govern_threads
+    def __init__(self, pool_dir: Path, freq: int, keep: int) -> None:
+        super().__init__()
+        self.pool_dir, self.freq, self.keep, self.last = pool_dir, freq, keep, 0
 
-    class _Governed(CallbackList):
-        def __init__(self) -> None:
-            super().__init__(callbacks)
-            self.started: float | None = None
-            self.inside = 0.0  # seconds in the callbacks since the rollout started
+    def _save(self) -> None:
+        save_snapshot(self.model.policy, self.pool_dir, self.num_timesteps, self.keep)
+        self.last = self.num_timesteps
 
-        def _on_rollout_start(self) -> None:
-            now = time.perf_counter()
-            if self.started is not None:
-                govern_threads(governor, now - self.started - self.inside, self.num_timesteps)
-            self.started, self.inside = now, 0.0
-            super()._on_rollout_start()
+    def _on_training_start(self) -> None:
+        self.last = self.num_timesteps
+        if not list_snapshots(self.pool_dir):
+            self._save()
 
-        def _on_step(self) -> bool:
-            t = time.perf_counter()
-            go_on = super()._on_step()
-            self.inside += time.perf_counter() - t
-            return go_on
+    def _on_step(self) -> bool:
+        if self.freq > 0 and self.num_timesteps - self.last >= self.freq:
+            self._save()
+        return True
 
-    return _Governed()
+
+class _ProgressRows(BaseCallback):
+    """One ``progress.csv`` row per update, in the native trainer's columns: written when the
+    next rollout starts (or training ends), once SB3 has recorded the update's losses."""
+
+    #: progress.csv column ← SB3 logger key (``entropy`` is minus SB3's ``train/entropy_loss``).
+    LOSSES: ClassVar[dict[str, str]] = {
+        "learning_rate": "train/learning_rate",
+        "loss": "train/loss",
+        "policy_loss": "train/policy_gradient_loss",
+        "value_loss": "train/value_loss",
+        "approx_kl": "train/approx_kl",
+        "clip_fraction": "train/clip_fraction",
+        "explained_variance": "train/explained_variance",
+    }
+
+    def __init__(self, reporter: RunReporter, eval_cb: Any, ent_coef: float, wall_offset: float) -> None:
+        super().__init__()
+        self.reporter, self.eval_cb = reporter, eval_cb
+        self.ent_coef, self.wall_offset = ent_coef, wall_offset
+        self.finished: list[float] = []
+        self.episodes = 0
+        self.pending = False
+        self.last_steps, self.last_time = 0, 0.0
+
+    def _on_training_start(self) -> None:
+        self.last_steps, self.last_time = self.num_timesteps, time.perf_counter()
+
+    def _on_step(self) -> bool:
+        self.finished += [float(i["episode"]["r"]) for i in self.locals.get("infos", []) if "episode" in i]
+        return True
+
+    def _on_rollout_start(self) -> None:
+        if self.pending:
+            self._row()
+
+    def _on_rollout_end(self) -> None:
+        self.pending = True  # the update follows
+
+    def _on_training_end(self) -> None:
+        if self.pending:
+            self._row()
+
+    def _row(self) -> None:
+        now, steps = time.perf_counter(), self.num_timesteps
+        values = self.model.logger.name_to_value
+        self.episodes += len(self.finished)
+        row: dict[str, Any] = {
+            "steps": steps,
+            "wall_s": self.wall_offset + now,
+            "steps_per_s": (steps - self.last_steps) / max(now - self.last_time, 1e-9),
+            "episodes": self.episodes,
+            "ent_coef": self.ent_coef,
+            **{column: float(values[key]) for column, key in self.LOSSES.items() if key in values},
+        }
+        if "train/entropy_loss" in values:
+            row["entropy"] = -float(values["train/entropy_loss"])
+        if self.finished:
+            row["train_return"] = float(np.mean(self.finished))
+        done = self.eval_cb.evaluations_timesteps if self.eval_cb is not None else []
+        if done and done[-1] > self.last_steps:
+            results = np.asarray(self.eval_cb.evaluations_results[-1], dtype=np.float64)
+            row["eval"] = float(results.mean())
+            row["eval_se"] = float(results.std(ddof=1) / np.sqrt(results.size)) if results.size > 1 else 0.0
+        self.reporter.report(row, steps - self.last_steps)
+        self.finished, self.pending = [], False
+        self.last_steps, self.last_time = steps, now
 
 
 def _resumed_logger(model: Any, tb_log_name: str, steps: int) -> Any:

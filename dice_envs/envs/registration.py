@@ -1,13 +1,9 @@
 """Registration of the Gymnasium ids (called once from ``dice_envs/__init__.py``).
 
-* ``dice_envs/Spiffel-v0``: ``dice_envs.envs.spiffel:SpiffelEnv``,
-  vector ``dice_envs.vector:SpiffelVectorEnv``
-* ``dice_envs/DicePoker-v0``: ``dice_envs.envs.dice_poker:DicePokerEnv``,
-  vector ``dice_envs.vector:DicePokerVectorEnv``
-* ``dice_envs/Yahtzee-v0``: ``dice_envs.envs.yahtzee:YahtzeeEnv``,
-  vector ``dice_envs.vector:YahtzeeVectorEnv``
-* ``dice_envs/Farkle-v0``: ``dice_envs.envs.farkle:FarkleEnv``,
-  vector ``dice_envs.vector:FarkleVectorEnv``
+Every game of :data:`dice_envs.games.GAME_SPECS` is registered under its ``env_id``
+(``dice_envs/Spiffel-v0``, ``dice_envs/DicePoker-v0``, ``dice_envs/Yahtzee-v0``,
+``dice_envs/Farkle-v0``), with its Gymnasium class as entry point and its native vector env as
+vector entry point.
 
 ``gym.make`` returns the env unwrapped (no order-enforcing or passive-checker wrapper), so
 ``env.action_masks()`` is reachable directly.
@@ -20,27 +16,35 @@ from __future__ import annotations
 
 import gymnasium as gym
 
+from ..games import GAME_SPECS
+
 __all__ = ["ENV_IDS", "register_envs"]
 
-#: id → (module, class name, vector class name).
+
+def _module_and_class(path: str) -> tuple[str, str]:
+    """``("spiffel", "SpiffelEnv")`` of ``"dice_envs.envs.spiffel:SpiffelEnv"``."""
+    module, _, cls = path.partition(":")
+    return module.rpartition(".")[2], cls
+
+
+#: id → (module of :mod:`dice_envs.envs`, class name, vector class name), from :data:`GAME_SPECS`.
 ENV_IDS: dict[str, tuple[str, str, str]] = {
-    "dice_envs/Spiffel-v0": ("spiffel", "SpiffelEnv", "SpiffelVectorEnv"),
-    "dice_envs/DicePoker-v0": ("dice_poker", "DicePokerEnv", "DicePokerVectorEnv"),
-    "dice_envs/Yahtzee-v0": ("yahtzee", "YahtzeeEnv", "YahtzeeVectorEnv"),
-    "dice_envs/Farkle-v0": ("farkle", "FarkleEnv", "FarkleVectorEnv"),
+    s.env_id: (*_module_and_class(s.env_class), _module_and_class(s.vector_class)[1])
+    for s in GAME_SPECS.values()
 }
 
 
 def register_envs() -> list[str]:
     """Register every id not registered yet; return the ids registered by this call."""
     added = []
-    for env_id, (module, cls, vector_cls) in ENV_IDS.items():
+    for spec in GAME_SPECS.values():
+        env_id = spec.env_id
         if env_id in gym.registry:
             continue
         gym.register(
             id=env_id,
-            entry_point=f"dice_envs.envs.{module}:{cls}",
-            vector_entry_point=f"dice_envs.vector:{vector_cls}",
+            entry_point=spec.env_class,
+            vector_entry_point=spec.vector_class,
             # gym.make then returns the env itself, so ``env.action_masks()`` works as sb3-contrib
             # and users expect (Gymnasium 1.x wrappers no longer forward attributes). The env
             # enforces reset-before-step itself and passes the env checkers (see tests).

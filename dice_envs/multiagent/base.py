@@ -28,12 +28,13 @@ Rewards (``reward=``):
              seats tie every seat gets 0. Two players: +1 win, -1 loss, 0 tie. A Farkle game cut at
              ``max_turns`` (truncation) is scored by the totals at the cut. Needs ``N >= 2``.
 
-Default: ``"win"`` for two or more players, ``"score"`` in solitaire.
+Default: ``"win"`` for two or more players, ``"score"`` in solitaire. How a game's end sets the
+rewards, ``terminations`` and ``truncations`` (and what an illegal action does) is
+:mod:`dice_envs.outcome`'s rule, which :meth:`DiceAECEnv._finish` and :class:`IllegalActions` call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -47,32 +48,14 @@ from ..encoding import ENCODING_VERSION, encode, encoding_id, family, observatio
 from ..engine import new_game
 from ..engine.scorecard_game import ScorecardGame
 from ..options import RENDER_MODES, EnvOptions, options_of
+from ..outcome import is_legal, step_outcome, win_rewards
 from ..render import render_text
 from ..render_rgb import frame_size, render_rgb
 from ..rules import RuleConfig
 from ..rules.scorecard import N_REROLL_ACTIONS
 
+# win_rewards is dice_envs.outcome's, still importable from here and from dice_envs.multiagent.
 __all__ = ["DiceAECEnv", "IllegalActions", "make_env", "win_rewards"]
-
-
-def win_rewards(totals: Sequence[float]) -> list[float]:
-    """Zero-sum end-of-game rewards from the final totals (see the module docstring).
-
-    >>> win_rewards([10, 20])
-    [-1.0, 1.0]
-    >>> win_rewards([30, 30, 10])
-    [0.5, 0.5, -1.0]
-    >>> win_rewards([30, 10, 10])
-    [1.0, -0.5, -0.5]
-    >>> win_rewards([7, 7])
-    [0.0, 0.0]
-    """
-    n = len(totals)
-    best = max(totals)
-    k = sum(1 for t in totals if t == best)
-    if k == n:
-        return [0.0] * n
-    return [1.0 / k if t == best else -1.0 / (n - k) for t in totals]
 
 
 class DiceAECEnv(AECEnv):
@@ -211,11 +194,11 @@ class DiceAECEnv(AECEnv):
         g = self.game
         totals = [int(t) for t in g.totals()]
         truncated = bool(getattr(g, "truncated", False))
-        if self.reward_mode == "win":
-            for i, r in enumerate(win_rewards(totals)):
-                self.rewards[self.possible_agents[i]] += r
-        self.terminations = dict.fromkeys(self.agents, not truncated)
-        self.truncations = dict.fromkeys(self.agents, truncated)
+        end = step_outcome(self.num_players, over=True, cut=truncated, totals=totals, reward=self.reward_mode)
+        for i, r in enumerate(end.rewards.tolist()):
+            self.rewards[self.possible_agents[i]] += r
+        self.terminations = dict.fromkeys(self.agents, bool(end.terminated))
+        self.truncations = dict.fromkeys(self.agents, bool(end.truncated))
         won = np.zeros(self.num_players, dtype=bool)
         won[list(g.winners())] = True
         for a in self.agents:
@@ -274,11 +257,12 @@ class IllegalActions(wrappers.BaseWrapper):
     A non-integer action (a float, a string, ``None`` for an agent that is still playing, ...)
     raises ``TypeError`` / ``ValueError`` naming it (:func:`dice_envs.checks.as_action`). An
     integer that is not a legal move, in the action space (masked out) or outside it (``45`` or
-    ``-1`` in ``Discrete(45)``: allowed ``0..n-1``), ends the game: every agent is terminated and
-    truncated, the offender gets ``illegal_reward``, the others 0, and a warning is logged; the
-    same as PettingZoo's ``TerminateIllegalWrapper``, which indexes the mask with the action
-    and so cannot take an out-of-range one (and whose ``AssertOutOfBoundsWrapper`` companion
-    vanishes under ``python -O``). A dead agent's step takes ``None``, as PettingZoo requires.
+    ``-1`` in ``Discrete(45)``: allowed ``0..n-1``), ends the game by :mod:`dice_envs.outcome`'s
+    rule: every agent is terminated (not truncated), the offender gets ``illegal_reward``, the
+    others 0, and a warning is logged. PettingZoo's ``TerminateIllegalWrapper`` also ends the
+    game, but it indexes the mask with the action and so cannot take an out-of-range one (and
+    its ``AssertOutOfBoundsWrapper`` companion vanishes under ``python -O``). A dead agent's
+    step takes ``None``, as PettingZoo requires.
     """
 
     def __init__(self, env: AECEnv, illegal_reward: float) -> None:
@@ -292,15 +276,16 @@ class IllegalActions(wrappers.BaseWrapper):
             return
         a = as_action(action)  # TypeError / ValueError for a non-integer (None too); nothing changes
         raw = self.env.unwrapped
-        mask = raw.action_mask(agent)
-        if 0 <= a < mask.size and mask[a]:
+        if is_legal(a, raw.action_mask(agent)):
             super().step(a)
             return
         EnvLogger.warn_on_illegal_move()
+        end = step_outcome(
+            raw.num_players, illegal=True, actor=raw.seat(agent), illegal_reward=self._illegal_reward
+        )
         raw._cumulative_rewards[agent] = 0.0
-        raw.terminations = dict.fromkeys(raw.agents, True)
-        raw.truncations = dict.fromkeys(raw.agents, True)
-        raw.rewards = dict.fromkeys(raw.agents, 0.0)
-        raw.rewards[agent] = self._illegal_reward
+        raw.terminations = dict.fromkeys(raw.agents, bool(end.terminated))
+        raw.truncations = dict.fromkeys(raw.agents, bool(end.truncated))
+        raw.rewards = {other: float(end.rewards[raw.seat(other)]) for other in raw.agents}
         raw._accumulate_rewards()
         raw._deads_step_first()

@@ -24,9 +24,11 @@ over ``N`` scalar envs, only much faster:
   ``start_episodes(games)``, called with the indices of the games whose episode begins, and
   then receives ``act_batch(observations, masks, games=indices)``;
 * **seats**: ``seat=None`` draws the learner's seat per game and episode (``info["seat"]``);
-* **illegal actions**: ``"penalize"`` ends that game's episode with ``illegal_reward``
-  (``info["illegal_action"]`` marks it) without touching its state; ``"raise"`` raises
-  ``ValueError`` naming the game, the action and the legal ones before any game moves;
+* **illegal actions**: ``"penalize"`` ends that game's episode (``terminated``) with
+  ``illegal_reward`` (``info["illegal_action"]`` marks it) without touching its state;
+  ``"raise"`` raises ``ValueError`` naming the game, the action and the legal ones before any
+  game moves; legality, the penalty, the flags and the win rewards are
+  :func:`dice_envs.outcome.step_outcome`'s, as in the scalar envs;
 * **autoreset**: ``autoreset_mode="next_step"`` (default, Gymnasium's convention: the action
   after a finished episode is ignored and that game is reset) or ``"same_step"`` (finished
   games are reset at once; their last observation and info are in ``info["final_obs"]`` /
@@ -60,6 +62,7 @@ from ..engine import Engine, make_engine
 from ..engine.dice import RandomDice
 from ..opponents import resolve_opponents
 from ..options import EnvOptions, check_render_mode, options_of
+from ..outcome import illegal_action_error, legal, step_outcome
 from ..rules import ConfigError, RuleConfig
 from ..rules.config import check_int
 
@@ -84,26 +87,6 @@ def _autoreset_mode(mode: AutoresetMode | str) -> AutoresetMode:
     if key not in table:
         raise ConfigError(f"unknown autoreset_mode {mode!r}; allowed: next_step, same_step")
     return table[key]
-
-
-def win_rewards_batch(totals: np.ndarray, seat: np.ndarray) -> np.ndarray:
-    """Zero-sum end-of-game reward of ``seat`` per row of ``totals`` (``(n, P)``).
-
-    The ``k`` best seats share +1, the others share -1; all tied: 0 (as
-    :func:`dice_envs.multiagent.base.win_rewards`).
-
-    >>> win_rewards_batch(np.array([[10, 20], [30, 30], [30, 10]]), np.array([0, 1, 0])).tolist()
-    [-1.0, 0.0, 1.0]
-    """
-    n, p = totals.shape
-    best = totals.max(axis=1)
-    k = (totals == best[:, None]).sum(axis=1)
-    mine = totals[np.arange(n), seat]
-    win = 1.0 / k
-    loss = -1.0 / np.maximum(p - k, 1)
-    out = np.where(mine == best, win, loss)
-    out[k == p] = 0.0
-    return out
 
 
 class DiceVectorEnv(VectorEnv):
@@ -251,18 +234,14 @@ class DiceVectorEnv(VectorEnv):
         rewards = np.zeros(n)
         resetting = self._over.copy() if self.autoreset_mode == AutoresetMode.NEXT_STEP else None
         playing = ~self._over if resetting is not None else self._ones
-        in_range = (a >= 0) & (a < self.n_actions)
-        legal = np.zeros(n, dtype=bool)
-        legal[in_range] = self._mask[self._all[in_range], a[in_range]]
-        illegal = playing & ~legal
-        if illegal.any():
+        ok = legal(a, self._mask)
+        illegal = playing & ~ok
+        if illegal.any() and self.illegal_action == "raise":
             bad = int(np.argmax(illegal))
-            if self.illegal_action == "raise":
-                raise ValueError(
-                    f"illegal action {int(a[bad])} in game {bad} for seat {int(self.seat[bad])}; "
-                    f"legal actions: {np.flatnonzero(self._mask[bad]).tolist()}"
-                )
-        go = playing & legal
+            raise illegal_action_error(
+                int(a[bad]), self._mask[bad], f" in game {bad} for seat {int(self.seat[bad])}"
+            )
+        go = playing & ok
         all_go = bool(go.all())
         g = self._all if all_go else np.flatnonzero(go)
         rewards[g] = self._carry[g]
@@ -275,16 +254,25 @@ class DiceVectorEnv(VectorEnv):
                 rewards[g] += r[np.arange(g.size), self.seat[g]]
         if self.num_players > 1:
             self._play_opponents(g, rewards)
-        finished_game = eng.done & go
-        truncations = finished_game & eng.truncated
-        terminations = finished_game & ~truncations
-        if self.reward_mode == "win" and finished_game.any():
-            f = np.flatnonzero(finished_game)
-            rewards[f] += win_rewards_batch(eng.totals[f], self.seat[f])
-        if illegal.any():
-            rewards[illegal] = self.illegal_reward
-            terminations |= illegal
-        ended = terminations | truncations
+        terminations = np.zeros(n, dtype=bool)
+        truncations = np.zeros(n, dtype=bool)
+        ended = (eng.done & go) | illegal
+        if ended.any():
+            e = np.flatnonzero(ended)
+            seat = self.seat[e]
+            end = step_outcome(
+                self.num_players,
+                over=eng.done[e],
+                cut=eng.truncated[e],
+                illegal=illegal[e],
+                totals=eng.totals[e],
+                actor=seat,
+                reward=self.reward_mode,
+                illegal_reward=self.illegal_reward,
+            )
+            mine = end.rewards[np.arange(e.size), seat]
+            rewards[e] = np.where(end.penalized, mine, rewards[e] + mine)
+            terminations[e], truncations[e] = end.terminated, end.truncated
         self._over |= ended
 
         if resetting is not None and resetting.any():

@@ -24,17 +24,10 @@ import gymnasium as gym
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
-from ..rules import rules_class
-from .env import DicePokerVectorEnv, DiceVectorEnv, FarkleVectorEnv, SpiffelVectorEnv, YahtzeeVectorEnv
+from ..games import vector_env_class
+from .env import DiceVectorEnv
 
 __all__ = ["SB3VecEnv"]
-
-_CLASSES: dict[str, type[DiceVectorEnv]] = {
-    "spiffel": SpiffelVectorEnv,
-    "dice_poker": DicePokerVectorEnv,
-    "yahtzee": YahtzeeVectorEnv,
-    "farkle": FarkleVectorEnv,
-}
 
 
 class SB3VecEnv(VecEnv):
@@ -52,7 +45,7 @@ class SB3VecEnv(VecEnv):
                 raise ValueError("SB3VecEnv needs a vector env with autoreset_mode='same_step'")
             self.venv = game
         else:
-            cls = _CLASSES[rules_class(game).game]
+            cls = vector_env_class(game)
             self.venv = cls(num_envs=num_envs, autoreset_mode="same_step", **kwargs)
         super().__init__(
             self.venv.num_envs, self.venv.single_observation_space, self.venv.single_action_space

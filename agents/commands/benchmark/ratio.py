@@ -1,41 +1,39 @@
-#!/usr/bin/env python
-"""Native vector env vs scalar env with a plain loop of masked random actions (issue 14's check).
+"""``dice-envs benchmark ratio``: the native vector env over the scalar env, in plain loops.
 
 * scalar: ``gym.make(id)`` (wrappers included), each step ``np.random.Generator.choice`` over
   ``np.flatnonzero(info["action_mask"])``;
 * native: ``gym.make_vec(id, num_envs=N, vectorization_mode="vector_entry_point")``, each step one
-  vectorised uniform choice over all masks (a random rank below each row's count of legal
-  actions, located with a cumulative sum); rows without a legal action (finished games
-  awaiting the next-step reset) get action 0, which the env ignores.
+  vectorised uniform choice over all masks (:func:`vector_choice`).
 
-``--repeat R`` alternates the two measurements ``R`` times and reports the median ratio (the
-machine's load changes between measurements).
-
-Rates are learner steps per second of this process's CPU time (the fair figure on a shared
-machine); pin to one core::
-
-    taskset -c 0 python scripts/bench_farkle_ratio.py --seconds 2 --num-envs 1024
+The ratio depends on how costly that choice is, as it runs inside the native loop. ``--repeat R``
+alternates the two measurements ``R`` times and reports the median ratio (a shared machine's load
+changes between measurements). Rates are learner steps per second of this process's CPU time.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
-
-import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 import dice_envs  # noqa: F401 - registers the ids
+from dice_envs.games import game_spec
+
+from .rates import load_average, machine
+
+__all__ = ["bench_native", "bench_scalar", "run", "vector_choice"]
 
 
 def vector_choice(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
     """One uniformly random legal action per row of ``masks`` (0 where a row has none): the legal
-    actions of all rows in one ``flatnonzero``, each row's run found by ``searchsorted``."""
+    actions of all rows in one ``flatnonzero``, each row's run found by ``searchsorted``.
+
+    >>> vector_choice(np.random.default_rng(0), np.array([[0, 1, 0], [0, 0, 0]], dtype=bool)).tolist()
+    [1, 0]
+    """
     n, k = masks.shape
     flat = np.flatnonzero(masks)
     ends = np.searchsorted(flat, np.arange(1, n + 1) * k)
@@ -73,21 +71,20 @@ def bench_native(env_id: str, num_envs: int, seconds: float) -> float:
     return rate
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--env", default="dice_envs/Farkle-v0")
-    parser.add_argument("--num-envs", type=int, default=1024)
-    parser.add_argument("--seconds", type=float, default=2.0)
-    parser.add_argument("--repeat", type=int, default=1)
-    args = parser.parse_args()
-    ratios = []
-    for _ in range(args.repeat):
-        scalar = bench_scalar(args.env, args.seconds)
-        native = bench_native(args.env, args.num_envs, args.seconds)
-        ratios.append(native / scalar)
-        print(f"{args.env}: scalar {scalar:,.0f}, native x{args.num_envs} {native:,.0f} steps/cpu-s")
-    print(f"ratio {float(np.median(ratios)):.1f}x (median of {len(ratios)})")
-
-
-if __name__ == "__main__":
-    main()
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """``--repeat`` alternating measurements per ruleset, each printed; the results."""
+    results: dict[str, Any] = {"machine": machine(), "games": {}}
+    for game in args.games:
+        env_id = game_spec(game).env_id
+        runs = []
+        for _ in range(args.repeat):
+            scalar = bench_scalar(env_id, args.seconds)
+            native = bench_native(env_id, args.num_envs, args.seconds)
+            runs.append({"scalar_steps_per_cpu_s": scalar, "native_steps_per_cpu_s": native})
+            print(f"{env_id}: scalar {scalar:,.0f}, native x{args.num_envs} {native:,.0f} steps/cpu-s")
+        ratios = [r["native_steps_per_cpu_s"] / r["scalar_steps_per_cpu_s"] for r in runs]
+        median = float(np.median(ratios))
+        results["games"][game] = {"num_envs": args.num_envs, "runs": runs, "ratios": ratios, "ratio": median}
+        print(f"ratio {median:.1f}x (median of {len(ratios)})")
+    results["machine"]["load_average_end"] = load_average()
+    return results

@@ -1,0 +1,172 @@
+"""What both trainers end a run with, and what :func:`agents.training.train.train` returns.
+
+:func:`save_products`: the evaluation table (:func:`final_evaluation`), the model ``<name>.zip``
+and its card (:func:`agents.model_io.save_model`, schema in :mod:`agents.model_card`), and the
+learning curve with its reference lines (:func:`reference_lines`).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dice_envs.rules import ConfigError
+
+from .config import TrainConfig
+from .envs import eval_opponents
+
+__all__ = [
+    "TrainResult",
+    "evaluation_record",
+    "final_evaluation",
+    "previous_wall_time",
+    "reference_lines",
+    "save_products",
+]
+
+
+@dataclass
+class TrainResult:
+    """Where a run's products are and what it measured."""
+
+    model_path: Path
+    card_path: Path
+    curve_path: Path | None
+    steps: int
+    steps_this_run: int
+    wall_time_s: float
+    env_steps_per_s: float
+    backend: str
+    resumed_from: Path | None
+    evaluation: dict[str, Any] = field(default_factory=dict)
+    table: str = ""
+
+
+def evaluation_record(cfg: TrainConfig, rows: list[Any], warm_stats: dict[str, Any] | None) -> dict[str, Any]:
+    """The card's ``evaluation``: the final table's rows and, after a warm start, its statistics."""
+    evaluation: dict[str, Any] = {"games_per_row": cfg.final_eval_games, "rows": [r.to_dict() for r in rows]}
+    if warm_stats:
+        evaluation["warm_start"] = warm_stats
+    return evaluation
+
+
+def reference_lines(cfg: TrainConfig, rows: list[Any]) -> dict[str, float]:
+    """Reference lines of the learning curve: the exact optimum and the ``heuristic`` agent's mean.
+
+    Solitaire scorecard games: the solver's optimum (solved once and cached; the default rules'
+    known optimum, :func:`agents.solver.scorecard.known_optimum`) and the heuristic's
+    mean of the final table when it has that row. Multi-player games plot a win rate, whose
+    reference is 50% against the evaluation opponents.
+    """
+    refs: dict[str, float] = {}
+    rules = cfg.rule_config()
+    if cfg.num_players == 1:
+        from dice_envs.rules import ScorecardRules
+
+        if isinstance(rules, ScorecardRules):
+            from ..solver import expected_score
+            from ..solver.scorecard import known_optimum
+
+            known = known_optimum(rules)  # default rules: no cold solve
+            refs["exact optimum"] = known if known is not None else float(expected_score(rules))
+        for row in rows:
+            if getattr(row, "agent", "") == "heuristic":
+                refs["heuristic"] = float(row.mean_score)
+    return refs
+
+
+def final_evaluation(model: Any, cfg: TrainConfig) -> list[Any]:
+    """Table rows: the trained agent (and, solitaire, each built-in agent) over ``final_eval_games``."""
+    from ..learned import ModelAgent
+    from ..registry import load
+    from .evaluate import play_games
+
+    rules = cfg.rule_config()
+    games, seed = cfg.final_eval_games, cfg.seed + 50_000
+    trained = ModelAgent(model, deterministic=True, name="trained")
+    rows = []
+    if cfg.num_players == 1:
+        rows.append(play_games(trained, rules, games, seed=seed))
+        for spec in cfg.final_eval_opponents:
+            agent = _try_load(load, spec, rules, 1, seed)
+            if agent is not None:
+                rows.append(play_games(agent, rules, games, seed=seed, agent_name=spec))
+        return rows
+    specs = list(dict.fromkeys([*cfg.final_eval_opponents, *eval_opponents(cfg)]))
+    for spec in specs:
+        if _try_load(load, spec, rules, cfg.num_players, seed) is None:
+            continue
+        opponents = [spec] * (cfg.num_players - 1)
+        rows.append(play_games(trained, rules, games, opponents=opponents, seed=seed))
+    return rows
+
+
+def _try_load(load: Any, spec: str, rules: Any, num_players: int, seed: int) -> Any:
+    try:
+        return load(spec, game=rules, num_players=num_players, seed=seed)
+    except (ConfigError, NotImplementedError) as exc:
+        print(f"(skipping {spec!r} in the evaluation table: {exc})", file=sys.stderr)
+        return None
+
+
+def previous_wall_time(model_path: Path) -> float:
+    """The wall time on the card of an earlier run's model (0 when there is none)."""
+    from ..model_card import read_card
+
+    try:
+        return float(read_card(model_path).get("wall_time_s", 0.0))
+    except (ConfigError, TypeError, ValueError):
+        return 0.0
+
+
+def save_products(
+    model: Any,
+    cfg: TrainConfig,
+    out: Path,
+    *,
+    steps: int,
+    wall_time_s: float,
+    warm_stats: dict[str, Any] | None,
+    command: str,
+    title: str,
+    ylabel: str,
+    references: dict[str, float],
+    **card_extra: Any,
+) -> dict[str, Any]:
+    """What both trainers end with, in order: the final evaluation table, the model
+    ``<out>/<name>.zip`` with its card (``card_extra`` added to it), the learning curve.
+
+    Returns the :class:`TrainResult` fields ``model_path``, ``card_path``, ``curve_path``,
+    ``evaluation`` and ``table``.
+    """
+    from ..model_card import card_path, make_card
+    from ..model_io import save_model
+    from .artifacts import plot_learning_curve
+    from .evaluate import format_table
+
+    rows = final_evaluation(model, cfg) if cfg.final_eval_games else []
+    evaluation = evaluation_record(cfg, rows, warm_stats)
+    card = make_card(
+        cfg.rule_config(),
+        cfg.num_players,
+        config=cfg.to_dict(),
+        steps=steps,
+        wall_time_s=wall_time_s,
+        evaluation=evaluation,
+        command=command,
+        seed=cfg.seed,
+        provenance=True,
+        **card_extra,
+    )
+    model_path = save_model(model, out / f"{cfg.name}.zip", card, overwrite=True)  # atomic, checksums
+    references = {**reference_lines(cfg, rows), **references}
+    curve = plot_learning_curve(out, out / "learning_curve.png", title, ylabel, references)
+    return {
+        "model_path": model_path,
+        "card_path": card_path(model_path),
+        "curve_path": curve,
+        "evaluation": evaluation,
+        "table": format_table(rows) if rows else "",
+    }
