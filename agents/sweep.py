@@ -29,7 +29,6 @@ import csv
 import io
 import itertools
 import math
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -37,6 +36,7 @@ from typing import Any
 
 import yaml
 
+from dice_envs.io import atomic_open, atomic_write_text
 from dice_envs.rules import ConfigError
 from dice_envs.rules.config import did_you_mean
 
@@ -352,7 +352,6 @@ def run_sweep(sweep: Mapping[str, Any], out: str | Path, address: str | None = N
     from ray.tune.search import BasicVariantGenerator
 
     from .ray_eval import ensure_ray
-    from .training.artifacts import atomic_write_text
 
     out = check_out(out)
     try:
@@ -478,8 +477,7 @@ def _plot(rows: list[dict[str, Any]], keys: list[str], sweep: Mapping[str, Any],
         ax.grid(alpha=0.3)
     fig.suptitle(f"{len(rows)} trials")
     fig.tight_layout()
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.png")
-    fig.savefig(tmp, dpi=100)
+    with atomic_open(path, "wb", overwrite=True) as fh:
+        fig.savefig(fh, dpi=100, format="png")
     plt.close(fig)
-    os.replace(tmp, path)
     return path

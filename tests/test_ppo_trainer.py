@@ -262,7 +262,8 @@ def test_reward_shaping_adds_only_potential_differences(tmp_path: Path) -> None:
     (``phi = 0`` after a game ends): taking the potential terms off leaves the +1/-1/0 win reward
     at the games' ends and nothing in between, and the shaping does change the rewards."""
     from agents.training.envs import make_vector_env
-    from agents.training.ppo import LeadPotential, Rollout, start_learner
+    from agents.training.learner import start_learner
+    from agents.training.ppo import LeadPotential, Rollout
     from agents.training.selfplay import pool_opponents
 
     cfg = TrainConfig.from_yaml(CONFIGS / "tiny_ppo_selfplay.yaml").with_overrides(

@@ -26,8 +26,6 @@ __all__ = [
     "PROGRESS_FIELDS",
     "ProgressLog",
     "RunReporter",
-    "atomic_write_bytes",
-    "atomic_write_text",
     "checkpoint_files",
     "checkpoint_intact",
     "checkpoints",

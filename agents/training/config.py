@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from dice_envs.games import GAME_SPECS
+from dice_envs.options import REWARD_MODES
 from dice_envs.rules import GAMES, ConfigError, RuleConfig, make_rules
 from dice_envs.rules.config import did_you_mean
 
@@ -54,7 +55,7 @@ DEFAULT_EXPERT: dict[str, str] = {
 }
 
 _CHOICES: dict[str, tuple[Any, ...]] = {
-    "reward": ("score", "win"),
+    "reward": REWARD_MODES,
     "vec_env": ("auto", "native", "subproc", "dummy"),
     "device": ("auto", "cpu", "cuda"),
     "activation": ACTIVATION_NAMES,

@@ -29,13 +29,14 @@ each ``reset`` draws one.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import numpy as np
+
+from dice_envs.io import atomic_open
 
 from ..activations import activation_class, activation_name
 from ..base import BaseAgent
@@ -273,21 +274,18 @@ def save_snapshot(policy: Any, pool_dir: str | Path, steps: int, keep: int) -> P
     pool_dir = Path(pool_dir)
     pool_dir.mkdir(parents=True, exist_ok=True)
     path = pool_dir / f"{snapshot_name(steps)}.pt"
-    tmp = pool_dir / f".{path.name}.tmp"
     net_arch = policy.net_arch
     if isinstance(net_arch, dict):
         net_arch = list(net_arch.get("pi", []))
-    torch.save(
-        {
-            "state_dict": policy.state_dict(),
-            "obs_size": int(np.prod(policy.observation_space.shape)),
-            "n_actions": int(policy.action_space.n),
-            "net_arch": [int(h) for h in net_arch],
-            "activation": activation_name(policy.activation_fn),
-        },
-        tmp,
-    )
-    os.replace(tmp, path)
+    snapshot = {
+        "state_dict": policy.state_dict(),
+        "obs_size": int(np.prod(policy.observation_space.shape)),
+        "n_actions": int(policy.action_space.n),
+        "net_arch": [int(h) for h in net_arch],
+        "activation": activation_name(policy.activation_fn),
+    }
+    with atomic_open(path, "wb", overwrite=True) as fh:
+        torch.save(snapshot, fh)
     for old in list_snapshots(pool_dir)[: -(keep + 2)]:
         old.unlink(missing_ok=True)
     return path

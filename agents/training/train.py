@@ -15,9 +15,9 @@ import shlex
 import sys
 from pathlib import Path
 
+from dice_envs.io import atomic_write_text
 from dice_envs.rules import ConfigError
 
-from .artifacts import atomic_write_text
 from .config import AGENT_LIST_KEYS, REMOVED_KEYS, RESUMABLE_KEYS, TrainConfig
 from .products import TrainResult
 
