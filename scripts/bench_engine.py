@@ -29,8 +29,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from dice_envs.checks import check_seed_arg
 from dice_envs.engine import new_game
-from dice_envs.rules import GAMES, make_rules
+from dice_envs.rules import GAMES, ConfigError, make_rules
 
 DEFAULT_GAMES = ("spiffel", "dice_poker", "yahtzee", "farkle")
 
@@ -88,6 +89,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--seconds must be positive, got {args.seconds}")
     if not 1 <= args.players <= 8:
         parser.error(f"--players must be 1-8, got {args.players}")
+    try:
+        check_seed_arg(args.seed, "--seed", none=False)
+    except ConfigError as exc:
+        parser.error(str(exc))
 
     results = []
     for game in args.games:

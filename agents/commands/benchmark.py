@@ -315,13 +315,54 @@ def print_game(game: str, r: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
+def check_out_file(out: Path) -> None:
+    """Refuse ``--out`` before anything is measured (``OSError`` naming it): an existing file or
+    folder (results are never overwritten), or a path no file can be written at (under a file, in
+    a folder that is not writable; :func:`dice_envs.io.check_out_dir` of its folder)."""
+    from dice_envs.io import check_out_dir
+
+    if out.exists():
+        raise FileExistsError(f"{out} exists; choose another --out (results are never overwritten)")
+    try:
+        check_out_dir(out.parent, force=True)
+    except OSError as exc:
+        raise type(exc)(f"--out {out}: {exc}") from None
+
+
+def check_opponents(specs: list[str], games: list[str]) -> None:
+    """Refuse (``ConfigError`` naming it and the known specs) an ``--opponents`` spec that plays
+    none of ``games`` (:func:`agents.registry.check_fit`: for a model, its file and card) or needs a
+    person at the keyboard; one that fits some of them is timed there and skipped elsewhere."""
+    from agents.registry import check_fit
+    from dice_envs.rules import ConfigError, make_rules
+
+    for spec in specs:
+        if spec.strip().lower() == "human":
+            raise ConfigError(
+                f"--opponents: {spec!r} is a person at the terminal; a benchmark times agents that play "
+                "by themselves"
+            )
+        errors = []
+        for game in games:
+            try:
+                check_fit(spec, make_rules(game), num_players=2)
+            except ConfigError as exc:
+                errors.append(exc)
+        if len(errors) == len(games):
+            raise ConfigError(f"--opponents: {errors[0]}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """``dice-envs benchmark`` / ``scripts/benchmark.py``."""
+    from dice_envs.rules import ConfigError
+
     args = parse_args(argv)
-    if args.out is not None and args.out.exists():
-        print(
-            f"error: {args.out} exists; choose another --out (results are never overwritten)", file=sys.stderr
-        )
+    try:  # refused before any measurement: a bad --out or opponent would only be found at the end
+        if args.out is not None:
+            check_out_file(args.out)
+        check_opponents(args.opponents, args.games)
+    except (ConfigError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     res = run(args)
     if args.out is not None:
