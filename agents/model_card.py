@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import copy
 import datetime as _dt
+import functools
 import json
 import os
 import sys
@@ -390,7 +391,12 @@ def fit_card(
     old = legacy_size(str(card.get("observation_encoding")), rules, model_players)
     if old is None:
         return view
-    return lambda obs: view(obs)[:, :old]
+    return functools.partial(_cut, view, old)  # a partial of a module function: the agent pickles
+
+
+def _cut(view: SeatView, width: int, obs: np.ndarray) -> np.ndarray:
+    """``view(obs)`` cut to its first ``width`` values (an older encoding's observation)."""
+    return view(obs)[:, :width]
 
 
 # ----------------------------------------------------------------------------------- network

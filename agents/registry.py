@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from dice_envs.checks import check_seed
+from dice_envs.checks import check_seed_arg
 from dice_envs.rules import ConfigError, FarkleRules, RuleConfig, ScorecardRules, make_rules
 from dice_envs.rules.config import check_int
 
@@ -62,23 +62,6 @@ def known_specs(game: str | RuleConfig = "spiffel") -> list[str]:
         else ["optimal"]
     )
     return _COMMON + special + _TAIL
-
-
-def check_seed_arg(seed: Any, name: str = "seed", *, none: bool = True) -> int | None:
-    """``seed`` as an ``int`` (or ``None``): a non-negative integer, checked by
-    :func:`dice_envs.checks.check_seed`; else :class:`~dice_envs.rules.ConfigError` naming ``name``
-    (e.g. ``"--seed"`` for a command line; ``none=False``: the message does not offer ``None``).
-
-    >>> check_seed_arg(-1, "--seed", none=False)
-    Traceback (most recent call last):
-    ...
-    dice_envs.rules.config.ConfigError: --seed must be a non-negative integer, got -1
-    """
-    try:
-        return check_seed(seed)
-    except (TypeError, ValueError):
-        what = "None or a non-negative integer" if none else "a non-negative integer"
-        raise ConfigError(f"{name} must be {what}, got {seed!r}") from None
 
 
 def load(

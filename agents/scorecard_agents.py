@@ -31,7 +31,7 @@ from dice_envs.tables import scorecard_batch_tables, scorecard_tables
 
 from .actions import hold_to_reroll_mask
 from .base import BaseAgent, check_mask, check_mask_width, legal_rows
-from .solver.plans import PlanCache, TurnPlan
+from .solver.plans import PlanCache, State, TurnPlan
 from .solver.scorecard import NEG, ScorecardSolution, solve_scorecard, turn_solver
 
 __all__ = ["PAR", "GreedyAgent", "HeuristicAgent", "OptimalAgent"]
@@ -191,12 +191,16 @@ class HeuristicAgent(_PlanningAgent):
         super().__init__(rules, num_players, seed)
         self._solver = turn_solver(rules)
         c = self._solver
-        self._plan_cache = PlanCache(lambda cards: c.turn_plans(self._evaluate(np.array(cards))))
+        self._plan_cache = PlanCache(self._turn_plans)  # a bound method, so the agent pickles
         self._five_rows = np.isin(np.arange(c.normal.shape[0]), c.fk_rows)  # the five-of-a-kind throws
         self._faces5 = np.array([5 * c.face[o] for o in c.upper_idx], dtype=np.int64)  # upper boxes, 5 dice
         self._boxes = np.arange(c.k)
         self._points = np.ascontiguousarray(c.normal.T)  # (K, 252): a box's points, a row per box
         self._joker_points = np.ascontiguousarray(c.joker_tab.T)
+
+    def _turn_plans(self, cards: list[State]) -> list[TurnPlan]:
+        """The turn plans of ``cards`` (filled-box mask, capped upper total, five-of-a-kind state)."""
+        return self._solver.turn_plans(self._evaluate(np.array(cards)))
 
     def _evaluate(self, cards: np.ndarray) -> np.ndarray:
         """Judgement ``(n, K, 252)`` of entering each throw in each box, for ``cards`` ``(n, 3)``

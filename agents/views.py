@@ -74,30 +74,41 @@ def seat_view(rules: RuleConfig, model_players: int, num_players: int) -> SeatVi
             f"table has no cards for {model_players - num_players} of the seats it was trained to see; "
             f"it fits tables of {model_players} to 8 players"
         )
-    table, model = layout(rules, num_players), layout(rules, model_players)
-    own = [(table.slice(n), model.slice(n)) for n in _own_fields(model)]
-    # rank the other seats by grand total (scorecard) or points banked (Farkle), strongest first
-    rank_by = [f.start for f in table.others("banked" if farkle else "total")]
-    kinds = _opponent_kinds(model) or _opponent_kinds(table)
-    shown = model_players - 1
+    return _TableView(rules, model_players, num_players)
 
-    def view(obs: np.ndarray) -> np.ndarray:
+
+class _TableView:
+    """The view of :func:`seat_view` between tables of different sizes (a class, not a closure,
+    so that an agent holding it pickles, e.g. as an env's opponent sent to a worker process)."""
+
+    def __init__(self, rules: RuleConfig, model_players: int, num_players: int) -> None:
+        table, model = layout(rules, num_players), layout(rules, model_players)
+        self.table, self.model, self.num_players = table, model, num_players
+        self.farkle = isinstance(rules, FarkleRules)
+        self.own = [(table.slice(n), model.slice(n)) for n in _own_fields(model)]
+        # rank the other seats by grand total (scorecard) or points banked (Farkle), strongest first
+        self.rank_by = [f.start for f in table.others("banked" if self.farkle else "total")]
+        self.kinds = _opponent_kinds(model) or _opponent_kinds(table)
+        self.shown = model_players - 1
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        table, model, num_players, shown = self.table, self.model, self.num_players, self.shown
         obs = np.asarray(obs, dtype=np.float32)
         if obs.shape[-1] != table.size:
             raise ValueError(
                 f"observation of width {obs.shape[-1]}, expected {table.size} ({num_players} seats)"
             )
         out = np.zeros((len(obs), model.size), dtype=np.float32)
-        for src, dst in own:
+        for src, dst in self.own:
             out[:, dst] = obs[:, src]
-        m = min(shown, len(rank_by))
-        order = np.argsort(-obs[:, rank_by], axis=1, kind="stable")[:, :m] if m else None
-        for kind in kinds if m else ():
+        m = min(shown, len(self.rank_by))
+        order = np.argsort(-obs[:, self.rank_by], axis=1, kind="stable")[:, :m] if m else None
+        for kind in self.kinds if m else ():
             block = np.stack([obs[:, f.slice] for f in table.others(kind)], axis=1)  # (B, n - 1, size)
             picked = np.take_along_axis(block, order[:, :, None], axis=1)
             for j, f in enumerate(model.others(kind)[:m]):
                 out[:, f.slice] = picked[:, j]
-        if farkle:  # own seat among the seats shown: how many of them throw earlier in the round
+        if self.farkle:  # own seat among the seats shown: how many of them throw earlier in the round
             own_seat = obs[:, table.slice("seat")].argmax(axis=1)
             earlier = np.zeros(len(obs), dtype=np.int64)
             if m:
@@ -109,5 +120,3 @@ def seat_view(rules: RuleConfig, model_players: int, num_players: int) -> SeatVi
             lead = best.max(axis=1) - out[:, model.index("banked")] if shown else 0.0
             out[:, model.index("lead")] = lead
         return out
-
-    return view

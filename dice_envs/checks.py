@@ -1,6 +1,9 @@
 """The one check of what enters an env from outside: actions, seeds and ``illegal_reward``.
 
-(``illegal_reward`` is checked with the other env options by :class:`dice_envs.options.EnvOptions`.)
+(``illegal_reward`` is checked with the other env options by :class:`dice_envs.options.EnvOptions`;
+the seed checks live with the dice, :mod:`dice_envs.rules.dice`, where the engine uses them too,
+and are re-exported here. :func:`reset_needed` words every env's refusal of a call before
+``reset()``.)
 Every env calls these before it touches its state: the scalar Gymnasium env
 (:class:`dice_envs.wrappers.SingleAgentEnv`), the PettingZoo ``raw_env``
 (:class:`dice_envs.multiagent.base.DiceAECEnv`) and the native vector env
@@ -33,8 +36,19 @@ import numpy as np
 
 from .outcome import legal
 from .rules import ConfigError
+from .rules.dice import check_rng, check_seed, check_seed_arg
 
-__all__ = ["INT64_MAX", "as_action", "as_actions", "check_illegal_reward", "check_seed", "first_illegal"]
+__all__ = [
+    "INT64_MAX",
+    "as_action",
+    "as_actions",
+    "check_illegal_reward",
+    "check_rng",
+    "check_seed",
+    "check_seed_arg",
+    "first_illegal",
+    "reset_needed",
+]
 
 INT64_MAX = 2**63 - 1
 _KINDS = "iu"  # numpy dtype kinds of signed and unsigned integers (bool is 'b')
@@ -99,17 +113,15 @@ def as_actions(actions: Any, num_envs: int) -> np.ndarray:
     return a.astype(np.int64, copy=False)
 
 
-def check_seed(seed: Any) -> int | None:
-    """A reset seed: ``None`` or a non-negative integer (as Gymnasium requires); refused by name."""
-    if seed is None:
-        return None
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(
-            f"seed must be None or a non-negative integer, got {type(seed).__name__} {_show(seed)}"
-        )
-    if int(seed) < 0:
-        raise ValueError(f"seed must be None or a non-negative integer, got {int(seed)}")
-    return int(seed)
+def reset_needed(method: str, env: str = "") -> str:
+    """What a call made before ``reset()`` is told (one wording for every env): ``method`` needs
+    a game, and only ``reset()`` makes one; ``env`` (a name) goes in front when given.
+
+    >>> reset_needed("observe", "spiffel_v0")
+    'spiffel_v0: call reset() before observe()'
+    """
+    text = f"call reset() before {method}()"
+    return f"{env}: {text}" if env else text
 
 
 def check_illegal_reward(value: Any) -> float:

@@ -11,7 +11,7 @@ Scorecard tables index the 252 sorted five-dice throws (``ROLLS``) and the 462 m
 >>> t = scorecard_tables()
 >>> t.rolls.shape, t.keeps_count, t.keep_to_roll.shape
 ((252, 5), 462, (462, 252))
->>> float(t.roll_prob.sum())
+>>> round(float(t.roll_prob.sum()), 12)
 1.0
 """
 

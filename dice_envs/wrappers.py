@@ -44,7 +44,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from .checks import as_action, check_illegal_reward, check_seed
+from .checks import as_action, check_illegal_reward, check_seed, reset_needed
 from .opponents import resolve_opponents
 from .options import check_illegal_action, check_seat
 from .outcome import illegal_action_error, is_legal, step_outcome
@@ -203,7 +203,7 @@ class SingleAgentEnv(gym.Env):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if self._obs is None:
-            raise RuntimeError("call reset() before step()")
+            raise RuntimeError(reset_needed("step"))
         if self._over:
             raise RuntimeError("the episode is over; call reset() before step()")
         a = as_action(action)  # TypeError / ValueError for a non-integer, whatever the mode
@@ -234,6 +234,8 @@ class SingleAgentEnv(gym.Env):
 
     def action_masks(self) -> np.ndarray:
         """The learner's int8 action mask (sb3-contrib's ``MaskablePPO`` calls this)."""
+        if self._obs is None:
+            raise RuntimeError(reset_needed("action_masks"))
         return self._mask.copy()
 
     def render(self) -> Any:

@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.evaluation import parse_rule_overrides
-from agents.registry import check_fit
+from agents.registry import check_fit, check_seed_arg
 from agents.regret import FARKLE_MISTAKES, check_json_out, farkle_regret, fitting_specs, write_json
 from dice_envs.rules import ConfigError, FarkleRules, make_rules
 
@@ -37,7 +37,7 @@ AGENTS = ["max-expected", "heuristic", "pretrained:farkle", "pretrained:farkle-s
 
 def check_args(args: argparse.Namespace) -> tuple[FarkleRules, list[str], list[str]]:
     """Every input checked before any game (``ConfigError``, one line naming the flag): the rules,
-    each agent spec against them, and ``--out``. Returns the rules, the agents to score and the
+    each agent spec against them, ``--seed`` and ``--out``. Returns the rules, the agents to score and the
     default agents left out (they do not fit the rules)."""
     rules = make_rules("farkle", **parse_rule_overrides(args.rules))
     assert isinstance(rules, FarkleRules)
@@ -46,6 +46,7 @@ def check_args(args: argparse.Namespace) -> tuple[FarkleRules, list[str], list[s
     except ConfigError as exc:
         raise ConfigError(f"--opponent: {exc}") from None
     specs, left_out = fitting_specs(args.agents, AGENTS, rules, "--agents")
+    check_seed_arg(args.seed, "--seed", none=False)
     if args.out is not None:
         check_json_out(args.out, args.force)
     return rules, specs, left_out

@@ -302,6 +302,7 @@ def test_planning_agents_plan_a_card_alike_alone_or_in_a_batch(game: str, spec: 
     assert batch[40] is batch[0] and len({id(p) for p in batch}) == 40
     for card, plan in zip(cards, batch, strict=True):
         (alone,) = fresh()._plans([card])
+        # exact: on one machine a card's plan must not depend on its neighbours in the batch
         assert np.array_equal(plan.box_values, alone.box_values), card
         assert plan.value == alone.value and np.isfinite(plan.value), card
         assert len(plan.keep_values) == rules.num_throws - 1

@@ -149,8 +149,8 @@ def test_zero_sum_and_last_round_values():
     assert B[8] == 1.0 and B[7] == -1.0  # 400 > 350 may bank; 350 may not
     # the start value: the best first decision of seat 0, averaged over the first throw
     assert 0 < sol.win_probability() < 1
-    assert sol.value(0, 0, 0) == sol.win_probability()
-    assert sol.value(1, 0, 0) == float(sol.S1[0, 0])
+    assert sol.value(0, 0, 0) == sol.win_probability()  # exact: the same table entry
+    assert sol.value(1, 0, 0) == float(sol.S1[0, 0])  # exact: the same table entry
 
 
 def test_win_probability_api_and_errors():
@@ -160,7 +160,7 @@ def test_win_probability_api_and_errors():
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert agents.solver.win_probability("farkle", target=500) == p
+        assert agents.solver.win_probability("farkle", target=500) == p  # exact: the same solve, memoized
     assert p == pytest.approx(solve_farkle_win(make_rules("farkle", target=500)).win_probability())
     with pytest.raises(ConfigError, match="num_players"):
         agents.solver.win_probability("farkle", num_players=3, target=500)

@@ -156,6 +156,7 @@ def test_the_solver_values_a_batch_of_states_as_each_state_alone(ruleset, seed):
     batch = solver.box_values_of(V, np.array(states))
     assert batch.shape == (len(states), solver.k, 252)
     for (mask, u, z), got in zip(states, batch, strict=True):
+        # exact: on one machine a state's values must not depend on its neighbours in the batch
         assert np.array_equal(got, solver.box_values_one(V, mask, u, z)), (mask, u, z)
         filled = [b for b in range(solver.k) if mask >> b & 1]
         assert np.isneginf(got[filled]).all() and np.isfinite(np.delete(got, filled, axis=0)).any()

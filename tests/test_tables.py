@@ -50,7 +50,7 @@ def test_keep_to_roll_rows_are_distributions_consistent_with_enumeration() -> No
         assert np.allclose(t.keep_to_roll[ki], expect, atol=1e-12)
     # a full keep leads to itself
     for ri, r in enumerate(t.rolls):
-        assert t.keep_to_roll[t.keep_index[tuple(int(x) for x in r)], ri] == 1.0
+        assert t.keep_to_roll[t.keep_index[tuple(int(x) for x in r)], ri] == 1.0  # exact: one term, 6**0
 
 
 def test_reroll_tables_match_is_canonical_selection() -> None:

@@ -31,12 +31,14 @@ from agents.web.rooms import RoomManager
 from dice_envs.encoding import encode
 
 PRETRAINED = Path(__file__).resolve().parents[1] / "agents" / "pretrained"
+#: Every state-changing request of the pad's page says it sends JSON (agents.web.guard).
+JSON = {"Content-Type": "application/json"}
 TWO_PEOPLE = {"game": "spiffel", "seats": [{"kind": "person"}, {"kind": "person"}], "seed": 5, "name": "Ann"}
 
 
 @pytest.fixture()
 def client() -> Any:
-    with TestClient(create_app(max_rooms=3, max_connections=2, bot_delay=0.0)) as c:
+    with TestClient(create_app(max_rooms=3, max_connections=2, bot_delay=0.0), headers=JSON) as c:
         yield c
 
 
@@ -294,7 +296,7 @@ def test_models_only_from_paths_given_at_startup(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="NAME=PATH"):
         parse_models(["../x=y"])
     models = parse_models([f"mybot={PRETRAINED / 'farkle.zip'}"])
-    with TestClient(create_app(bot_delay=0.0, models=models)) as c:
+    with TestClient(create_app(bot_delay=0.0, models=models), headers=JSON) as c:
         assert "mybot" in c.get("/api/options").json()["games"]["farkle"]["agents"]
         r = c.post(
             "/api/rooms",
@@ -308,7 +310,7 @@ def test_planner_bots_over_shipped_and_server_models(tmp_path: Path) -> None:
     models = parse_models(
         [f"mine={PRETRAINED / 'farkle-scratch.zip'}", f"spiffy={PRETRAINED / 'spiffel.zip'}"]
     )
-    with TestClient(create_app(bot_delay=0.0, models=models)) as c:
+    with TestClient(create_app(bot_delay=0.0, models=models), headers=JSON) as c:
         games = c.get("/api/options").json()["games"]
         farkle, spiffel = games["farkle"]["agents"], games["spiffel"]["agents"]
         assert {"planner:pretrained:farkle-scratch", "planner:pretrained:farkle", "planner:mine"} <= set(

@@ -121,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = sys.stdout
     try:
-        check_seed_arg(args.seed, "--seed", none=False)
+        if args.seed is not None:  # none given: a random game
+            check_seed_arg(args.seed, "--seed", none=False)
         params = parse_rule_overrides([*args.rules, *args.rule])
         rules = make_rules(args.game, **params)
         n = 1 + len(args.opponents)

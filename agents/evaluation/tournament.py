@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from dice_envs.checks import check_seed_arg
 from dice_envs.engine import FarkleGame, ScorecardGame
 from dice_envs.rules import ConfigError, FarkleRules, RuleConfig, ScorecardRules, make_rules, rules_class
 from dice_envs.rules.config import yaml_value
@@ -271,11 +272,12 @@ def evaluate(
     so worker processes can use it). ``on_progress(n)`` is called as ``n`` more games finish.
     ``backend``: ``"local"`` (this machine's process pool) or ``"ray"`` (the same tasks on Ray,
     :mod:`agents.ray_eval`; ``address`` names an existing cluster): equal results either way.
-    Raises :class:`~dice_envs.rules.ConfigError` naming the bad game, agent spec, seat count or
-    rule parameter.
+    Raises :class:`~dice_envs.rules.ConfigError` naming the bad game, agent spec, seat count, seed
+    or rule parameter.
     """
     if backend not in ("local", "ray"):
         raise ConfigError(f"backend must be 'local' or 'ray', got {backend!r}")
+    seed = check_seed_arg(seed, none=False)
     rule_cfg, specs, k, n_workers = _check(game, agents, games, players, rules, workers, loader)
     for spec in specs:  # validate every spec up front (and warm the cache a forked pool inherits)
         _agent(spec, rule_cfg, k, 0, loader)

@@ -28,7 +28,15 @@ import numpy as np
 
 from dice_envs.io import atomic_open, atomic_write_text
 
-__all__ = ["SOLVER_VERSION", "CacheWarning", "cache_dir", "cache_key", "cached_array", "single_thread_blas"]
+__all__ = [
+    "SOLVER_VERSION",
+    "CacheWarning",
+    "cache_dir",
+    "cache_key",
+    "cached_array",
+    "cached_array_is_sound",
+    "single_thread_blas",
+]
 
 #: Bump when the solver's tables change meaning; old files are then ignored.
 SOLVER_VERSION = 1
@@ -264,6 +272,12 @@ def _store(path: Path, key: str, array: np.ndarray, meta: dict[str, Any] | None)
         "meta": meta,
     }
     atomic_write_text(path.with_suffix(".json"), json.dumps(record, indent=1, sort_keys=True), overwrite=True)
+
+
+def cached_array_is_sound(key: str, meta: dict[str, Any] | None = None) -> bool:
+    """Whether :func:`cached_array` would load ``key`` (with ``meta``) instead of computing it."""
+    array, _ = _verified(cache_dir() / f"{key}.npy", key, meta, None, None)
+    return array is not None
 
 
 def cached_array(

@@ -48,9 +48,9 @@ import numpy as np
 from dice_envs.engine import farkle_turn as turn
 from dice_envs.rules.farkle import NUM_DICE, FarkleRules
 
-from .cache import cache_key, cached_array
+from .cache import cache_key, cached_array, cached_array_is_sound
 
-__all__ = ["DEFAULT_CAP", "STEP", "FarkleWinSolution", "solve_farkle_win"]
+__all__ = ["DEFAULT_CAP", "STEP", "FarkleWinSolution", "is_solved", "solve_farkle_win"]
 
 #: Every Farkle score is a multiple of this.
 STEP = 50
@@ -417,10 +417,26 @@ def _validate(arr: np.ndarray, p: _Params) -> bool:
 
 
 _SOLUTIONS: OrderedDict[tuple[Any, ...], FarkleWinSolution] = OrderedDict()
+DEFAULT_TOL = 1e-12
+
+
+def _cache_key(rules: FarkleRules, cap: int, tol: float) -> str:
+    """The disk-cache key of the tables of ``rules`` (``max_turns`` does not enter them)."""
+    params = {k: v for k, v in rules.to_dict().items() if k != "max_turns"}
+    return cache_key("farkle-win", "farkle", {**params, "cap": cap, "tol": tol})
+
+
+def is_solved(rules: FarkleRules, cap: int = DEFAULT_CAP, tol: float = DEFAULT_TOL) -> bool:
+    """Whether :func:`solve_farkle_win` would load the tables of ``rules`` (from this process's
+    memo or a sound disk-cache file) instead of computing them."""
+    params = {k: v for k, v in rules.to_dict().items() if k != "max_turns"}
+    if (tuple(sorted(params.items())), cap, tol) in _SOLUTIONS:
+        return True
+    return cached_array_is_sound(_cache_key(rules, cap, tol), {**params, "cap": cap})
 
 
 def solve_farkle_win(
-    rules: FarkleRules, cap: int = DEFAULT_CAP, use_cache: bool = True, tol: float = 1e-12
+    rules: FarkleRules, cap: int = DEFAULT_CAP, use_cache: bool = True, tol: float = DEFAULT_TOL
 ) -> FarkleWinSolution:
     """Solve (or load from the disk cache) the win-probability tables of two-player Farkle."""
     if not isinstance(rules, FarkleRules):
@@ -433,7 +449,7 @@ def solve_farkle_win(
     log: list[dict[str, float]] = []
     loaded = False
     if use_cache:
-        ckey = cache_key("farkle-win", "farkle", {**params, "cap": cap, "tol": tol})
+        ckey = _cache_key(rules, cap, tol)
         arr, loaded = cached_array(ckey, lambda: _compute(rules, cap, tol, log), {**params, "cap": cap})
         if not _validate(arr, p):
             arr, loaded = _compute(rules, cap, tol, log), False

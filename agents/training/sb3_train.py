@@ -20,6 +20,7 @@ the learning curve (:func:`agents.training.products.save_products`), and the res
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 import warnings
@@ -42,7 +43,7 @@ from .ppo import schedule_value
 from .products import TrainResult, previous_wall_time, save_products
 from .selfplay import list_snapshots, save_snapshot
 
-__all__ = ["quiet_logger", "train_sb3"]
+__all__ = ["quiet_logger", "train_sb3", "trim_monitors"]
 
 
 def train_sb3(cfg: TrainConfig, out: Path, resume: bool, command: str, device: str) -> TrainResult:
@@ -55,7 +56,8 @@ def train_sb3(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
     candidates = checkpoints(out / "checkpoints") if resume else []
     start_steps = int(candidates[-1].name.split("_")[1]) if candidates else 0
     # 1. environments (the newest checkpoint's step count names the monitor file)
-    train_env = make_train_env(cfg, out / "pool", monitor_file=str(out / f"train_from_{start_steps}"))
+    monitor = out / f"train_from_{start_steps}.monitor.csv"
+    train_env = make_train_env(cfg, out / "pool", monitor_file=str(monitor))
     eval_env = make_eval_env(cfg)
     t_start = time.perf_counter()
     model = _model(cfg, out, train_env, device)  # 2. the model, then (resume) its checkpoint
@@ -64,6 +66,8 @@ def train_sb3(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
         if candidates:  # all failed to load (train() checked that they read as zips)
             raise ConfigError(f"--resume: no checkpoint in {out / 'checkpoints'} loads; nothing was touched")
         print(f"--resume: no checkpoint yet in {out / 'checkpoints'}; starting from scratch", file=sys.stderr)
+    if resume:
+        trim_monitors(out, model.num_timesteps, current=monitor)
     warm_stats = _warm_start(cfg, out, model, resumed=resumed_from is not None)  # 3. warm start
     steps_before = model.num_timesteps
     previous_wall = previous_wall_time(out / f"{cfg.name}.zip") if resumed_from else 0.0
@@ -341,6 +345,41 @@ def _resumed_logger(model: Any, tb_log_name: str, steps: int) -> Any:
     logger.output_formats.append(PurgingTensorBoard(folder))
     logger.log(f"Logging to {folder}")
     return logger
+
+
+_MONITOR = re.compile(r"^train_from_(\d+)\.monitor\.csv$")
+
+
+def trim_monitors(out: Path, steps: int, current: Path) -> None:
+    """Cut the killed runs' monitor files (``train_from_<start>.monitor.csv``) at the checkpoint a
+    run resumes from (``steps``), as ``evaluations.npz``, TensorBoard and ``progress.csv`` are cut.
+
+    The learning curve places an episode at ``start`` plus the lengths of the file's episodes so
+    far; the episodes placed past ``steps`` were played again by the resumed run and would show
+    twice. A file that starts at or past ``steps`` goes; the others keep their two header lines and
+    the episodes up to ``steps`` (rewritten atomically; a torn last row goes too). ``current`` is
+    the resumed run's own file, left as it is.
+    """
+    for path in sorted(out.glob("train_from_*.monitor.csv")):
+        match = _MONITOR.match(path.name)
+        if match is None or path == current:
+            continue
+        start = int(match.group(1))
+        if start >= steps:
+            path.unlink()
+            continue
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        total, keep = start, min(2, len(lines))
+        for line in lines[keep:]:
+            try:
+                total += int(float(line.split(",")[1]))
+            except (IndexError, ValueError):
+                break
+            if total > steps or not line.endswith("\n"):
+                break
+            keep += 1
+        if keep < len(lines):
+            atomic_write_text(path, "".join(lines[:keep]), overwrite=True)
 
 
 def _restore_evaluations(callback: Any, npz: Path, upto: int) -> None:

@@ -25,14 +25,20 @@ The pad plays with agents (bots, hints), so it sits in the ``agents`` layer, abo
 from __future__ import annotations
 
 import argparse
+import errno
 import ipaddress
+import math
+import socket
 import sys
 
 from dice_envs.rules import ConfigError
 
 from .players import parse_models
 
-__all__ = ["build_parser", "create_app", "main"]
+__all__ = ["MAX_IDLE_TTL", "build_parser", "create_app", "main"]
+
+#: Longest ``--idle-ttl`` accepted: a week (rooms live in memory; a server runs for a session).
+MAX_IDLE_TTL = 604_800.0
 
 
 def create_app(*args, **kwargs):  # type: ignore[no-untyped-def]
@@ -40,6 +46,46 @@ def create_app(*args, **kwargs):  # type: ignore[no-untyped-def]
     from .app import create_app as _create_app
 
     return _create_app(*args, **kwargs)
+
+
+def _idle_ttl(text: str) -> float:
+    """``--idle-ttl``: seconds from 1 to :data:`MAX_IDLE_TTL` (``nan``, ``inf`` and the like refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 1 <= value <= MAX_IDLE_TTL):
+        raise argparse.ArgumentTypeError(
+            f"must be a number of seconds from 1 to {MAX_IDLE_TTL:.0f} (a week), got {text!r}"
+        )
+    return value
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host:port`` (uvicorn serves it); ``OSError`` when it cannot.
+
+    Connections made as soon as the URL is printed wait in its backlog until uvicorn accepts them.
+    """
+    family, kind, proto, _, addr = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a port in TIME_WAIT, not one in use
+        sock.bind(addr)
+        sock.listen(2048)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _listen_error(exc: OSError) -> str:
+    if exc.errno == errno.EADDRINUSE:
+        return "address already in use (choose another --port)"
+    if isinstance(exc, socket.gaierror):
+        return f"unknown host ({exc.strerror or exc})"
+    return (exc.strerror or str(exc)).lower()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -63,7 +109,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-connections", type=int, default=16, help="live connections per room (default 16)")
     p.add_argument("--bot-delay", type=float, default=0.8, help="seconds between a bot's moves (default 0.8)")
     p.add_argument(
-        "--idle-ttl", type=float, default=3600.0, help="seconds after which an idle room is dropped"
+        "--idle-ttl",
+        type=_idle_ttl,
+        default=3600.0,
+        help=f"seconds after which an idle room is dropped (1 to {MAX_IDLE_TTL:.0f}; default 3600)",
     )
     p.add_argument(
         "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]
@@ -72,7 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Start the server; returns the exit status (2 for a bad option, with the reason on stderr)."""
+    """Start the server; returns the exit status (2 for a bad option, 1 when the address cannot
+    be listened on, with the reason on stderr). The socket is bound before the URL is printed."""
     args = build_parser().parse_args(argv)
 
     try:
@@ -82,30 +132,40 @@ def main(argv: list[str] | None = None) -> int:
             raise ConfigError("--max-rooms and --max-connections must be at least 1")
         if not 0 <= args.bot_delay <= 60:
             raise ConfigError(f"--bot-delay must be 0-60 seconds, got {args.bot_delay}")
-        if args.idle_ttl <= 0:
-            raise ConfigError(f"--idle-ttl must be positive, got {args.idle_ttl}")
         models = parse_models(args.model)
         try:
             import uvicorn
         except ImportError:
             raise ConfigError('the game pad needs the web extra: pip install "dice-envs[web]"') from None
-        app = create_app(
-            max_rooms=args.max_rooms,
-            max_connections=args.max_connections,
-            bot_delay=args.bot_delay,
-            models=models,
-            idle_ttl=args.idle_ttl,
-        )
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        public = not ipaddress.ip_address(args.host).is_loopback
+        loopback = ipaddress.ip_address(args.host).is_loopback
     except ValueError:
-        public = args.host != "localhost"
-    if public:
-        print(f"warning: listening on {args.host}: anyone who can reach it can open rooms", file=sys.stderr)
+        loopback = args.host == "localhost"
     host = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"dice-envs game pad: http://{host}:{args.port}/  (Ctrl-C stops it)", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    try:
+        sock = _listen(args.host, args.port)
+    except OSError as exc:
+        print(f"error: cannot listen on {host}:{args.port}: {_listen_error(exc)}", file=sys.stderr)
+        return 1
+    port = sock.getsockname()[1]
+    url = f"http://{host}:{port}"
+    app = create_app(
+        max_rooms=args.max_rooms,
+        max_connections=args.max_connections,
+        bot_delay=args.bot_delay,
+        models=models,
+        idle_ttl=args.idle_ttl,
+        # on this machine only: answer to its loopback names alone (a foreign site's name that
+        # resolves here, DNS rebinding, is turned away); elsewhere any name the network uses
+        allowed_hosts=[args.host, "localhost", "127.0.0.1", "::1"] if loopback else None,
+        allowed_origins=[url],
+    )
+    if not loopback:
+        print(f"warning: listening on {args.host}: anyone who can reach it can open rooms", file=sys.stderr)
+    print(f"dice-envs game pad: {url}/  (Ctrl-C stops it)", flush=True)
+    with sock:
+        uvicorn.Server(uvicorn.Config(app, log_level=args.log_level)).run(sockets=[sock])
     return 0

@@ -15,37 +15,43 @@ route                                      what it does
 ``WS /api/rooms/{code}/ws``                the room's state, pushed on every change
 =========================================  ==========================================================
 
-A seat's secret token travels in the ``X-Seat-Token`` header. Refusals are JSON
-``{"error": message}`` with a status: 400 malformed or illegal, 403 wrong token, 404 unknown
-room, 409 not now (not your turn, not started, game over), 413 body too large, 503 full.
-Bots move by themselves, ``bot_delay`` seconds apart, in a background task per room; their
-decisions are computed in a worker thread so the server stays responsive.
+A seat's secret token travels in the ``X-Seat-Token`` header. Every ``POST`` is checked
+before it is read (:mod:`agents.web.guard`): sent from the pad's own page, JSON, small and
+shallow. Refusals are JSON ``{"error": message}`` with a status: 400 malformed or illegal,
+403 wrong token or another site's page, 404 unknown room, 408 body too slow, 409 not now (not
+your turn, not started, game over), 413 body too large, 415 not JSON, 503 full or the solver busy.
+
+Bots move by themselves, ``bot_delay`` seconds apart, in a background task per room. Their
+decisions and the hints are computed on one solver thread of the app's own (the solvers' caches
+allow one computation at a time), so they queue behind each other and never take the threads
+that open rooms; a hint not answered within ``compute_wait`` seconds is refused with 503 (a
+solve it started goes on, and its table is kept for the next ask).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Collection
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from .guard import MAX_BODY, HostCheck, check_origin, read_json
 from .hints import hint
 from .protocol import PadError
 from .rooms import Room, RoomManager
 
 __all__ = ["MAX_BODY", "create_app"]
 
-#: Largest request body accepted (bytes).
-MAX_BODY = 16_384
 STATIC = {
     "index.html": "text/html; charset=utf-8",
     "app.js": "text/javascript; charset=utf-8",
@@ -82,43 +88,34 @@ def create_app(
     bot_delay: float = 0.8,
     models: dict[str, Path] | None = None,
     idle_ttl: float = 3600.0,
+    allowed_hosts: Collection[str] | None = None,
+    allowed_origins: Collection[str] = (),
+    compute_wait: float = 30.0,
 ) -> Starlette:
     """The game-pad app: in-memory rooms, bots ``bot_delay`` seconds per move, bounded counts.
 
     ``models`` maps model names to the model files the server may load (``--model NAME=PATH``);
-    no other file is ever opened on a request's behalf.
+    no other file is ever opened on a request's behalf. ``allowed_hosts``: the host names the
+    server answers to (``None``: any); ``allowed_origins``: page addresses besides the request's
+    own scheme and ``Host`` that may change rooms (:mod:`agents.web.guard`). ``compute_wait``:
+    seconds a hint may take (its wait for the solver thread included) before it is refused as busy.
     """
     if bot_delay < 0:
         raise ValueError(f"bot_delay must be >= 0 seconds, got {bot_delay}")
+    if not compute_wait > 0:
+        raise ValueError(f"compute_wait must be > 0 seconds, got {compute_wait}")
     manager = RoomManager(max_rooms, max_connections, idle_ttl, models)
     hub = _Hub()
     files = _static_files()
     bot_tasks: dict[str, asyncio.Task[None]] = {}
+    solver = ThreadPoolExecutor(1, thread_name_prefix="pad-solver")
 
-    def error(exc: PadError) -> JSONResponse:
-        return JSONResponse(
-            {"error": exc.message}, status_code=exc.status, headers={"Cache-Control": "no-store"}
-        )
+    def error(exc: PadError, close: bool = False) -> JSONResponse:
+        headers = {"Cache-Control": "no-store", **({"Connection": "close"} if close else {})}
+        return JSONResponse({"error": exc.message}, status_code=exc.status, headers=headers)
 
     def ok(data: Any) -> JSONResponse:
         return JSONResponse(data, headers={"Cache-Control": "no-store"})
-
-    async def read_json(request: Request) -> Any:
-        length = request.headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
-            raise PadError(413, f"the request body is larger than {MAX_BODY} bytes")
-        raw = await request.body()
-        if len(raw) > MAX_BODY:
-            raise PadError(413, f"the request body is larger than {MAX_BODY} bytes")
-        if not raw.strip():
-            return {}
-        try:
-            data = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            raise PadError(400, "the request body is not valid JSON") from None
-        if not isinstance(data, dict):
-            raise PadError(400, f"the request body must be a JSON object, got {type(data).__name__}")
-        return data
 
     def token_of(request: Request) -> str | None:
         return request.headers.get("x-seat-token")
@@ -140,7 +137,7 @@ def create_app(
             await asyncio.sleep(bot_delay)
             version = room.version
             try:
-                action = await asyncio.to_thread(room.bot_action)
+                action = await asyncio.get_running_loop().run_in_executor(solver, room.bot_action)
                 if action is None or room.version != version:
                     continue
                 room.apply(action)
@@ -160,6 +157,21 @@ def create_app(
 
         return wrapped
 
+    def changes(fn: Callable[..., Any]) -> Callable[[Request], Any]:
+        """A state-changing endpoint: ``fn(request, body)`` with the checked JSON body."""
+
+        async def wrapped(request: Request) -> Response:
+            try:
+                body = await read_json(request, allowed_origins)
+            except PadError as exc:  # the rest of the body may be unread: drop the connection
+                return error(exc, close=True)
+            try:
+                return await fn(request, body)
+            except PadError as exc:
+                return error(exc)
+
+        return wrapped
+
     async def page(request: Request) -> Response:
         return Response(files["index.html"], media_type=STATIC["index.html"], headers=SECURITY_HEADERS)
 
@@ -173,9 +185,8 @@ def create_app(
     async def options(request: Request) -> Response:
         return ok(manager.options())
 
-    @endpoint
-    async def create_room(request: Request) -> Response:
-        body = await read_json(request)
+    @changes
+    async def create_room(request: Request, body: dict[str, Any]) -> Response:
         room, token = await asyncio.to_thread(manager.create, body)  # building a bot may load a table
         seat = next((s.index for s in room.seats if s.token == token), None)
         return ok({"code": room.code, "token": token, "seat": seat, "opener": True, "room": room.view()})
@@ -184,36 +195,32 @@ def create_app(
     async def get_room(request: Request) -> Response:
         return ok(manager.get(request.path_params["code"]).view())
 
-    @endpoint
-    async def join(request: Request) -> Response:
+    @changes
+    async def join(request: Request, body: dict[str, Any]) -> Response:
         room = manager.get(request.path_params["code"])
-        body = await read_json(request)
         seat, token = room.join(body.get("name"))
         changed(room)
         return ok(
             {"code": room.code, "token": token, "seat": seat.index, "opener": False, "room": room.view()}
         )
 
-    @endpoint
-    async def start(request: Request) -> Response:
+    @changes
+    async def start(request: Request, body: dict[str, Any]) -> Response:
         room = manager.get(request.path_params["code"])
-        await read_json(request)
         room.start(token_of(request))
         changed(room)
         return ok(room.view())
 
-    @endpoint
-    async def move(request: Request) -> Response:
+    @changes
+    async def move(request: Request, body: dict[str, Any]) -> Response:
         room = manager.get(request.path_params["code"])
-        body = await read_json(request)
         view = room.move(token_of(request), body)
         changed(room)
         return ok(view)
 
-    @endpoint
-    async def hint_route(request: Request) -> Response:
+    @changes
+    async def hint_route(request: Request, body: dict[str, Any]) -> Response:
         room = manager.get(request.path_params["code"])
-        await read_json(request)
         seat = room.seat_of(token_of(request))
         g = room.game
         if g is None or g.done:
@@ -223,15 +230,25 @@ def create_app(
         if g.current_player != seat.index:
             raise PadError(409, "a hint is for your own turn")
         version = room.version
+        job = asyncio.get_running_loop().run_in_executor(solver, hint, g.clone())
         try:
-            advice = await asyncio.to_thread(hint, g.clone())
-        except (ValueError, ImportError) as exc:
+            advice = await asyncio.wait_for(job, compute_wait)  # a job still queued is dropped
+        except asyncio.TimeoutError:
+            raise PadError(
+                503, f"the solver is busy: no hint within {compute_wait:g} s; ask again in a moment"
+            ) from None
+        except (ValueError, ImportError, RuntimeError) as exc:
             raise PadError(409, f"no hint: {exc}") from None
         if room.version != version:
             raise PadError(409, "the game moved on while the hint was computed; ask again")
         return ok(advice)
 
     async def ws_room(websocket: WebSocket) -> None:
+        try:
+            check_origin(websocket, allowed_origins)
+        except PadError:
+            await websocket.close(code=4403)  # before accepting: the handshake is refused (HTTP 403)
+            return
         await websocket.accept()
         try:
             room = manager.get(websocket.path_params["code"])
@@ -274,6 +291,7 @@ def create_app(
         yield
         for task in bot_tasks.values():
             task.cancel()
+        solver.shutdown(wait=False, cancel_futures=True)
 
     routes = [
         Route("/", page),
@@ -287,7 +305,8 @@ def create_app(
         Route("/api/rooms/{code}/hint", hint_route, methods=["POST"]),
         WebSocketRoute("/api/rooms/{code}/ws", ws_room),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    middleware = [Middleware(HostCheck, hosts=allowed_hosts)]
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
     app.state.manager = manager
     app.state.bot_delay = bot_delay
     return app

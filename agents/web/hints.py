@@ -5,8 +5,10 @@
   from then on; the cost of a move is how much expected total it gives up against the best.
   With opponents this is still the solitaire optimum (it maximises your own expected score).
 * Farkle: the max-expected turn solver (the ``max-expected`` agent's): each move is valued by the
-  points it expects to bank this turn. (A win-optimal Farkle solver, when present, can be plugged
-  in here; issue 16.)
+  points it expects to bank this turn. Its table is the same for every target, so no hint can
+  start a solve whose cost grows with the target; a hint read from the two-player win-probability
+  table would first have to pass :func:`agents.web.limits.check_win_solve`, as a ``win-optimal``
+  seat does.
 
 The solver is asked on the first hint; a first solve of new rule parameters takes seconds.
 """

@@ -12,7 +12,8 @@ nothing on the server's disk is reachable through a request.
 :func:`make_agent` is the single place that turns a seat spec into an agent (through
 :func:`agents.load`); :func:`bot_action` asks a seated agent for its move, under
 :data:`COMPUTE_LOCK` (the solvers' plan caches are not thread-safe, and the server decides in
-worker threads).
+worker threads). A ``win-optimal`` seat is refused when its table would be too large to solve
+(:mod:`agents.web.limits`).
 """
 
 from __future__ import annotations
@@ -29,11 +30,15 @@ from dice_envs.engine import FarkleGame, ScorecardGame
 from dice_envs.rules import ConfigError, FarkleRules, RuleConfig
 
 from ..learned import PRETRAINED_DIR, pretrained_names
+from ..planner import PlannerAgent
 from ..registry import load
+from ..win_optimal import WinOptimalAgent
+from .limits import check_win_solve
 
 __all__ = [
     "COMPUTE_LOCK",
     "SPEC_PATTERN",
+    "TABLE_LOCK",
     "available_specs",
     "bot_action",
     "check_spec",
@@ -49,6 +54,9 @@ _BUILTIN_FARKLE = ("max-expected", "heuristic", "greedy", "random", "threshold:N
 _MODEL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 #: A thread lock around agent decisions and hints: the solvers' plan caches are not thread-safe.
 COMPUTE_LOCK = threading.Lock()
+#: A thread lock around building a planner's table when its room opens. The new table is no
+#: seated agent's until it is built, so building does not hold up the bots (COMPUTE_LOCK).
+TABLE_LOCK = threading.Lock()
 
 
 def parse_models(items: list[str] | None) -> dict[str, Path]:
@@ -160,8 +168,10 @@ def make_agent(
         target = _PLANNER + str(models[spec[len(_PLANNER) :]])
     try:
         agent = load(target, game=rules, num_players=num_players, seed=seed)
-        if planner:  # its table now, not in the middle of the game (the solvers' caches: one at a time)
-            with COMPUTE_LOCK:
+        if isinstance(agent, WinOptimalAgent) and not isinstance(agent, PlannerAgent):
+            check_win_solve(agent.rules)  # solved on its first move: refused when too large
+        if planner:  # its table now, not in the middle of the game; one build at a time
+            with TABLE_LOCK:
                 agent.solution  # noqa: B018 - builds or loads the table
         return agent
     except ConfigError:

@@ -22,6 +22,7 @@ agents.web.protocol.PadError: this token holds no seat in room ...
 
 from __future__ import annotations
 
+import math
 import secrets
 import threading
 import time
@@ -265,6 +266,8 @@ class RoomManager:
             raise ConfigError(
                 f"max_rooms and max_connections must be >= 1, got {max_rooms}, {max_connections}"
             )
+        if not (isinstance(idle_ttl, (int, float)) and math.isfinite(idle_ttl) and idle_ttl > 0):
+            raise ConfigError(f"idle_ttl must be a positive finite number of seconds, got {idle_ttl!r}")
         self.max_rooms = max_rooms
         self.max_connections = max_connections
         self.idle_ttl = idle_ttl

@@ -21,6 +21,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from ..rules.dice import check_seed_arg
+
 __all__ = ["POW6", "DiceStream", "RandomDice", "ScriptedDice"]
 
 #: Powers of six, ``POW6[c] == 6**c``.
@@ -55,7 +57,9 @@ class RandomDice:
         The owner of an engine re-seeds the stream it gave the engine at construction, so
         one engine serves every episode (see :meth:`dice_envs.vector.env.DiceVectorEnv.reset`).
         """
-        self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        if not isinstance(rng, np.random.Generator):  # a seed: ConfigError naming a bad one
+            rng = np.random.default_rng(check_seed_arg(rng))
+        self.rng = rng
         self._buf = np.empty(0, dtype=np.int64)
         self._pos = 0
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ..rules.config import ConfigError, check_int
-from ..rules.dice import DiceSource, validate_dice
+from ..rules.config import ConfigError, check_bool, check_int
+from ..rules.dice import DiceSource, check_rng, check_seed_arg, validate_dice
 from ..rules.farkle import BANK_FLAG, N_ACTIONS, NUM_DICE, FarkleEvent, FarkleRules
 from . import farkle_turn as turn
 from .common import integer_action
@@ -60,6 +60,7 @@ class FarkleGame:
         if not isinstance(self.rules, FarkleRules):
             raise ConfigError(f"rules must be a FarkleRules instance, got {type(self.rules).__name__}")
         check_int("num_players", self.num_players, 1, 8)
+        self.seed, self.rng = check_seed_arg(self.seed), check_rng(self.rng)  # ConfigError naming a bad one
         self._t = turn.farkle_turn_tables()
         self.throw_index = self._t.no_throw
         self._final_round_by = -1
@@ -97,6 +98,7 @@ class FarkleGame:
     @staticmethod
     def action(positions: Sequence[int], bank: bool) -> int:
         """The action that sets aside the dice at these positions, then banks or throws on."""
+        bank = check_bool("bank", bank, what="")  # a truthy "no" would bank
         mask = 0
         for p in positions:
             if not 0 <= int(p) < NUM_DICE:

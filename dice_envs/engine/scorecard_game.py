@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from ..rules.config import ConfigError, check_int
-from ..rules.dice import DiceSource, validate_dice
-from ..rules.scorecard import N_REROLL_ACTIONS, ScorecardRules
+from ..rules.dice import DiceSource, check_rng, check_seed_arg, validate_dice
+from ..rules.scorecard import N_REROLL_ACTIONS, ScorecardRules, check_box
 from ..tables import face_code
 from .common import integer_action
 from .scorecard_flow import advance_turn, scorecard_flow
@@ -148,6 +148,7 @@ class ScorecardGame:
         if not isinstance(rules, ScorecardRules):
             raise ConfigError(f"rules must be a ScorecardRules instance, got {type(rules).__name__}")
         check_int("num_players", num_players, 1, 8)
+        seed, rng = check_seed_arg(seed), check_rng(rng)  # ConfigError naming a bad one
         self.rules, self.num_players, self.seed = rules, int(num_players), seed
         self.rng = rng if rng is not None else np.random.default_rng(seed)
         self.dice_source = DiceSource(self.rng)
@@ -184,8 +185,7 @@ class ScorecardGame:
 
     def box_action(self, box: str) -> int:
         """The action that enters the current throw in ``box``."""
-        if box not in self._box_index:
-            raise ValueError(f"unknown box {box!r}; boxes: {', '.join(self.categories)}")
+        check_box(box, self.categories, self.rules.game)
         return N_REROLL_ACTIONS + self._box_index[box]
 
     @property

@@ -43,7 +43,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
-from ..checks import as_action, check_seed
+from ..checks import as_action, check_seed, reset_needed
 from ..encoding import ENCODING_VERSION, encode, encoding_id, family, observation_bounds, observation_size
 from ..engine import new_game
 from ..engine.scorecard_game import ScorecardGame
@@ -150,7 +150,13 @@ class DiceAECEnv(AECEnv):
         if self.render_mode == "human":
             self.render()
 
+    def _need_game(self, method: str) -> None:
+        """``RuntimeError`` naming ``method`` unless ``reset()`` has dealt a game."""
+        if self.game is None:
+            raise RuntimeError(reset_needed(method, self.metadata["name"]))
+
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        self._need_game("observe")
         g = self.game
         seat = self._seat[agent]
         if not g.done and g.current_player == seat:
@@ -161,11 +167,15 @@ class DiceAECEnv(AECEnv):
 
     def action_mask(self, agent: str | None = None) -> np.ndarray:
         """The int8 action mask of ``agent`` (default: the agent to move)."""
+        self._need_game("action_mask")
         return self.observe(agent if agent is not None else self.agent_selection)["action_mask"]
 
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        self._need_game("last")
+        return super().last(observe)
+
     def step(self, action: Any) -> None:
-        if self.game is None:
-            raise RuntimeError(f"{self.metadata['name']}: call reset() before step()")
+        self._need_game("step")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -219,7 +229,7 @@ class DiceAECEnv(AECEnv):
                 return np.full((*frame_size(), 3), 250, dtype=np.uint8)
             return render_rgb(self.game, held=self.held)
         if self.game is None:
-            text = f"{self.rules.game}: call reset() first"
+            text = reset_needed("render", self.metadata["name"])
         else:
             text = render_text(self.game, held=self.held)
         if self.render_mode == "human":

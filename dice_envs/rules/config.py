@@ -68,10 +68,16 @@ def check_optional_int(name: str, value: Any, lo: int, hi: int) -> None:
         )
 
 
-def check_bool(name: str, value: Any) -> None:
-    """Raise :class:`ConfigError` unless ``value`` is a bool."""
-    if not isinstance(value, bool):
-        raise ConfigError(f"rule parameter {name!r} must be true or false, got {value!r}")
+def check_bool(name: str, value: Any, what: str = "rule parameter") -> bool:
+    """``value`` as a ``bool``; :class:`ConfigError` unless it is one (a numpy bool counts).
+
+    The message calls ``name`` a ``what`` (``what=""``: the bare name, for a function's argument
+    such as ``joker``): a truthy ``"no"`` or ``1`` is refused, not read as true.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        label = f"{what} {name!r}" if what else name
+        raise ConfigError(f"{label} must be true or false, got {value!r}")
+    return bool(value)
 
 
 @dataclasses.dataclass(frozen=True)

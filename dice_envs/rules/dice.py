@@ -1,16 +1,77 @@
-"""Dice: validation of user-given dice and a seeded, injectable dice source."""
+"""Dice: validation of user-given dice, of the seeds and generators they are thrown with, and a
+seeded, injectable dice source.
+
+:func:`check_seed` is the one seed check: the envs' ``reset(seed=)`` raise its ``TypeError`` /
+``ValueError`` (Gymnasium's convention), the games, engines, agents and commands its
+:class:`~dice_envs.rules.ConfigError` form :func:`check_seed_arg`, naming the argument or flag.
+"""
 
 from __future__ import annotations
 
 import numbers
 from collections import deque
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
-__all__ = ["FACES", "DiceSource", "is_canonical_selection", "validate_dice"]
+from .config import ConfigError
+
+__all__ = [
+    "FACES",
+    "DiceSource",
+    "check_rng",
+    "check_seed",
+    "check_seed_arg",
+    "is_canonical_selection",
+    "validate_dice",
+]
 
 FACES = (1, 2, 3, 4, 5, 6)
+
+
+def check_seed(seed: Any) -> int | None:
+    """A seed: ``None`` or a non-negative integer (as Gymnasium requires); ``TypeError`` (not an
+    integer) or ``ValueError`` (negative) naming it otherwise."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        kind = type(seed).__name__
+        raise TypeError(f"seed must be None or a non-negative integer, got {kind} {seed!r:.80}")
+    if int(seed) < 0:
+        raise ValueError(f"seed must be None or a non-negative integer, got {int(seed)}")
+    return int(seed)
+
+
+def check_seed_arg(seed: Any, name: str = "seed", *, none: bool = True) -> int | None:
+    """``seed`` as an ``int`` (or ``None`` where ``none``): a non-negative integer, checked by
+    :func:`check_seed`; else :class:`~dice_envs.rules.ConfigError` naming ``name`` (e.g.
+    ``"--seed"`` for a command line). With ``none=False`` ``None`` is refused too and the message
+    does not offer it.
+
+    >>> check_seed_arg(-1, "--seed", none=False)
+    Traceback (most recent call last):
+    ...
+    dice_envs.rules.config.ConfigError: --seed must be a non-negative integer, got -1
+    """
+    what = "None or a non-negative integer" if none else "a non-negative integer"
+    if seed is None and not none:
+        raise ConfigError(f"{name} must be {what}, got None")
+    try:
+        return check_seed(seed)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} must be {what}, got {seed!r:.80}") from None
+
+
+def check_rng(rng: Any) -> Any:
+    """``rng`` when it is ``None`` or a :class:`numpy.random.Generator` (or an object with its
+    ``integers(low, high, size)``, as the games draw their dice); else ``ConfigError``."""
+    if rng is not None and not callable(getattr(rng, "integers", None)):
+        raise ConfigError(
+            "rng must be None or a numpy.random.Generator (e.g. numpy.random.default_rng(7); a number "
+            f"goes in seed=), got {type(rng).__name__} {rng!r:.80}"
+        )
+    return rng
 
 
 def validate_dice(dice: Sequence[int], counts: Iterable[int]) -> tuple[int, ...]:

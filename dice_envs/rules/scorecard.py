@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, ClassVar
 
-from .config import RuleConfig, check_bool, check_int, check_optional_int
+from .config import ConfigError, RuleConfig, check_bool, check_int, check_optional_int
 from .dice import validate_dice
 
 __all__ = [
@@ -45,6 +45,7 @@ __all__ = [
     "UPPER_FACES",
     "ScorecardRules",
     "box_score",
+    "check_box",
     "joker_applies",
     "make_score_function",
 ]
@@ -140,6 +141,9 @@ def _box_score_sorted(box: str, dice: tuple[int, ...], joker: bool) -> int:
     raise ValueError(f"unknown box {box!r}")  # pragma: no cover - guarded by callers
 
 
+_KNOWN_SORTED = tuple(sorted(KNOWN_BOXES))
+
+
 @cache
 def _box_score_cached(box: str, dice: tuple[int, ...], joker: bool) -> int:
     return _box_score_sorted(box, dice, joker)
@@ -158,23 +162,36 @@ def box_score(box: str, dice: Sequence[int], joker: bool = False) -> int:
     >>> box_score("full_house", [4, 4, 4, 4, 4], joker=True)
     25
     """
-    if box not in KNOWN_BOXES:
-        raise ValueError(f"unknown box {box!r}; known boxes: {', '.join(sorted(KNOWN_BOXES))}")
-    return _box_score_cached(box, validate_dice(dice, counts=(5,)), bool(joker))
+    check_box(box, _KNOWN_SORTED)
+    return _box_score_cached(box, validate_dice(dice, counts=(5,)), check_bool("joker", joker, what=""))
+
+
+def check_box(box: Any, boxes: Sequence[str], game: str = "") -> None:
+    """``ConfigError`` naming ``box`` (and ``game`` when given) and listing ``boxes`` unless it is
+    one of them; any value is answered so, an unhashable one (``["chance"]``) too.
+
+    >>> check_box("sevens", ("ones", "chance"), "spiffel")
+    Traceback (most recent call last):
+    ...
+    dice_envs.rules.config.ConfigError: unknown box 'sevens' for spiffel; known boxes: ones, chance
+    """
+    if not isinstance(box, str) or box not in boxes:
+        where = f" for {game}" if game else ""
+        raise ConfigError(f"unknown box {box!r}{where}; known boxes: {', '.join(boxes)}")
 
 
 def make_score_function(game: str, categories: tuple[str, ...]):
     """Build the public ``score(category, dice, joker=False) -> int`` of one game module."""
 
     def score(category: str, dice: Sequence[int], joker: bool = False) -> int:
-        if category not in categories:
-            raise ValueError(f"unknown box {category!r} for {game}; boxes: {', '.join(categories)}")
+        check_box(category, categories, game)
         return box_score(category, dice, joker)
 
     score.__doc__ = (
         f"Points for entering five dice (faces 1-6, any order) in a {game} box.\n\n"
         "``joker=True`` applies the joker scoring: full_house / small_straight / large_straight\n"
-        "score their full 25 / 30 / 40. Raises ``ValueError`` for an unknown box or wrong dice."
+        "score their full 25 / 30 / 40. Raises ``ValueError`` for wrong dice and ``ConfigError`` (a\n"
+        "``ValueError``) for an unknown box or a ``joker`` that is not a bool."
     )
     score.__name__ = "score"
     score.__qualname__ = "score"

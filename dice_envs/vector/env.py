@@ -56,7 +56,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ..checks import as_actions, check_seed, first_illegal
+from ..checks import as_actions, check_seed, first_illegal, reset_needed
 from ..encoding import ENCODING_VERSION, encoding_id, family, observation_bounds, observation_size
 from ..engine import Engine, make_engine
 from ..engine.dice import RandomDice
@@ -227,7 +227,7 @@ class DiceVectorEnv(VectorEnv):
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Step every game (see the module docstring for autoreset and illegal actions)."""
         if not self._started:
-            raise RuntimeError("call reset() before step()")
+            raise RuntimeError(reset_needed("step"))
         eng = self.engine
         a = as_actions(actions, self.num_envs)  # TypeError / ValueError by name; nothing moves
         n = self.num_envs
@@ -320,12 +320,16 @@ class DiceVectorEnv(VectorEnv):
     # ------------------------------------------------------------------ extras
     def action_masks(self) -> np.ndarray:
         """The learner's int8 action masks, ``(num_envs, n_actions)`` (sb3-contrib convention)."""
+        if not self._started:
+            raise RuntimeError(reset_needed("action_masks"))
         return self._mask.astype(np.int8)
 
     def render(self) -> tuple[str, ...] | None:
         """``"ansi"``: the score card / table of every game (:func:`dice_envs.render.render_text`)."""
         if self.render_mode is None:
             return None
+        if not self._started:  # the engine holds no games yet
+            return (reset_needed("render", self.rules.game),) * self.num_envs
         from ..render import render_text
 
         return tuple(render_text(self.engine.to_game(i)) for i in range(self.num_envs))

@@ -245,10 +245,36 @@ def _check_out(out: Path) -> str | None:
     return None
 
 
+def _check_opponents(specs: list[str], games: list[str]) -> str | None:
+    """Why an ``--opponents`` spec cannot be timed (``None`` if all can): it plays none of ``games``
+    (:func:`agents.registry.check_fit`: for a model, its file and card) or needs a person at the
+    keyboard. A spec that fits some of the games is timed there and skipped elsewhere."""
+    from agents.registry import check_fit
+    from dice_envs.rules import make_rules
+
+    for spec in specs:
+        if spec.strip().lower() == "human":
+            return (
+                f"--opponents: {spec!r} is a person at the terminal; a benchmark times agents that play alone"
+            )
+        errors = []
+        for game in games:
+            try:
+                check_fit(spec, make_rules(game), num_players=2)
+            except ConfigError as exc:
+                errors.append(exc)
+        if len(errors) == len(games):
+            return f"--opponents: {errors[0]}"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``dice-envs benchmark``: parse, check ``--out``, run one benchmark, write its JSON."""
+    """``dice-envs benchmark``: parse, check ``--out`` and ``--opponents``, run one benchmark,
+    write its JSON. Both are refused before anything is measured."""
     args = parse_args(argv)
-    if args.out is not None and (problem := _check_out(args.out)) is not None:
+    problem = _check_out(args.out) if args.out is not None else None
+    problem = problem or _check_opponents(getattr(args, "opponents", []), getattr(args, "games", []))
+    if problem is not None:
         print(f"error: {problem}", file=sys.stderr)
         return 2
     import importlib
