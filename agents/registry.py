@@ -32,11 +32,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agents.base import Agent, RandomAgent
 from dice_envs.checks import check_seed_arg
 from dice_envs.rules import ConfigError, FarkleRules, RuleConfig, ScorecardRules, make_rules
 from dice_envs.rules.config import check_int
-
-from .base import Agent, RandomAgent
 
 __all__ = [
     "anchored_spec",
@@ -77,7 +76,7 @@ def load(
     A trained model (``pretrained:<name>`` or a path) reads its game, rules and number of
     players from its model card: ``game`` and ``num_players`` may be left out; when given they
     must fit the card (another game or other rule values are refused by name; another number
-    of seats is played through a seat view, :mod:`agents.views`). ``rules`` (a dict of rule
+    of seats is played through a seat view, :mod:`agents.models.seat_views`). ``rules`` (a dict of rule
     parameters) is merged over the card's rules, or over ``game``'s for the built-in agents
     (default game ``"spiffel"``, default ``num_players`` 1).
 
@@ -126,8 +125,8 @@ def check_spec(spec: str, game: str | RuleConfig = "spiffel") -> None:
         name = planner_model(name)
         key = name.lower()
     if _names_model(name):
-        from .learned import resolve_model_path
-        from .model_card import read_card
+        from agents.models.card import read_card
+        from agents.players.model import resolve_model_path
 
         read_card(resolve_model_path(name))
         return
@@ -163,8 +162,8 @@ def make_opponent(spec: str, rules: RuleConfig, num_players: int, seed: int | No
 
 
 def _models_for(game: str) -> str:
-    from .learned import pretrained_names, resolve_model_path
-    from .model_card import read_card
+    from agents.models.card import read_card
+    from agents.players.model import pretrained_names, resolve_model_path
 
     fits = []
     for n in pretrained_names():
@@ -187,9 +186,9 @@ def _load_model(
     planner: bool = False,
 ) -> Agent:
     """The model ``name`` (its card's game, rules and seats, checked against ``game``), or with
-    ``planner`` the ``planner:`` agent over it (:mod:`agents.planner`)."""
-    from .learned import ModelAgent, resolve_model_path
-    from .model_card import card_rules, read_card
+    ``planner`` the ``planner:`` agent over it (:mod:`agents.players.planner`)."""
+    from agents.models.card import card_rules, read_card
+    from agents.players.model import ModelAgent, resolve_model_path
 
     card = read_card(resolve_model_path(name))
     trained = card_rules(card, name)
@@ -219,7 +218,7 @@ def _load_model(
     n = int(card.get("num_players", 1)) if num_players is None else num_players
     check_int("num_players", n, 1, 8)
     if planner:
-        from .planner import PlannerAgent
+        from agents.players.planner import PlannerAgent
 
         if not isinstance(rules_cfg, FarkleRules):
             raise ConfigError(f"{spec!r}: the planner searches Farkle turns; {name} is a {card_game} model")
@@ -278,17 +277,17 @@ def _load_builtin(
     if key == "random":
         return _build(spec, RandomAgent, seed=seed, rules=rules, **kwargs)  # rules: masks checked
     if key == "human":
-        from .human import HumanAgent
+        from agents.players.human import HumanAgent
 
         return _build(spec, HumanAgent, rules, num_players=num_players, seed=seed, **kwargs)
     if isinstance(rules, ScorecardRules):
-        from . import scorecard_agents as sa
+        from agents.players import scorecard as sa
 
         classes = {"greedy": sa.GreedyAgent, "heuristic": sa.HeuristicAgent, "optimal": sa.OptimalAgent}
         if key in classes:
             return _build(spec, classes[key], rules, num_players=num_players, seed=seed, **kwargs)
     elif isinstance(rules, FarkleRules):
-        from . import farkle_agents as fa
+        from agents.players import farkle as fa
 
         fclasses = {
             "greedy": fa.GreedyFarkleAgent,
@@ -299,7 +298,7 @@ def _load_builtin(
         if key in fclasses:
             return _build(spec, fclasses[key], rules, num_players=num_players, seed=seed, **kwargs)
         if key in ("win-optimal", "win_optimal"):
-            from .win_optimal import WinOptimalAgent
+            from agents.players.win_optimal import WinOptimalAgent
 
             return _build(spec, WinOptimalAgent, rules, num_players=num_players, seed=seed, **kwargs)
         if key.startswith("threshold:"):

@@ -2,7 +2,7 @@
 
 The PettingZoo env (:mod:`dice_envs.multiagent.base`), the Gymnasium env
 (:mod:`dice_envs.wrappers`), the native vector env (:mod:`dice_envs.vector.env`) and the RLlib env
-(``agents.rllib.env``) test legality with :func:`is_legal` / :func:`legal` and take the rewards
+(``agents.ray.rllib.env``) test legality with :func:`is_legal` / :func:`legal` and take the rewards
 and flags of a step that ends an episode from :func:`step_outcome`, so the four agree by
 construction. The rule:
 

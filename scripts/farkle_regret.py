@@ -3,7 +3,7 @@
 
 Every decision of each agent, playing ``--opponent`` (default ``win-optimal``) with its seat
 alternating game by game, is scored against the exact tables of ``win-optimal``
-(:func:`agents.regret.farkle_regret`): the chance of winning after the best legal action minus
+(:func:`agents.evaluation.regret.farkle_regret`): the chance of winning after the best legal action minus
 that after the chosen one. Per game that is the agent's share of the win it gave away against
 optimal play, without the dice noise of win rates, split by kind of mistake. Against
 ``win-optimal`` its mean is the win-rate deficit ``0.5 - win rate`` in expectation.
@@ -27,8 +27,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.evaluation import parse_rule_overrides
+from agents.evaluation.regret import FARKLE_MISTAKES, check_json_out, farkle_regret, fitting_specs, write_json
 from agents.registry import check_fit, check_seed_arg
-from agents.regret import FARKLE_MISTAKES, check_json_out, farkle_regret, fitting_specs, write_json
 from dice_envs.rules import ConfigError, FarkleRules, make_rules
 
 #: The default ``--agents``; those that do not fit the rules (models trained for others) are left out.

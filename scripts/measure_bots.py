@@ -2,10 +2,10 @@
 """Measure the shipped bots of ``agents/pretrained/`` over many games and record the figures.
 
 Each bot is loaded weights-only and checked against its card
-(:meth:`agents.learned.ModelAgent.from_file`: the network ``MaskablePPO.load`` would give, with
+(:meth:`agents.players.model.ModelAgent.from_file`: the network ``MaskablePPO.load`` would give, with
 nothing unpickled) and acts by its argmax over the legal actions (``deterministic=True``, what
 ``model.predict(obs, action_masks=mask, deterministic=True)`` returns) on whole batches of games, played
-by the game runner (:func:`agents.training.evaluate.play_games` over
+by the game runner (:func:`agents.training.score_table.play_games` over
 :func:`agents.evaluation.run_games`) with the rules of its card:
 
 * scorecard solitaire bots: mean final score ± standard error, and the share of the exact
@@ -71,8 +71,8 @@ def _pooled_scores(parts: list) -> tuple[float, float, float]:
 def measure(path: Path, games: int, opponents: list[str], seeds: list[int]) -> dict:
     """Figures of one bot: ``games`` games per opponent for each seed in ``seeds``, pooled."""
     from agents.evaluation import wilson_interval
-    from agents.learned import ModelAgent
-    from agents.training.evaluate import play_games
+    from agents.players.model import ModelAgent
+    from agents.training.score_table import play_games
     from dice_envs.rules import make_rules
 
     card = json.loads(path.with_suffix(".json").read_text())
@@ -169,7 +169,7 @@ def check_args(args: argparse.Namespace, names: list[str], out: Path | None) -> 
     """Every input checked before any game (``ConfigError`` naming it): the counts and seeds,
     the bots and their cards, the opponents against each multi-player bot's game, and the
     figures file (see :func:`read_figures`). Returns the figures already in it."""
-    from agents.model_card import card_rules, read_card
+    from agents.models.card import card_rules, read_card
     from agents.registry import check_seed_arg, check_spec
     from dice_envs.rules import ConfigError
 

@@ -4,7 +4,7 @@
     nice -n 15 python scripts/measure_ray.py [--game farkle] [--steps 2000] [--runners 1 2]
 
 Prints (and with ``--json PATH`` writes) the time ``ray.init`` takes to start a local Ray,
-the raw :class:`~agents.rllib.env.DiceMultiAgentEnv` speed in this process (random legal
+the raw :class:`~agents.ray.rllib.env.DiceMultiAgentEnv` speed in this process (random legal
 actions, no RLlib), and for each runner count the sampling throughput of RLlib's env runners
 (the masked PPO module acting, Farkle 2-player against ``heuristic`` by default): each runner
 samples ``--steps`` env steps in parallel, steps/s = all steps / wall time of the slowest.
@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 def raw_env_speed(game: str, steps: int, env_config: dict) -> float:
     import numpy as np
 
-    from agents.rllib.env import DiceMultiAgentEnv
+    from agents.ray.rllib.env import DiceMultiAgentEnv
 
     env = DiceMultiAgentEnv({"game": game, **env_config})
     rng = np.random.default_rng(0)
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     ray.init(num_cpus=args.cpus, include_dashboard=False, log_to_driver=False)
     start_s = time.perf_counter() - t0
-    from agents.rllib import ppo_config
+    from agents.ray.rllib import ppo_config
 
     results = {
         "game": args.game,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Merge trained models into one ensemble model file (``agents.ensemble``).
+"""Merge trained models into one ensemble model file (``agents.training.ensemble``).
 
 The members (flat MLP models of one game, rules and encoding; ``.zip`` paths with their cards,
 or ``pretrained:<name>``) become one ordinary ``MaskableActorCriticPolicy`` whose logits and
@@ -29,8 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.ensemble import merge_model_files
 from agents.training.artifacts import ProgressLog, save_curve_figure
+from agents.training.ensemble import merge_model_files
 from dice_envs.rules import ConfigError
 
 

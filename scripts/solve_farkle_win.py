@@ -32,8 +32,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agents.evaluation.regret import check_json_out, farkle_match, fitting_specs, write_json
 from agents.registry import check_seed_arg
-from agents.regret import check_json_out, farkle_match, fitting_specs, write_json
 from agents.solver.farkle_win import DEFAULT_CAP, STEP, FarkleWinSolution, solve_farkle_win
 from dice_envs.rules import ConfigError, FarkleRules, make_rules
 

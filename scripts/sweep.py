@@ -9,7 +9,7 @@ Examples::
 Writes ``OUT/trials/<trial>/`` (one run folder each: model, card, curve), ``OUT/summary.csv``,
 ``OUT/summary.md`` and ``OUT/trials.png``; prints the table. Exit status 2 on bad input (refused
 before Ray starts), 1 when a trial failed (its reason in the summary's error column), else 0.
-The sweep file format is documented in ``agents/sweep.py``.
+The sweep file format is documented in ``agents/ray/sweep.py``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.sweep import check_out, load_sweep, run_sweep
+from agents.ray.sweep import check_out, load_sweep, run_sweep
 from dice_envs.rules import ConfigError
 
 

@@ -30,8 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.activations import ACTIVATION_NAMES
 from agents.evaluation import parse_rule_overrides
+from agents.models.activations import ACTIVATION_NAMES
 from agents.training.config import TrainConfig
 from dice_envs.io import atomic_write_text
 from dice_envs.options import REWARD_MODES
@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 #: The option behind each name an error may give: TrainConfig fields (``config 'key'``) and the
-#: arguments of :func:`agents.rllib.config.train_config` / the env.
+#: arguments of :func:`agents.ray.rllib.config.train_config` / the env.
 _FLAGS = {
     "name": "--name",
     "game": "--game",
@@ -123,7 +123,7 @@ def _flag_names(message: str) -> str:
 def check_args(args: argparse.Namespace) -> tuple[dict, TrainConfig]:
     """The env settings and the run as a validated ``TrainConfig``; ``ConfigError`` naming the
     option (and what it allows) on bad input. Starts nothing and writes nothing."""
-    from agents.rllib.config import train_config
+    from agents.ray.rllib.config import train_config
 
     if args.out.exists() and not args.out.is_dir():
         raise ConfigError(f"--out {args.out} is a file; choose a new folder")
@@ -184,7 +184,7 @@ def run_arguments(args: argparse.Namespace, env_config: dict) -> dict:
 def card_config(args: argparse.Namespace, run: TrainConfig) -> dict:
     """The model card's ``config``: the run in ``TrainConfig`` terms (only the fields it sets) and
     this script's options under ``rllib`` (``export_policy`` adds ``trainer: rllib``)."""
-    from agents.rllib.config import run_settings
+    from agents.ray.rllib.config import run_settings
 
     options = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
     return {**run_settings(run), "rllib": options}
@@ -200,8 +200,8 @@ def main(argv: list[str] | None = None) -> int:
             raise ConfigError("train_rllib needs the Ray extra: pip install 'dice-envs[ray]'") from None
         env_config, run = check_args(args)
 
-        from agents.ray_eval import ensure_ray
-        from agents.rllib import export_policy, ppo_config
+        from agents.ray.rllib import export_policy, ppo_config
+        from agents.ray.tournament import ensure_ray
 
         cfg = ppo_config(**run_arguments(args, env_config))
     except ConfigError as exc:

@@ -1,4 +1,4 @@
-"""The Farkle afterstate policy head (agents.afterstate): its features follow the scoring rules,
+"""The Farkle afterstate policy head (agents.models.afterstate): its features follow the scoring rules,
 and its models train, save and load like any other."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 torch = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
-from agents.afterstate import FarkleAfterstatePolicy, points_table  # noqa: E402
+from agents.models.afterstate import FarkleAfterstatePolicy, points_table  # noqa: E402
 from agents.training.config import TrainConfig  # noqa: E402
 from dice_envs.envs.farkle import FarkleEnv  # noqa: E402
 from dice_envs.rules import ConfigError  # noqa: E402
@@ -106,7 +106,7 @@ def test_trained_afterstate_model_loads_through_both_loaders(tmp_path: Path) -> 
     with pytest.raises(ConfigError, match="head_width"):
         agents.load(str(result.model_path))
     wrong_game = dict(card, policy=dict(card["policy"]), game="spiffel")
-    from agents.model_card import network_spec
+    from agents.models.card import network_spec
 
     with pytest.raises(ConfigError, match="plays farkle only"):
         network_spec(wrong_game, "card")

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import agents
-from agents.actions import hold_to_reroll_mask, select_mask
 from agents.base import Agent
+from agents.players.actions import hold_to_reroll_mask, select_mask
 from agents.registry import known_specs
 from agents.solver.scorecard import turn_solver
 from dice_envs.encoding import encode

@@ -21,7 +21,7 @@ import pytest
 
 import dice_envs  # noqa: F401
 from agents.base import RandomAgent
-from agents.sweep import load_sweep
+from agents.ray.sweep import load_sweep
 from dice_envs.multiagent import farkle_v0, spiffel_v0
 from dice_envs.rules import ConfigError, make_rules
 from dice_envs.vector.sb3 import SB3VecEnv
@@ -143,8 +143,8 @@ def _saved_model(path: Path, seed: int, *, nan: bool = False) -> Path:
     import torch
     from sb3_contrib import MaskablePPO
 
-    from agents.model_card import card_spaces, make_card
-    from agents.model_io import save_model
+    from agents.models.card import card_spaces, make_card
+    from agents.models.files import save_model
     from agents.training.policy import SpacesOnlyEnv
 
     rules = make_rules("spiffel")
@@ -167,8 +167,8 @@ def members(tmp_path_factory) -> list[Path]:
 
 def test_a_model_with_non_finite_weights_is_refused_by_name(tmp_path) -> None:
     import agents
-    from agents.model_card import read_card
-    from agents.model_io import load_policy
+    from agents.models.card import read_card
+    from agents.models.files import load_policy
 
     path = _saved_model(tmp_path / "nan.zip", 0, nan=True)
     want = rf"{path}: weights hold non-finite values \(NaN/inf\) in action_net\.weight"
@@ -181,7 +181,7 @@ def test_a_model_with_non_finite_weights_is_refused_by_name(tmp_path) -> None:
 
 
 def test_merge_refuses_a_member_given_twice(members, tmp_path) -> None:
-    from agents.ensemble import merge_model_files
+    from agents.training.ensemble import merge_model_files
 
     with pytest.raises(ConfigError, match=r"member 1 .*m0\.zip.* is the same file as member 0"):
         merge_model_files([members[0], members[0]], tmp_path / "a.zip")
@@ -195,7 +195,7 @@ def test_merge_refuses_a_member_given_twice(members, tmp_path) -> None:
 
 
 def test_merge_never_replaces_one_of_its_inputs(members, tmp_path) -> None:
-    from agents.ensemble import merge_model_files
+    from agents.training.ensemble import merge_model_files
 
     a = tmp_path / "a.zip"
     shutil.copy(members[0], a)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import agents.cli
+import agents.commands.cli
 from agents.commands import benchmark
 
 needs_sb3 = pytest.mark.skipif(importlib.util.find_spec("sb3_contrib") is None, reason="needs sb3-contrib")
@@ -104,9 +104,9 @@ def test_help_names_the_command_as_it_is_typed(capsys) -> None:
     assert all(line.removeprefix("taskset -c 0 ").startswith("dice-envs benchmark ") for line in commands)
     for name in ("engine", "envs", "training", "ratio", "recipe"):
         assert f"dice-envs benchmark {name} " in text
-        assert agents.cli.main(["benchmark", name, "--help"]) == 0
+        assert agents.commands.cli.main(["benchmark", name, "--help"]) == 0
         assert capsys.readouterr().out.startswith(f"usage: dice-envs benchmark {name} ")
-    assert agents.cli.main(["benchmark"]) == 2  # a benchmark must be named
+    assert agents.commands.cli.main(["benchmark"]) == 2  # a benchmark must be named
     assert "required: BENCHMARK" in capsys.readouterr().err
 
 

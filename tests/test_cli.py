@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import agents.cli
+import agents.commands.cli
 import dice_envs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,7 +59,7 @@ def run(installed: tuple[Path, dict[str, str]], *args: str) -> subprocess.Comple
 def test_installed_wheel_is_used_and_ships_data(installed: tuple[Path, dict[str, str]]) -> None:
     target, env = installed
     code = (
-        "import agents, dice_envs, agents.learned as l, agents.config_files as c;"
+        "import agents, dice_envs, agents.players.model as l, agents.training.recipes as c;"
         "print(agents.__file__); print(dice_envs.__version__); print(l.pretrained_names());"
         "print(c.find_config('configs/train/quickstart.yaml')); print(c.available_configs('rules'))"
     )
@@ -80,7 +80,7 @@ def test_installed_wheel_is_used_and_ships_data(installed: tuple[Path, dict[str,
 def test_dice_envs_help_lists_every_command(installed: tuple[Path, dict[str, str]]) -> None:
     res = run(installed, "--help")
     assert res.returncode == 0, res.stderr
-    for name in agents.cli.COMMANDS:
+    for name in agents.commands.cli.COMMANDS:
         assert f"  {name} " in res.stdout
     assert run(installed, "--version").stdout.strip() == f"dice-envs {dice_envs.__version__}"
     bad = run(installed, "trian")

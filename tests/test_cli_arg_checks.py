@@ -1,7 +1,7 @@
 """Bad command-line input is refused before any game, with one ``error:`` line and exit status 2.
 
-Audit items (audit_cli.md): #3 negative seeds, #5 leaderboard numbers, #6 measure_bots inputs,
-#13 benchmark ranges, #8 bare digits in a scorecard game of ``play``.
+Negative seeds, leaderboard numbers, measure_bots inputs, benchmark ranges, and bare digits in a
+scorecard game of ``play``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 
 import agents
 from agents.commands import benchmark, evaluate, leaderboard, play
-from agents.human import HumanAgent
+from agents.players.human import HumanAgent
 from dice_envs.encoding import encode
 from dice_envs.engine import FarkleGame, new_game
 from dice_envs.rules import ConfigError, make_rules
@@ -44,7 +44,7 @@ def _measure_bots():
     return measure_bots
 
 
-# --------------------------------------------------------------------------- #3 seeds
+# --------------------------------------------------------------------------- seeds
 SEED_MSG = "--seed must be a non-negative integer, got -1"
 
 
@@ -105,7 +105,7 @@ def test_agents_load_still_takes_good_seeds() -> None:
     assert agents.load("heuristic", game="farkle", num_players=2, seed=0) is not None
 
 
-# --------------------------------------------------------------------------- #5 leaderboard
+# --------------------------------------------------------------------------- leaderboard
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -149,7 +149,7 @@ def test_leaderboard_script_gives_one_error_line_and_status_2(tmp_path: Path) ->
     _one_error(out.stderr, "--games must be a positive integer, got 0")
 
 
-# --------------------------------------------------------------------------- #6 measure_bots
+# --------------------------------------------------------------------------- measure_bots
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -222,7 +222,7 @@ def test_measure_bots_recognises_its_own_figures(tmp_path: Path) -> None:
         mb.read_figures(out)
 
 
-# --------------------------------------------------------------------------- #13 benchmark
+# --------------------------------------------------------------------------- benchmark
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -256,7 +256,7 @@ def test_benchmark_range_checks(capsys, args, message) -> None:
 
 
 def test_benchmark_command_refuses_negative_threads_with_status_2() -> None:
-    argv = ["-m", "agents.cli", "benchmark", "envs", "--games", "spiffel", "--threads", "-2"]
+    argv = ["-m", "agents.commands.cli", "benchmark", "envs", "--games", "spiffel", "--threads", "-2"]
     out = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert out.returncode == 2
     assert "--threads must be an integer >= 1, got -2" in out.stderr and "Traceback" not in out.stderr
@@ -270,7 +270,7 @@ def test_benchmark_accepts_good_numbers() -> None:
     assert args.sizes == [1, 64] and args.sync_envs == 0 and args.seconds == 0.5 and args.threads == 1
 
 
-# --------------------------------------------------------------------------- #8 bare digits in play
+# --------------------------------------------------------------------------- bare digits in play
 def _ask(text: str, game: str, seed: int = 0):
     rules = make_rules(game)
     g = new_game(rules, seed=seed)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agents.commands import evaluate, leaderboard, play, solve
-from agents.human import HumanAgent
+from agents.players.human import HumanAgent
 from dice_envs.encoding import encode
 from dice_envs.engine import new_game
 from dice_envs.rules import make_rules

@@ -97,7 +97,17 @@ def test_benchmark_skips_an_opponent_for_a_game_it_does_not_play(capsys) -> None
 
 # ----------------------------------------------------------------------------- benchmark engine --seed
 def test_benchmark_engine_refuses_a_negative_seed_without_a_traceback() -> None:
-    cmd = [sys.executable, "-m", "agents.cli", "benchmark", "engine", "--seed", "-1", "--seconds", "0.01"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "agents.commands.cli",
+        "benchmark",
+        "engine",
+        "--seed",
+        "-1",
+        "--seconds",
+        "0.01",
+    ]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert out.stderr.strip().splitlines()[-1].endswith("error: --seed must be an integer >= 0, got -1")

@@ -1,4 +1,4 @@
-"""Ensembles merged into one network (agents.ensemble, scripts/merge_models.py): the merged logits
+"""Ensembles merged into one network (agents.training.ensemble, scripts/merge_models.py): the merged logits
 and values are the members' means, its greedy action is the product of experts' choice, and the
 merged file is an ordinary model for every loader; misfits are refused by name."""
 
@@ -23,11 +23,11 @@ from sb3_contrib import MaskablePPO
 
 import agents
 import dice_envs  # noqa: F401
-from agents.afterstate import FarkleAfterstatePolicy
-from agents.ensemble import merge_model_files, merge_policies, policy_logits
-from agents.learned import ModelAgent
-from agents.model_card import card_spaces, make_card, read_card
-from agents.model_io import save_model
+from agents.models.afterstate import FarkleAfterstatePolicy
+from agents.models.card import card_spaces, make_card, read_card
+from agents.models.files import save_model
+from agents.players.model import ModelAgent
+from agents.training.ensemble import merge_model_files, merge_policies, policy_logits
 from agents.training.policy import SpacesOnlyEnv
 from dice_envs.rules import ConfigError, make_rules
 

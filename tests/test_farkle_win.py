@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import agents
-from agents.regret import farkle_match, seat_games
+from agents.evaluation.regret import farkle_match, seat_games
 from agents.solver import farkle_win as fw
 from agents.solver.farkle_win import solve_farkle_win
 from dice_envs.rules import ConfigError, make_rules

@@ -12,8 +12,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
-from agents.model_card import read_card, training_totals  # noqa: E402
-from agents.model_io import load_policy  # noqa: E402
+from agents.models.card import read_card, training_totals  # noqa: E402
+from agents.models.files import load_policy  # noqa: E402
 from agents.training.config import TrainConfig  # noqa: E402
 from agents.training.envs import make_vector_env  # noqa: E402
 from agents.training.init_model import start_from_model  # noqa: E402
@@ -108,7 +108,7 @@ def test_a_chain_of_fine_tunes_counts_every_ancestor(parent: Path, tmp_path: Pat
 
 
 def test_the_merged_ensemble_counts_fine_tuned_members_in_full(parent: Path, tmp_path: Path) -> None:
-    from agents.ensemble import merge_model_files
+    from agents.training.ensemble import merge_model_files
 
     child = _train(_cfg("warm_start=model", f"init_model={parent}", "seed=9"), tmp_path / "c").model_path
     merged = merge_model_files([parent, child], tmp_path / "ens.zip")
@@ -193,7 +193,7 @@ def test_a_model_of_an_older_encoding_is_widened_and_plays_exactly_as_before() -
     env.close()
     obs_t = torch.as_tensor(obs, dtype=torch.float32)
     assert obs_t.shape[1] > old and (obs_t[:, old:] != 0).any()  # the new fields carry information
-    from agents.ensemble import policy_logits
+    from agents.training.ensemble import policy_logits
 
     source = load_policy(Path(__file__).resolve().parents[1] / "agents" / "pretrained" / "farkle.zip", card)
     with torch.no_grad():

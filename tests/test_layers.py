@@ -23,7 +23,15 @@ LAYERS: list[tuple[str, ...]] = [
     ("dice_envs.engine",),  # the game flow on arrays: batched engines and one-game machines
     ("dice_envs.encoding", "dice_envs.render", "dice_envs.render_rgb"),  # views of a game
     ("dice_envs",),  # options, opponent registry, PettingZoo / Gymnasium / vector envs, wrappers, io
-    ("agents",),  # agents, solvers, training, evaluation, commands
+    ("agents.base",),  # the agent protocol
+    ("agents.solver",),  # the exact solvers (on the engine's rule functions and the tables)
+    ("agents.models",),  # model cards, safe model files, activations, network heads, seat views
+    ("agents.players",),  # the built-in players, a person, and ModelAgent (a model that plays)
+    ("agents", "agents.registry"),  # load(spec): specs to players
+    ("agents.evaluation", "agents.ray.tournament"),  # the game runner, stats, ratings, regret; Ray's pool
+    ("agents.training",),  # the trainers and what they write
+    ("agents.ray",),  # sweeps on Ray Tune, RLlib training
+    ("agents.commands",),  # the dice-envs command line
     ("agents.web",),  # the browser game pad (seats agents)
     ("scripts",),
 ]

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 import agents
-from agents.learned import ModelAgent, pretrained_names
-from agents.model_card import (
+from agents.models.card import (
     CARD_FORMAT,
     card_path,
     card_rules,
@@ -19,6 +18,7 @@ from agents.model_card import (
     read_card,
     write_card,
 )
+from agents.players.model import ModelAgent, pretrained_names
 from dice_envs.encoding import encode, encoding_id
 from dice_envs.engine import new_game
 from dice_envs.rules import ConfigError, make_rules
@@ -89,7 +89,7 @@ def tiny_model(tmp_path_factory):
         seed=0,
         device="cpu",
     )
-    from agents.model_io import save_model
+    from agents.models.files import save_model
 
     save_model(model, path, make_card(rules, 1, steps=0, command="test"))
     return path
@@ -124,7 +124,7 @@ def test_model_for_another_game_is_refused(tiny_model) -> None:
         "models for dice_poker: pretrained:dice_poker, pretrained:dice_poker-scratch"
     )
     # another number of seats is not a mismatch: the solitaire model plays a seat of a 2-player
-    # game through its seat view (agents.views)
+    # game through its seat view (agents.models.seat_views)
     assert agents.load(str(tiny_model), game="spiffel", num_players=2).num_players == 2
 
 

@@ -33,7 +33,7 @@ PENALTY = -2.5
 
 def _rllib_env(game: str, **config: Any) -> Any:
     pytest.importorskip("ray.rllib")
-    from agents.rllib.env import DiceMultiAgentEnv
+    from agents.ray.rllib.env import DiceMultiAgentEnv
 
     return DiceMultiAgentEnv({"game": game, **config})
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import dice_envs  # noqa: F401 - registers the ids
-from agents.learned import pretrained_names, resolve_model_path
-from agents.model_card import read_card
+from agents.models.card import read_card
+from agents.players.model import pretrained_names, resolve_model_path
 from agents.registry import known_specs
 from dice_envs.multiagent import dice_poker_v0, farkle_v0, spiffel_v0, yahtzee_v0
 from dice_envs.vector import DicePokerVectorEnv, FarkleVectorEnv, SpiffelVectorEnv, YahtzeeVectorEnv

@@ -1,4 +1,4 @@
-"""``planner:<model>`` (agents/planner.py): the critic's turn-start table is what the critic says
+"""``planner:<model>`` (agents/players/planner.py): the critic's turn-start table is what the critic says
 about the real observations of a turn's first throw, the farkle on that throw is accounted as the
 rules say, the planner plays legal, seeded, repeatable moves from it, and bad specs are refused by name."""
 
@@ -14,10 +14,10 @@ sb3_contrib = pytest.importorskip("sb3_contrib")
 pytest.importorskip("numba")
 
 import agents  # noqa: E402
-from agents.learned import ModelAgent  # noqa: E402
-from agents.model_card import card_spaces, make_card  # noqa: E402
-from agents.model_io import save_model  # noqa: E402
-from agents.planner import POINTS_PER_TURN, PlannerAgent, critic_start_values, planner_solution  # noqa: E402
+from agents.models.card import card_spaces, make_card  # noqa: E402
+from agents.models.files import save_model  # noqa: E402
+from agents.players.model import ModelAgent  # noqa: E402
+from agents.players.planner import POINTS_PER_TURN, PlannerAgent, critic_start_values, planner_solution  # noqa: E402
 from agents.registry import check_spec, known_specs  # noqa: E402
 from agents.training.policy import SpacesOnlyEnv  # noqa: E402
 from dice_envs.encoding import encode  # noqa: E402
@@ -136,7 +136,7 @@ def test_the_planner_plays_legal_repeatable_games_and_values_its_actions(model: 
 def test_the_disk_cache_is_used_per_model(
     model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agents import planner as planner_module
+    from agents.players import planner as planner_module
 
     monkeypatch.setenv("DICE_ENVS_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(planner_module, "_TABLES", type(planner_module._TABLES)())
@@ -177,7 +177,7 @@ def test_bad_planner_specs_are_refused_by_name(model: Path, tmp_path: Path) -> N
 def test_expert_iteration_clones_the_planner_and_its_card_adds_up_the_lineage(tmp_path: Path) -> None:
     """``warm_start: bc`` of ``planner:<model>``: the run's card names the model the planner
     searched over (checksum, recipe, totals) and :func:`training_totals` counts it in."""
-    from agents.model_card import read_card, training_totals
+    from agents.models.card import read_card, training_totals
     from agents.training.config import TrainConfig
     from agents.training.train import train
 

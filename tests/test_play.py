@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.human import HumanAgent, HumanQuit
+from agents.players.human import HumanAgent, HumanQuit
 from dice_envs.encoding import encode
 from dice_envs.engine import FarkleGame
 from dice_envs.rules import make_rules

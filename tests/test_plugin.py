@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 import agents
 import dice_envs  # noqa: F401
-from agents.learned import ModelAgent, pretrained_names, resolve_model_path
-from agents.model_card import fit_card, make_card, read_card
-from agents.views import seat_view
+from agents.models.card import fit_card, make_card, read_card
+from agents.models.seat_views import seat_view
+from agents.players.model import ModelAgent, pretrained_names, resolve_model_path
 from dice_envs.encoding import decode, encode, observation_size
 from dice_envs.engine import new_game
 from dice_envs.layouts import layout
@@ -237,8 +237,8 @@ def test_a_model_of_an_older_farkle_encoding_reads_the_current_observation_cut(t
     such a prefix is refused, naming what was expected."""
     from sb3_contrib import MaskablePPO
 
-    from agents.model_card import card_spaces
-    from agents.model_io import save_model
+    from agents.models.card import card_spaces
+    from agents.models.files import save_model
     from agents.training.policy import SpacesOnlyEnv
     from dice_envs.layouts import legacy_size
 

@@ -179,7 +179,7 @@ def test_sampling_follows_the_masked_softmax() -> None:
 # ---------------------------------------------------------------- runs
 def test_a_tiny_run_learns_over_random(tmp_path: Path) -> None:
     from agents import RandomAgent
-    from agents.training.evaluate import play_games
+    from agents.training.score_table import play_games
 
     cfg = TrainConfig.from_yaml(CONFIGS / "tiny_ppo.yaml").with_overrides(
         [
@@ -324,7 +324,7 @@ def test_farkle_learns_from_win_optimal(tmp_path: Path) -> None:
 
 def test_pool_seats_draw_members_per_game_and_act_legally() -> None:
     from agents import RandomAgent
-    from agents.learned import ModelAgent
+    from agents.players.model import ModelAgent
     from agents.training.envs import make_vector_env
     from agents.training.policy import make_model
     from agents.training.selfplay import PoolOpponent, SelfPlayPool

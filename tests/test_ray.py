@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dice_envs  # noqa: F401
-from agents.rllib.env import DiceMultiAgentEnv
-from agents.rllib.module import MaskedPPOModule, apply_mask
+from agents.ray.rllib.env import DiceMultiAgentEnv
+from agents.ray.rllib.module import MaskedPPOModule, apply_mask
 from agents.training.policy import MASKED_LOGIT
 from dice_envs.multiagent import farkle_v0, spiffel_v0
 from dice_envs.rules import GAMES, ConfigError
@@ -144,7 +144,7 @@ def test_masked_logits_never_sample_an_illegal_action(masks: list[list[bool]], s
 
 # ---------------------------------------------------------------------------- PPO on Ray
 def _train_one(game: str, env_config: dict[str, Any], **kw: Any) -> Any:
-    from agents.rllib import ppo_config
+    from agents.ray.rllib import ppo_config
 
     cfg = ppo_config(
         game,
@@ -194,7 +194,7 @@ def test_ppo_iteration_farkle_only_legal_actions(ray_session: None) -> None:
 
 def test_exported_policy_plays_as_an_opponent(spiffel_algo: tuple[Any, dict], tmp_path: Any) -> None:
     import agents
-    from agents.rllib import export_policy
+    from agents.ray.rllib import export_policy
 
     algo, _ = spiffel_algo
     path, card = export_policy(algo, tmp_path / "rllib_spiffel.zip", "spiffel", 2, steps=256)
@@ -271,7 +271,7 @@ def test_two_trial_sweep_writes_both_run_folders(
     import json
     from pathlib import Path
 
-    from agents.sweep import load_sweep, run_sweep
+    from agents.ray.sweep import load_sweep, run_sweep
 
     base = Path(__file__).resolve().parents[1] / "configs" / "train" / "tiny_ppo.yaml"
     spec = tmp_path / "sweep.yaml"

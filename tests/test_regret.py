@@ -1,4 +1,4 @@
-"""Regret against the exact optimum and win-rate deficits (agents.regret)."""
+"""Regret against the exact optimum and win-rate deficits (agents.evaluation.regret)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 import agents
 from agents.base import BaseAgent
-from agents.regret import exact_references, exact_table, farkle_win_deficit, scorecard_regret
+from agents.evaluation.regret import exact_references, exact_table, farkle_win_deficit, scorecard_regret
 from agents.solver.scorecard import solve_scorecard
 from dice_envs.encoding import decode
 from dice_envs.engine import new_game
@@ -126,7 +126,7 @@ class _FarkleDeviant(BaseAgent):
 
     def __init__(self) -> None:
         super().__init__()
-        from agents.win_optimal import WinOptimalAgent
+        from agents.players.win_optimal import WinOptimalAgent
 
         self.judge = WinOptimalAgent(FARKLE_SMALL, 2)  # its seat read from the observation
         self.first = True
@@ -137,7 +137,7 @@ class _FarkleDeviant(BaseAgent):
         self.first = True
 
     def act(self, observation, action_mask):
-        from agents.regret import _settled_throws
+        from agents.evaluation.regret import _settled_throws
         from agents.solver.farkle_win import option_groups
 
         if not self.first:
@@ -151,7 +151,7 @@ class _FarkleDeviant(BaseAgent):
 
 
 def test_farkle_regret_is_zero_for_win_optimal_and_exactly_one_deviation_otherwise():
-    from agents.regret import farkle_regret
+    from agents.evaluation.regret import farkle_regret
 
     r = farkle_regret("win-optimal", rules=FARKLE_SMALL, games=20, seed=3)
     assert r.mean == 0.0 and r.wrong == 0.0 and r.decisions > 20
@@ -166,7 +166,7 @@ def test_farkle_regret_matches_the_win_rate_deficit_and_splits_by_mistake():
     """Against win-optimal the expected regret per game is exactly the deficit 0.5 - win rate: the
     regret estimate (no dice noise between a decision's options) must fall in the deficit's
     interval, and be far tighter than it."""
-    from agents.regret import FARKLE_MISTAKES, farkle_regret
+    from agents.evaluation.regret import FARKLE_MISTAKES, farkle_regret
 
     r = farkle_regret("threshold:300", rules=FARKLE_SMALL, games=1000, seed=0)
     d, (lo, hi), _ = farkle_win_deficit("threshold:300", FARKLE_SMALL, games=2000, seed=1)

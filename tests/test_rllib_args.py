@@ -17,7 +17,7 @@ import pytest
 
 from dice_envs.rules import ConfigError
 
-pytest.importorskip("ray")  # agents.rllib needs the [ray] extra (part of [dev])
+pytest.importorskip("ray")  # agents.ray.rllib needs the [ray] extra (part of [dev])
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "train_rllib.py"
@@ -38,12 +38,12 @@ def cli() -> Any:
 
 @pytest.fixture
 def no_ray(monkeypatch: pytest.MonkeyPatch) -> None:
-    import agents.ray_eval
+    import agents.ray.tournament
 
     def fail(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("Ray was started for a command line that should have been refused")
 
-    monkeypatch.setattr(agents.ray_eval, "ensure_ray", fail)
+    monkeypatch.setattr(agents.ray.tournament, "ensure_ray", fail)
 
 
 BAD = [
@@ -116,7 +116,7 @@ def test_the_command_line_answers_one_line_and_exit_status_2(tmp_path: Path) -> 
 
 
 def test_ppo_config_refuses_bad_values_before_any_worker() -> None:
-    from agents.rllib import ppo_config
+    from agents.ray.rllib import ppo_config
 
     with pytest.raises(ConfigError, match="unknown agent spec 'randm'"):
         ppo_config("farkle", opponents=["randm"])
@@ -144,9 +144,9 @@ def test_solitaire_records_no_opponents(cli: Any, tmp_path: Path) -> None:
 
 def test_card_config_holds_the_runs_settings(cli: Any, tmp_path: Path) -> None:
     import agents
-    from agents.rllib.env import DiceMultiAgentEnv
-    from agents.rllib.export import TRAINER, export_policy
-    from agents.rllib.module import MaskedPPOModule
+    from agents.ray.rllib.env import DiceMultiAgentEnv
+    from agents.ray.rllib.export import TRAINER, export_policy
+    from agents.ray.rllib.module import MaskedPPOModule
 
     argv = ["--game", "farkle", "--rules", "target=1000", "--opponents", "heuristic", "--snapshots", "1"]
     argv += ["--snapshot-every", "2", "--env-runners", "2", "--iterations", "3", "--batch", "256"]

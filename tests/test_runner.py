@@ -1,5 +1,5 @@
 """The game runner (agents.evaluation.run_games) and the callers that count wins through it:
-training's play_games, agents.regret's seat games and scripts/measure_bots.py."""
+training's play_games, agents.evaluation.regret's seat games and scripts/measure_bots.py."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from agents.evaluation import (
     win_shares,
     wins_draws_losses,
 )
-from agents.training.evaluate import play_games
+from agents.training.score_table import play_games
 from dice_envs.rules import ConfigError, make_rules
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -128,7 +128,7 @@ def test_training_play_games_balances_seats_and_counts_every_game() -> None:
 
 
 def test_regret_seat_games_count_win_shares() -> None:
-    from agents.regret import seat_games
+    from agents.evaluation.regret import seat_games
 
     a, b = _farkle_pair()
     shares = seat_games(a, b, FARKLE, seat=1, games=30, seed=4, num_envs=8)

@@ -24,9 +24,9 @@ from sb3_contrib import MaskablePPO
 
 import agents
 import dice_envs  # noqa: F401
-from agents.learned import PRETRAINED_DIR, pretrained_names
-from agents.model_card import card_spaces, make_card, read_card
-from agents.model_io import load_policy, save_model, stamp_card
+from agents.models.card import card_spaces, make_card, read_card
+from agents.models.files import load_policy, save_model, stamp_card
+from agents.players.model import PRETRAINED_DIR, pretrained_names
 from agents.training.policy import SpacesOnlyEnv
 from dice_envs.encoding import encode
 from dice_envs.engine import new_game
@@ -281,7 +281,7 @@ def test_card_without_checksum_is_refused_with_how_to_stamp(saved: Path, tmp_pat
         stamp_card(path)
     card["config"] = {"net_arch": [8], "activation": "tanh"}
     path.with_suffix(".json").write_text(json.dumps(card))
-    from agents.model_io import main
+    from agents.models.files import main
 
     assert main(["stamp", str(path)]) == 0
     assert path.read_bytes() == zip_before  # stamping never touches the weights

@@ -15,8 +15,8 @@ from floats import assert_close
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents.farkle_agents import MaxExpectedAgent
-from agents.scorecard_agents import OptimalAgent
+from agents.players.farkle import MaxExpectedAgent
+from agents.players.scorecard import OptimalAgent
 from agents.solver import expected_score, expected_turn_points, farkle_solution, scorecard_solution
 from agents.solver.cache import cache_key, cached_array
 from agents.solver.scorecard import TurnSolver

@@ -1,4 +1,4 @@
-"""``scripts/sweep.py`` / ``agents.sweep``: what is refused before Ray starts, and how a failed
+"""``scripts/sweep.py`` / ``agents.ray.sweep``: what is refused before Ray starts, and how a failed
 trial is reported (no Ray session: the run-time side is in ``tests/test_ray.py``)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.sweep import _cell, load_sweep, trial_error
+from agents.ray.sweep import _cell, load_sweep, trial_error
 from dice_envs.rules import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]

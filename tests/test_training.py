@@ -37,7 +37,7 @@ CARD_KEYS = {
     "created",
     "seed",
     "library_versions",
-    "weights_sha256",  # issue 11: agents.model_io binds card and weights
+    "weights_sha256",  # agents.models.files binds card and weights
     "zip_sha256",
     "policy",
 }
@@ -406,7 +406,7 @@ def test_shipped_bot_loads_plainly_and_by_name(name: str) -> None:
     card = json.loads(path.with_suffix(".json").read_text())
     players = card["num_players"]
     members = card.get("ensemble", {}).get("members", [])
-    if members:  # merged from runs of recipes in the repo (agents.ensemble)
+    if members:  # merged from runs of recipes in the repo (agents.training.ensemble)
         assert card["command"].startswith("python scripts/merge_models.py ") and len(members) >= 2
         assert card["steps"] == sum(m["steps"] for m in members)
     commands = [m["command"] for m in members] or [card["command"]]

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import tempfile
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -32,14 +30,12 @@ if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
 pytest.importorskip("selenium", reason="selenium (the dev extra) is not installed")
 pytest.importorskip("uvicorn", reason="uvicorn (the web extra) is not installed")
 
-import uvicorn  # noqa: E402
 from selenium import webdriver  # noqa: E402
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
-
-from agents.web.app import create_app  # noqa: E402
+from webpad import running_pad  # noqa: E402
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 BOT_DELAY = 0.02
@@ -70,20 +66,8 @@ def server() -> Iterator[str]:
     from agents.solver import scorecard_solution
 
     scorecard_solution("spiffel")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    config = uvicorn.Config(create_app(bot_delay=BOT_DELAY), host="127.0.0.1", port=port, log_level="warning")
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not srv.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
+    with running_pad(bot_delay=BOT_DELAY) as url:
+        yield url
 
 
 @pytest.fixture()

@@ -27,11 +27,11 @@ pytest.importorskip("starlette", reason="the web extra (starlette) is not instal
 pytest.importorskip("uvicorn", reason="the web extra (uvicorn) is not installed")
 httpx = pytest.importorskip("httpx", reason="the dev extra (httpx) is not installed")
 
-import uvicorn  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 from starlette.websockets import WebSocketDisconnect  # noqa: E402
+from webpad import running_pad  # noqa: E402
 
 from agents.solver import farkle_win  # noqa: E402
 from agents.web import players  # noqa: E402
@@ -55,20 +55,8 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
     """The game pad on a free loopback port, in a thread of this process (stopped afterwards)."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(create_app(bot_delay=0.01), log_level="warning"))
-    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not srv.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
+    with running_pad(bot_delay=0.01) as url:
+        yield url
 
 
 @contextmanager

@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}; the results are saved in {rescue} instead", file=sys.stderr)
         return 2
     if not args.no_exact:
-        from agents.regret import exact_references, exact_table, write_json
+        from agents.evaluation.regret import exact_references, exact_table, write_json
 
         refs = exact_references(result.rules, result.agents, result.players, args.games, args.seed)
         if refs:

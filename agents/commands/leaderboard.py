@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.evaluation import OUTPUT_FILES, evaluate, write_outputs
-from agents.learned import PRETRAINED_DIR
+from agents.players.model import PRETRAINED_DIR
 from agents.registry import check_seed_arg, known_specs, load
 from dice_envs.io import atomic_write_text, check_out_dir
 from dice_envs.rules import GAMES, ConfigError, make_rules
@@ -240,7 +240,7 @@ def build_page(args: argparse.Namespace) -> list[str]:
             title += f" (exact optimum {summary['optimum']:.2f})"
         md += [title, "", *solitaire_table(summary), ""]
         if not args.no_exact and game != "farkle":
-            from agents.regret import exact_references, exact_table
+            from agents.evaluation.regret import exact_references, exact_table
 
             refs = exact_references(res.rules, specs, 1, solo_games, args.seed)
             md += ["Regret against the exact optimum (same games' dice seeds):", "", *exact_table(refs), ""]
@@ -274,7 +274,7 @@ def build_page(args: argparse.Namespace) -> list[str]:
                 "",
             ]
             if not args.no_exact:
-                from agents.regret import exact_references, exact_table
+                from agents.evaluation.regret import exact_references, exact_table
 
                 refs = exact_references(res2.rules, specs2, 2, args.tournament_games, args.seed)
                 md += [f"Against `win-optimal`, {args.tournament_games} games in each seat:", ""]

@@ -19,7 +19,7 @@ import numpy as np
 
 import agents
 from agents.evaluation import parse_rule_overrides
-from agents.human import HumanAgent, HumanQuit, describe_action
+from agents.players.human import HumanAgent, HumanQuit, describe_action
 from agents.registry import check_seed_arg
 from dice_envs.encoding import decode, encode
 from dice_envs.engine import FarkleGame, ScorecardGame, new_game

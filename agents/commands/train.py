@@ -22,7 +22,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from agents.config_files import available_configs
+from agents.training.recipes import available_configs
 from dice_envs.rules import ConfigError
 
 __all__ = ["main", "parser"]

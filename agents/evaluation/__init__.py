@@ -2,7 +2,7 @@
 
 * :mod:`.play` — the game runner :func:`run_games` (every game played for a figure: tournaments,
   training's evaluation table, ``scripts/measure_bots.py``, the leaderboard, the win-rate
-  deficits of :mod:`agents.regret`), seat-balanced lineups and seeds;
+  deficits of :mod:`agents.evaluation.regret`), seat-balanced lineups and seeds;
 * :mod:`.stats` — win counting (:func:`win_shares`, :func:`wins_draws_losses`) and intervals
   (:func:`mean_ci`, :func:`wilson_interval`);
 * :mod:`.records` — :class:`GameRecord`, one played game, and the per-agent / per-pairing
@@ -37,7 +37,10 @@ True
 
 from __future__ import annotations
 
-from .play import (
+from agents.evaluation.ratings import ELO_MEAN, ELO_SCALE, bradley_terry, rate_agents
+from agents.evaluation.records import GameRecord
+from agents.evaluation.report import OUTPUT_FILES, RESULTS_SCHEMA, write_outputs
+from agents.evaluation.runner import (
     MAX_PLAYERS,
     Outcomes,
     SeededDice,
@@ -50,11 +53,8 @@ from .play import (
     run_games,
     schedule,
 )
-from .ratings import ELO_MEAN, ELO_SCALE, bradley_terry, rate_agents
-from .records import GameRecord
-from .report import OUTPUT_FILES, RESULTS_SCHEMA, write_outputs
-from .stats import Z95, mean_ci, wilson_interval, win_shares, wins_draws_losses
-from .tournament import (
+from agents.evaluation.stats import Z95, mean_ci, wilson_interval, win_shares, wins_draws_losses
+from agents.evaluation.tournament import (
     DEALS_PER_TASK,
     EvaluationResult,
     default_players,

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from .records import GameRecord
+    from agents.evaluation.records import GameRecord
 
 __all__ = [
     "BOOTSTRAP_SAMPLES",

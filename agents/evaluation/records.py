@@ -14,10 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from agents.evaluation.stats import mean_ci, wilson_interval, win_shares
 from dice_envs.engine import FarkleGame, ScorecardGame
 from dice_envs.rules import RuleConfig, ScorecardRules
-
-from .stats import mean_ci, wilson_interval, win_shares
 
 __all__ = ["GameRecord", "agent_stats", "game_record", "pairing_stats", "win_matrix"]
 

@@ -14,13 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from agents.evaluation.runner import MAX_PLAYERS
 from dice_envs.io import atomic_open, atomic_write_bytes, atomic_write_text, check_out_dir
 from dice_envs.rules import GAMES
 
-from .play import MAX_PLAYERS
-
 if TYPE_CHECKING:
-    from .tournament import EvaluationResult
+    from agents.evaluation.tournament import EvaluationResult
 
 __all__ = ["OUTPUT_FILES", "RESULTS_SCHEMA", "write_outputs"]
 

@@ -5,7 +5,7 @@ Wins are counted here only: :func:`win_shares` (a seat's share of a game's win, 
 :func:`wins_draws_losses` (sole wins, shared wins, losses of one agent's seats); the intervals are
 :func:`mean_ci` (normal approximation) and :func:`wilson_interval`. Everything that reports a
 score or a win rate (tournaments, training's evaluation table, ``scripts/measure_bots.py``, the
-leaderboard, :mod:`agents.regret`) uses these.
+leaderboard, :mod:`agents.evaluation.regret`) uses these.
 
 >>> win_shares(np.array([[True, False], [True, True]])).tolist()
 [[1.0, 0.0], [0.5, 0.5]]

@@ -2,7 +2,7 @@
 
 :func:`evaluate` splits a run into tasks — one pairing, up to :data:`DEALS_PER_TASK` deals, each
 deal in every cyclic seat rotation — and plays each task as one :func:`~.play.run_games` batch,
-inline, on a process pool or on Ray (:mod:`agents.ray_eval`). The tasks do not depend on the
+inline, on a process pool or on Ray (:mod:`agents.ray.tournament`). The tasks do not depend on the
 number of workers and the results are put back in a fixed order, so a run is identical for a
 seed whatever the workers or the backend.
 
@@ -23,16 +23,15 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import Agent
+from agents.evaluation.ratings import rate_agents
+from agents.evaluation.records import GameRecord, agent_stats, game_record, pairing_stats, win_matrix
+from agents.evaluation.runner import MAX_PLAYERS, derive_seeds, dice_seed, rotations, run_games, schedule
+from agents.registry import check_spec, load
 from dice_envs.checks import check_seed_arg
 from dice_envs.engine import FarkleGame, ScorecardGame
 from dice_envs.rules import ConfigError, FarkleRules, RuleConfig, ScorecardRules, make_rules, rules_class
 from dice_envs.rules.config import yaml_value
-
-from ..base import Agent
-from ..registry import check_spec, load
-from .play import MAX_PLAYERS, derive_seeds, dice_seed, rotations, run_games, schedule
-from .ratings import rate_agents
-from .records import GameRecord, agent_stats, game_record, pairing_stats, win_matrix
 
 __all__ = [
     "DEALS_PER_TASK",
@@ -203,7 +202,7 @@ def _optimum(rules: RuleConfig) -> float | None:
     if not isinstance(rules, ScorecardRules):
         return None
     try:
-        from ..solver import expected_score
+        from agents.solver import expected_score
     except ImportError:
         return None
     try:
@@ -271,7 +270,7 @@ def evaluate(
     ``loader``: builds agents from specs (default :func:`agents.load`; a module-level function,
     so worker processes can use it). ``on_progress(n)`` is called as ``n`` more games finish.
     ``backend``: ``"local"`` (this machine's process pool) or ``"ray"`` (the same tasks on Ray,
-    :mod:`agents.ray_eval`; ``address`` names an existing cluster): equal results either way.
+    :mod:`agents.ray.tournament`; ``address`` names an existing cluster): equal results either way.
     Raises :class:`~dice_envs.rules.ConfigError` naming the bad game, agent spec, seat count, seed
     or rule parameter.
     """
@@ -306,7 +305,7 @@ def evaluate(
 
     try:
         if backend == "ray":
-            from ..ray_eval import run_tasks
+            from agents.ray.tournament import run_tasks
 
             runs = run_tasks(tasks, _run_task, init=_init_worker, address=address, workers=workers)
             for i, recs in runs:

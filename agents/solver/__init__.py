@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from agents.solver.cache import SOLVER_VERSION, cache_dir
+from agents.solver.farkle import FarkleSolution, solve_farkle
+from agents.solver.scorecard import ScorecardSolution, TurnPlan, solve_scorecard
 from dice_envs.rules import ConfigError, FarkleRules, ScorecardRules, make_rules
-
-from .cache import SOLVER_VERSION, cache_dir
-from .farkle import FarkleSolution, solve_farkle
-from .scorecard import ScorecardSolution, TurnPlan, solve_scorecard
 
 __all__ = [
     "SOLVER_VERSION",
@@ -81,7 +80,7 @@ def farkle_win_solution(game: str | FarkleRules = "farkle", num_players: int = 2
         raise ConfigError(f"the win-probability solver is for farkle, got {r.game!r}")
     if num_players != 2:
         raise ConfigError(f"the win-probability solver is exact for num_players=2 only, got {num_players!r}")
-    from .farkle_win import solve_farkle_win
+    from agents.solver.farkle_win import solve_farkle_win
 
     return solve_farkle_win(r)
 

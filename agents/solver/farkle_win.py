@@ -45,10 +45,9 @@ from typing import Any
 
 import numpy as np
 
+from agents.solver.cache import cache_key, cached_array, cached_array_is_sound
 from dice_envs.engine import farkle_turn as turn
 from dice_envs.rules.farkle import NUM_DICE, FarkleRules
-
-from .cache import cache_key, cached_array, cached_array_is_sound
 
 __all__ = ["DEFAULT_CAP", "STEP", "FarkleWinSolution", "is_solved", "solve_farkle_win"]
 
@@ -126,7 +125,7 @@ def option_groups() -> tuple[np.ndarray, ...]:
 def _kernels() -> dict[str, Any]:
     """The compiled inner loops (numba caches the machine code on disk)."""
     _need_numba()
-    from . import _farkle_win_numba as nb
+    from agents.solver import _farkle_win_numba as nb
 
     return {
         name: getattr(nb, name)
@@ -283,7 +282,7 @@ def _compute(rules: FarkleRules, cap: int, tol: float, log: list[dict[str, float
 
 
 def _single_thread() -> Any:
-    from .cache import single_thread_blas
+    from agents.solver.cache import single_thread_blas
 
     return single_thread_blas()
 

@@ -32,12 +32,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+from agents.solver.cache import cache_key, cached_array, single_thread_blas
+from agents.solver.plans import PlanCache, State, TurnPlan
 from dice_envs.engine.scorecard_flow import scorecard_flow
 from dice_envs.rules.scorecard import UPPER_FACES, ScorecardRules
 from dice_envs.tables import ScoreTables, score_tables, scorecard_tables
-
-from .cache import cache_key, cached_array, single_thread_blas
-from .plans import PlanCache, State, TurnPlan
 
 __all__ = ["ScorecardSolution", "TurnPlan", "TurnSolver", "solve_scorecard", "turn_solver"]
 
@@ -134,7 +133,7 @@ class TurnSolver:
     """Rule-derived constants and the vectorized turn solver of one rule set.
 
     Public for the built-in agents that judge turns the solver's way
-    (:class:`agents.scorecard_agents.HeuristicAgent`): the solver state of a card
+    (:class:`agents.players.scorecard.HeuristicAgent`): the solver state of a card
     (:meth:`z_of`), what a five-of-a-kind throw gets and where it may go
     (:meth:`five_kind_state`, :meth:`five_kind_boxes`, for a batch of cards) and the turn
     "widget" (:meth:`widget`). Every rule it applies is a function of

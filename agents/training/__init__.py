@@ -23,13 +23,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .config import TrainConfig, load_config
+from agents.training.config import TrainConfig, load_config
 
 __all__ = ["TrainConfig", "load_config", "train"]
 
 
 def train(*args: Any, **kwargs: Any) -> Any:
     """Run a training; see :func:`agents.training.train.train` (imported lazily: torch is heavy)."""
-    from .train import train as _train
+    from agents.training.train import train as _train
 
     return _train(*args, **kwargs)

@@ -1,8 +1,8 @@
 """What a run leaves behind besides the model and its card: its progress log (``progress.csv``, TensorBoard,
 the progress bar), its learning curve, its checkpoints.
 
-The model and its card are written by :func:`agents.model_io.save_model`; the card's schema is
-:mod:`agents.model_card`'s.
+The model and its card are written by :func:`agents.models.files.save_model`; the card's schema is
+:mod:`agents.models.card`'s.
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from .config import TrainConfig
-from .envs import _import_envs, env_kwargs, eval_opponents
+from agents.training.config import TrainConfig
+from agents.training.envs import _import_envs, env_kwargs, eval_opponents
 
 __all__ = ["BCStats", "ExpertData", "behaviour_clone", "collect_expert_data", "fit_policy", "policy_accuracy"]
 
@@ -73,8 +73,8 @@ def collect_expert_data(
     ``actor`` (an agent with ``act_batch``) chooses the moves actually played, the expert only
     labels them (DAgger); by default the expert plays its own games.
     """
-    from ..evaluation.play import batch_actions as _act
-    from ..registry import load
+    from agents.evaluation.runner import batch_actions as _act
+    from agents.registry import load
 
     rules = cfg.rule_config()
     expert = load(cfg.expert_spec, game=rules, num_players=cfg.num_players, seed=seed)
@@ -181,7 +181,7 @@ def behaviour_clone(model: Any, cfg: TrainConfig) -> BCStats:
     ``cfg.bc_dagger_samples`` decisions, the expert labels every state it met, and the policy
     is fitted again on all data so far, so it learns to recover from its own mistakes.
     """
-    from ..learned import ModelAgent
+    from agents.players.model import ModelAgent
 
     t0 = time.perf_counter()
     collect_s = 0.0

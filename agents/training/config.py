@@ -27,12 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents.models.activations import ACTIVATION_NAMES
 from dice_envs.games import GAME_SPECS
 from dice_envs.options import REWARD_MODES
 from dice_envs.rules import GAMES, ConfigError, RuleConfig, make_rules
 from dice_envs.rules.config import did_you_mean
-
-from ..activations import ACTIVATION_NAMES
 
 __all__ = [
     "AGENT_LIST_KEYS",
@@ -149,7 +148,7 @@ class TrainConfig:
     policy_head: str = _knob(
         "flat",
         "flat (one Linear to the logits) | afterstate (Farkle, ppo: one shared network scores each "
-        "action by the points it sets aside and the dice thrown next; agents.afterstate)",
+        "action by the points it sets aside and the dice thrown next; agents.models.afterstate)",
     )
     head_width: int = _knob(64, "hidden units of the afterstate head's shared action scorer")
 
@@ -225,15 +224,14 @@ class TrainConfig:
         """Load a config file (a flat YAML mapping of fields).
 
         ``path`` is a file, or names a shipped recipe from any directory (``quickstart``,
-        ``configs/train/quickstart.yaml``: :func:`agents.config_files.find_config`). A key given
+        ``configs/train/quickstart.yaml``: :func:`agents.training.recipes.find_config`). A key given
         twice and a file with no keys are refused: YAML would keep the last value, or train
         every default, without a word.
         """
         import yaml
 
+        from agents.training.recipes import find_config
         from dice_envs.rules.config import _unique_key_loader
-
-        from ..config_files import find_config
 
         try:
             path = find_config(path, "train")

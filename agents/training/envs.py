@@ -18,8 +18,8 @@ from typing import Any
 import gymnasium as gym
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecEnvWrapper, VecMonitor
 
-from .config import TrainConfig
-from .selfplay import SelfPlayPool, pool_opponents
+from agents.training.config import TrainConfig
+from agents.training.selfplay import SelfPlayPool, pool_opponents
 
 __all__ = [
     "ScaleReward",

@@ -2,8 +2,8 @@
 
 The run's network starts with the weights of ``init_model`` (a model ``.zip`` with its card, or
 ``pretrained:<name>``), loaded weights-only and checked against its card like every model file
-(:func:`agents.model_io.load_policy`). The model must fit the run: the same game, rule
-parameters, number of seats, observation encoding and actions (:func:`agents.model_card.check_card`)
+(:func:`agents.models.files.load_policy`). The model must fit the run: the same game, rule
+parameters, number of seats, observation encoding and actions (:func:`agents.models.card.check_card`)
 and the same network (class, ``net_arch``, activation); anything else is a
 :class:`~dice_envs.rules.ConfigError` that names each mismatch and the config value that would fit.
 A flat model of an older encoding that today's observation begins with is widened: its input
@@ -12,7 +12,7 @@ layers get zero weights for the new fields, so the run starts from exactly the m
 Only the weights are taken: the optimiser, learning-rate schedule, step count and self-play pool
 start afresh. What the run started from is recorded under ``evaluation.warm_start`` of its card
 (file, weights checksum, and the model's own training: steps and wall time, including whatever
-*it* was warm-started from), so :func:`agents.model_card.training_totals` can add the lineage up.
+*it* was warm-started from), so :func:`agents.models.card.training_totals` can add the lineage up.
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from agents.training.config import TrainConfig
 from dice_envs.rules import ConfigError
-
-from .config import TrainConfig
 
 __all__ = ["start_from_model", "warm_start"]
 
@@ -41,7 +40,7 @@ def warm_start(model: Any, cfg: TrainConfig, device: str = "cpu") -> dict[str, A
         return record
     if cfg.warm_start != "bc":
         return None
-    from .bc import behaviour_clone
+    from agents.training.bc import behaviour_clone
 
     bc = behaviour_clone(model, cfg)
     print(
@@ -51,7 +50,7 @@ def warm_start(model: Any, cfg: TrainConfig, device: str = "cpu") -> dict[str, A
     )
     record = {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in bc.to_dict().items()}
     if cfg.expert_spec.strip().lower().startswith("planner:"):  # expert iteration: the model it searched over
-        from ..registry import planner_model
+        from agents.registry import planner_model
 
         record["expert_model"] = _lineage(planner_model(cfg.expert_spec))
     return {"kind": "bc", **record}
@@ -59,9 +58,9 @@ def warm_start(model: Any, cfg: TrainConfig, device: str = "cpu") -> dict[str, A
 
 def _lineage(spec: str) -> dict[str, Any]:
     """What a warm start took from the model ``spec``: its file's checksum, its recipe and the steps
-    and wall time of its whole training (:func:`agents.model_card.training_totals`)."""
-    from ..learned import resolve_model_path
-    from ..model_card import read_card, training_totals
+    and wall time of its whole training (:func:`agents.models.card.training_totals`)."""
+    from agents.models.card import read_card, training_totals
+    from agents.players.model import resolve_model_path
 
     card = read_card(resolve_model_path(spec))
     steps, wall = training_totals(card)
@@ -77,7 +76,7 @@ def _lineage(spec: str) -> dict[str, Any]:
 
 
 def _expected_network(cfg: TrainConfig) -> dict[str, Any]:
-    """The network a run of ``cfg`` builds, in the terms of :func:`agents.model_card.network_spec`."""
+    """The network a run of ``cfg`` builds, in the terms of :func:`agents.models.card.network_spec`."""
     afterstate = cfg.policy_head == "afterstate"
     want: dict[str, Any] = {
         "class": "FarkleAfterstatePolicy" if afterstate else "MaskableActorCriticPolicy",
@@ -103,11 +102,10 @@ def start_from_model(policy: Any, cfg: TrainConfig, device: str = "cpu") -> dict
     Returns the ``warm_start`` record of the run's card. Raises :class:`ConfigError` when the
     model is missing, damaged, or does not fit ``cfg``.
     """
+    from agents.models.card import check_card, network_spec, read_card
+    from agents.models.files import load_policy
+    from agents.players.model import resolve_model_path
     from dice_envs.encoding import encoding_id
-
-    from ..learned import resolve_model_path
-    from ..model_card import check_card, network_spec, read_card
-    from ..model_io import load_policy
 
     spec = cfg.init_model
     path = resolve_model_path(spec)

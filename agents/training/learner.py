@@ -11,13 +11,12 @@ from typing import Any
 
 import torch
 
+from agents.training.artifacts import checkpoint_files, load_checkpoint
+from agents.training.config import TrainConfig
+from agents.training.envs import make_vector_env
+from agents.training.policy import make_model
+from agents.training.selfplay import SelfPlayPool, snapshot_name
 from dice_envs.rules import ConfigError
-
-from .artifacts import checkpoint_files, load_checkpoint
-from .config import TrainConfig
-from .envs import make_vector_env
-from .policy import make_model
-from .selfplay import SelfPlayPool, snapshot_name
 
 __all__ = ["Learner", "start_learner"]
 
@@ -47,7 +46,7 @@ class Learner:
 
     def snapshot(self, steps: int, weights: dict[str, Any] | None = None) -> None:
         """Add a frozen copy of the policy (or of it with ``weights``) to the pool as ``steps``."""
-        from ..learned import ModelAgent
+        from agents.players.model import ModelAgent
 
         frozen = copy.deepcopy(self.policy)
         if weights is not None:
@@ -93,7 +92,7 @@ def start_learner(cfg: TrainConfig, out: Path, resume: bool, device: str) -> Lea
     """A fresh network, optimizer and self-play pool; restored from the newest checkpoint that
     verifies when resuming (a resume loses at most one ``checkpoint_freq``), else warm-started as
     ``warm_start`` says (:func:`agents.training.init_model.warm_start`)."""
-    from .init_model import warm_start
+    from agents.training.init_model import warm_start
 
     probe = make_vector_env(cfg, ["random"] * (cfg.num_players - 1), num_envs=1)
     model = make_model(cfg, probe.single_observation_space, probe.single_action_space, device)

@@ -15,8 +15,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..activations import activation_classes
-from .config import TrainConfig
+from agents.models.activations import activation_classes
+from agents.training.config import TrainConfig
 
 __all__ = [
     "ACTIVATIONS",
@@ -31,7 +31,8 @@ __all__ = [
 
 #: Logit given to illegal actions: exp() of it underflows to exactly 0 in float32.
 MASKED_LOGIT = -1e8
-#: The hidden activations of the trainers' networks (``TrainConfig.activation``; :mod:`agents.activations`).
+#: The hidden activations of the trainers' networks (``TrainConfig.activation``;
+#: :mod:`agents.models.activations`).
 ACTIVATIONS: dict[str, type[nn.Module]] = activation_classes()
 
 
@@ -84,7 +85,7 @@ def make_model(cfg: TrainConfig, observation_space: Any, action_space: Any, devi
     kwargs = maskable_ppo_kwargs(cfg)
     policy: Any = "MlpPolicy"
     if cfg.policy_head == "afterstate":
-        from ..afterstate import FarkleAfterstatePolicy
+        from agents.models.afterstate import FarkleAfterstatePolicy
 
         policy = FarkleAfterstatePolicy
         kwargs["policy_kwargs"].update(head_width=cfg.head_width, num_players=cfg.num_players)

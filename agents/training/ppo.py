@@ -43,13 +43,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from .artifacts import PROGRESS_FIELDS, RunReporter, save_checkpoint
-from .config import TrainConfig
-from .envs import eval_opponents, make_vector_env
-from .learner import start_learner
-from .policy import masked_logits, policy_forward, sample_actions
-from .products import TrainResult, save_products
-from .selfplay import pool_opponents
+from agents.training.artifacts import PROGRESS_FIELDS, RunReporter, save_checkpoint
+from agents.training.config import TrainConfig
+from agents.training.envs import eval_opponents, make_vector_env
+from agents.training.learner import start_learner
+from agents.training.policy import masked_logits, policy_forward, sample_actions
+from agents.training.products import TrainResult, save_products
+from agents.training.selfplay import pool_opponents
 
 __all__ = [
     "LOSS_FIELDS",
@@ -268,8 +268,8 @@ class Rollout:
 # ---------------------------------------------------------------------------- the run
 def train_ppo(cfg: TrainConfig, out: Path, resume: bool, command: str, device: str) -> TrainResult:
     """Run (or continue) ``cfg`` with the native PPO trainer in the folder ``out``."""
-    from ..model_card import machine_info
-    from .evaluate import evaluate_policy
+    from agents.models.card import machine_info
+    from agents.training.score_table import evaluate_policy
 
     # 1. setup
     t_start = time.perf_counter()

@@ -1,7 +1,7 @@
 """What both trainers end a run with, and what :func:`agents.training.train.train` returns.
 
 :func:`save_products`: the evaluation table (:func:`final_evaluation`), the model ``<name>.zip``
-and its card (:func:`agents.model_io.save_model`, schema in :mod:`agents.model_card`), and the
+and its card (:func:`agents.models.files.save_model`, schema in :mod:`agents.models.card`), and the
 learning curve with its reference lines (:func:`reference_lines`).
 """
 
@@ -12,10 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents.training.config import TrainConfig
+from agents.training.envs import eval_opponents
 from dice_envs.rules import ConfigError
-
-from .config import TrainConfig
-from .envs import eval_opponents
 
 __all__ = [
     "TrainResult",
@@ -66,8 +65,8 @@ def reference_lines(cfg: TrainConfig, rows: list[Any]) -> dict[str, float]:
         from dice_envs.rules import ScorecardRules
 
         if isinstance(rules, ScorecardRules):
-            from ..solver import expected_score
-            from ..solver.scorecard import known_optimum
+            from agents.solver import expected_score
+            from agents.solver.scorecard import known_optimum
 
             known = known_optimum(rules)  # default rules: no cold solve
             refs["exact optimum"] = known if known is not None else float(expected_score(rules))
@@ -79,9 +78,9 @@ def reference_lines(cfg: TrainConfig, rows: list[Any]) -> dict[str, float]:
 
 def final_evaluation(model: Any, cfg: TrainConfig) -> list[Any]:
     """Table rows: the trained agent (and, solitaire, each built-in agent) over ``final_eval_games``."""
-    from ..learned import ModelAgent
-    from ..registry import load
-    from .evaluate import play_games
+    from agents.players.model import ModelAgent
+    from agents.registry import load
+    from agents.training.score_table import play_games
 
     rules = cfg.rule_config()
     games, seed = cfg.final_eval_games, cfg.seed + 50_000
@@ -113,7 +112,7 @@ def _try_load(load: Any, spec: str, rules: Any, num_players: int, seed: int) -> 
 
 def previous_wall_time(model_path: Path) -> float:
     """The wall time on the card of an earlier run's model (0 when there is none)."""
-    from ..model_card import read_card
+    from agents.models.card import read_card
 
     try:
         return float(read_card(model_path).get("wall_time_s", 0.0))
@@ -141,10 +140,10 @@ def save_products(
     Returns the :class:`TrainResult` fields ``model_path``, ``card_path``, ``curve_path``,
     ``evaluation`` and ``table``.
     """
-    from ..model_card import card_path, make_card
-    from ..model_io import save_model
-    from .artifacts import plot_learning_curve
-    from .evaluate import format_table
+    from agents.models.card import card_path, make_card
+    from agents.models.files import save_model
+    from agents.training.artifacts import plot_learning_curve
+    from agents.training.score_table import format_table
 
     rows = final_evaluation(model, cfg) if cfg.final_eval_games else []
     evaluation = evaluation_record(cfg, rows, warm_stats)

@@ -31,17 +31,16 @@ from typing import Any, ClassVar
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
+from agents.training.artifacts import PROGRESS_FIELDS, RunReporter, checkpoints
+from agents.training.config import TrainConfig
+from agents.training.envs import backend_name, make_eval_env, make_train_env
+from agents.training.init_model import warm_start
+from agents.training.policy import maskable_ppo_kwargs
+from agents.training.ppo import schedule_value
+from agents.training.products import TrainResult, previous_wall_time, save_products
+from agents.training.selfplay import list_snapshots, save_snapshot
 from dice_envs.io import atomic_write_text
 from dice_envs.rules import ConfigError
-
-from .artifacts import PROGRESS_FIELDS, RunReporter, checkpoints
-from .config import TrainConfig
-from .envs import backend_name, make_eval_env, make_train_env
-from .init_model import warm_start
-from .policy import maskable_ppo_kwargs
-from .ppo import schedule_value
-from .products import TrainResult, previous_wall_time, save_products
-from .selfplay import list_snapshots, save_snapshot
 
 __all__ = ["quiet_logger", "train_sb3", "trim_monitors"]
 
@@ -50,7 +49,7 @@ def train_sb3(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
     """Run (or continue) ``cfg`` with sb3-contrib's ``MaskablePPO.learn`` in the folder ``out``."""
     import torch
 
-    from ..model_card import machine_info
+    from agents.models.card import machine_info
 
     torch.set_num_threads(cfg.torch_threads)
     candidates = checkpoints(out / "checkpoints") if resume else []

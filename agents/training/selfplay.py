@@ -7,11 +7,11 @@ else the newest snapshot with probability ``latest_prob``, else a snapshot drawn
 built-in agent while the pool holds no snapshot. What a snapshot is depends on the trainer:
 
 * native trainer (:mod:`agents.training.ppo`): a frozen copy of the policy, as a
-  :class:`~agents.learned.ModelAgent`, kept in memory and in the run's checkpoints;
+  :class:`~agents.players.model.ModelAgent`, kept in memory and in the run's checkpoints;
 * sb3 trainer (:mod:`agents.training.sb3_train`): the same, written by the trainer to
   ``<run>/pool/snapshot_<steps>.pt`` (:func:`save_snapshot`) and read back by each env's
   :class:`PoolOpponent` (its envs may run in other processes);
-* RLlib (:mod:`agents.rllib.selfplay`): the id of a frozen RLModule whose weights the driver
+* RLlib (:mod:`agents.ray.rllib.selfplay`): the id of a frozen RLModule whose weights the driver
   refreshes; the policy-mapping function draws module ids from a pool.
 
 :class:`PoolOpponent` is the opponent seat of the trainers' envs: in the native vector env every
@@ -36,10 +36,9 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
+from agents.base import BaseAgent
+from agents.models.activations import activation_class, activation_name
 from dice_envs.io import atomic_open
-
-from ..activations import activation_class, activation_name
-from ..base import BaseAgent
 
 __all__ = [
     "PoolOpponent",
@@ -115,7 +114,7 @@ class PoolOpponent(BaseAgent):
 
     With ``folder``, the seat first reads the snapshots another process wrote there
     (:meth:`sync`): the newest ``pool.size`` files, each as a
-    :class:`~agents.learned.ModelAgent` (``deterministic``: masked argmax, else sampling).
+    :class:`~agents.players.model.ModelAgent` (``deterministic``: masked argmax, else sampling).
     """
 
     spec = "pool"
@@ -162,7 +161,7 @@ class PoolOpponent(BaseAgent):
                 policy = load_snapshot(path)
             except (OSError, EOFError, RuntimeError, ValueError, KeyError):  # pruned since listed
                 continue
-            from ..learned import ModelAgent
+            from agents.players.model import ModelAgent
 
             seed = int(self.rng.integers(2**31))
             self.pool.add(key, ModelAgent(policy, self.deterministic, snapshot_name(key), seed))
@@ -226,7 +225,7 @@ def pool_opponents(
 ) -> list[PoolOpponent]:
     """One :class:`PoolOpponent` per other seat of ``cfg`` (a
     :class:`~agents.training.config.TrainConfig`), each with its own ``pool_builtin`` agents."""
-    from ..registry import load
+    from agents.registry import load
 
     rules = cfg.rule_config()
     seats = []

@@ -15,11 +15,10 @@ import shlex
 import sys
 from pathlib import Path
 
+from agents.training.config import AGENT_LIST_KEYS, REMOVED_KEYS, RESUMABLE_KEYS, TrainConfig
+from agents.training.products import TrainResult
 from dice_envs.io import atomic_write_text
 from dice_envs.rules import ConfigError
-
-from .config import AGENT_LIST_KEYS, REMOVED_KEYS, RESUMABLE_KEYS, TrainConfig
-from .products import TrainResult
 
 __all__ = [
     "check_agent_specs",
@@ -94,7 +93,7 @@ def check_resume_point(folder: Path) -> None:
     with neither (a run killed before its first checkpoint) starts over: it lost less than one
     ``checkpoint_freq``.
     """
-    from .artifacts import checkpoint_files, checkpoint_intact
+    from agents.training.artifacts import checkpoint_files, checkpoint_intact
 
     ckpt_dir = folder / "checkpoints"
     files = checkpoint_files(ckpt_dir)
@@ -166,10 +165,10 @@ def train(
     atomic_write_text(folder / "config.json", json.dumps(cfg.to_dict(), indent=2) + "\n", overwrite=True)
     try:
         if cfg.trainer == "sb3":
-            from .sb3_train import train_sb3
+            from agents.training.sb3_train import train_sb3
 
             return train_sb3(cfg, folder, resume, command, device)
-        from .ppo import train_ppo
+        from agents.training.ppo import train_ppo
 
         return train_ppo(cfg, folder, resume, command, device)
     except ConfigError:
@@ -184,7 +183,7 @@ def check_agent_specs(cfg: TrainConfig) -> None:
     """Refuse an unknown agent spec in any of ``cfg``'s agent lists (``opponents``,
     ``pool_builtin``, ``final_eval_opponents``) and ``bc_expert`` before training, not when (or
     whether) the run first uses it: a typo in a list this run does not use is still a typo."""
-    from ..registry import check_spec
+    from agents.registry import check_spec
 
     rules = cfg.rule_config()
     keys = {key: getattr(cfg, key) for key in AGENT_LIST_KEYS}

@@ -31,9 +31,8 @@ import math
 import socket
 import sys
 
+from agents.web.players import parse_models
 from dice_envs.rules import ConfigError
-
-from .players import parse_models
 
 __all__ = ["MAX_IDLE_TTL", "build_parser", "create_app", "main"]
 
@@ -43,7 +42,7 @@ MAX_IDLE_TTL = 604_800.0
 
 def create_app(*args, **kwargs):  # type: ignore[no-untyped-def]
     """:func:`agents.web.app.create_app` (imported lazily: it needs the ``[web]`` extra)."""
-    from .app import create_app as _create_app
+    from agents.web.app import create_app as _create_app
 
     return _create_app(*args, **kwargs)
 

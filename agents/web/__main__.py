@@ -1,5 +1,5 @@
 """``python -m agents.web``: start the game pad (see :func:`agents.web.main`)."""
 
-from . import main
+from agents.web import main
 
 raise SystemExit(main())

@@ -45,10 +45,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from .guard import MAX_BODY, HostCheck, check_origin, read_json
-from .hints import hint
-from .protocol import PadError
-from .rooms import Room, RoomManager
+from agents.web.guard import MAX_BODY, HostCheck, check_origin, read_json
+from agents.web.hints import hint
+from agents.web.protocol import PadError
+from agents.web.rooms import Room, RoomManager
 
 __all__ = ["MAX_BODY", "create_app"]
 

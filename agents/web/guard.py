@@ -33,7 +33,7 @@ from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .protocol import PadError
+from agents.web.protocol import PadError
 
 __all__ = [
     "BODY_TIMEOUT_S",

@@ -19,16 +19,15 @@ from typing import Any
 
 import numpy as np
 
+from agents.players.farkle import MaxExpectedAgent
+from agents.solver import scorecard_solution
+from agents.web.players import COMPUTE_LOCK
+from agents.web.views import BOX_LABELS
 from dice_envs.encoding import decode, encode
 from dice_envs.engine import FarkleGame, ScorecardGame
 from dice_envs.rules.farkle import BANK_FLAG
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS
 from dice_envs.tables import scorecard_tables
-
-from ..farkle_agents import MaxExpectedAgent
-from ..solver import scorecard_solution
-from .players import COMPUTE_LOCK
-from .views import BOX_LABELS
 
 __all__ = ["hint"]
 

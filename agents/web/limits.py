@@ -38,7 +38,7 @@ MAX_CACHED_WIN_TARGET = 100_000
 
 def win_table_cached(rules: FarkleRules) -> bool:
     """Whether the win-probability table of ``rules`` is solved already (memo or disk cache)."""
-    from ..solver.farkle_win import is_solved
+    from agents.solver.farkle_win import is_solved
 
     return is_solved(rules)
 

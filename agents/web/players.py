@@ -25,15 +25,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agents.players.model import PRETRAINED_DIR, pretrained_names
+from agents.players.planner import PlannerAgent
+from agents.players.win_optimal import WinOptimalAgent
+from agents.registry import load
+from agents.web.limits import check_win_solve
 from dice_envs.encoding import encode
 from dice_envs.engine import FarkleGame, ScorecardGame
 from dice_envs.rules import ConfigError, FarkleRules, RuleConfig
-
-from ..learned import PRETRAINED_DIR, pretrained_names
-from ..planner import PlannerAgent
-from ..registry import load
-from ..win_optimal import WinOptimalAgent
-from .limits import check_win_solve
 
 __all__ = [
     "COMPUTE_LOCK",
@@ -85,8 +84,8 @@ def parse_models(items: list[str] | None) -> dict[str, Path]:
 
 def _checked_model(name: str, path: Path) -> Path:
     """``path`` if it loads as a model (``agents.load``); else ``ConfigError`` naming ``--model name``."""
-    from ..model_io import check_model_path
-    from ..registry import load
+    from agents.models.files import check_model_path
+    from agents.registry import load
 
     try:
         load(str(check_model_path(path)))
@@ -97,14 +96,14 @@ def _checked_model(name: str, path: Path) -> Path:
 
 def _win_optimal_available() -> bool:
     try:
-        return importlib.util.find_spec("agents.win_optimal") is not None
+        return importlib.util.find_spec("agents.players.win_optimal") is not None
     except (ImportError, ValueError):  # pragma: no cover - a broken install
         return False
 
 
 def _cards(models: Mapping[str, Path]) -> dict[str, dict[str, Any]]:
     """The readable cards of the shipped models (``pretrained:<name>``) and the server's models (name)."""
-    from ..model_card import read_card
+    from agents.models.card import read_card
 
     paths = {f"pretrained:{n}": PRETRAINED_DIR / f"{n}.zip" for n in pretrained_names()}
     out = {}

@@ -1,7 +1,7 @@
 """What a request to the game pad may say: refusals, names, die positions and moves as engine actions.
 
 The page names dice by their positions in the throw; :func:`move_action` turns a move body into
-the engine's canonical action (through :mod:`agents.actions`) and checks only its shape: the
+the engine's canonical action (through :mod:`agents.players.actions`) and checks only its shape: the
 engine's ``apply`` decides whether the move is legal. Every refusal is a :class:`PadError`
 carrying the HTTP status the ASGI app answers with.
 
@@ -21,10 +21,9 @@ import hmac
 from collections.abc import Mapping
 from typing import Any
 
+from agents.players.actions import hold_to_reroll_mask, select_mask
 from dice_envs.engine import FarkleGame, ScorecardGame
 from dice_envs.rules.farkle import BANK_FLAG
-
-from ..actions import hold_to_reroll_mask, select_mask
 
 __all__ = ["NAME_LIMIT", "PadError", "clean_name", "die_positions", "move_action", "same_token"]
 

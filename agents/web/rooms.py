@@ -32,13 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents.web import players
+from agents.web.protocol import PadError, clean_name, move_action, same_token
+from agents.web.views import event_lines, farkle_view, game_over_line, scorecard_view
 from dice_envs.engine import FarkleGame, ScorecardGame, new_game
 from dice_envs.rules import GAMES, ConfigError, RuleConfig, make_rules
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS
-
-from . import players
-from .protocol import PadError, clean_name, move_action, same_token
-from .views import event_lines, farkle_view, game_over_line, scorecard_view
 
 __all__ = ["Room", "RoomManager", "Seat"]
 

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agents.activations import ACTIVATION_NAMES
+from agents.models.activations import ACTIVATION_NAMES
 from dice_envs.games import GAME_SPECS
 from dice_envs.io import atomic_write_text, check_out_dir
 from dice_envs.options import MAX_PLAYERS

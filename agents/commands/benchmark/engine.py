@@ -14,10 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from agents.commands.benchmark.rates import load_average, machine
 from dice_envs.engine import new_game
 from dice_envs.rules import make_rules
-
-from .rates import load_average, machine
 
 __all__ = ["bench", "run"]
 

@@ -26,9 +26,8 @@ import gymnasium as gym
 import numpy as np
 
 import dice_envs  # noqa: F401 - registers the ids
+from agents.commands.benchmark.rates import EnvClock, load_average, machine, rate, set_torch_threads
 from dice_envs.games import game_spec, vector_env_class
-
-from .rates import EnvClock, load_average, machine, rate, set_torch_threads
 
 __all__ = ["MaskSampler", "bench_native", "bench_scalar", "bench_sync", "run"]
 

@@ -20,9 +20,8 @@ import gymnasium as gym
 import numpy as np
 
 import dice_envs  # noqa: F401 - registers the ids
+from agents.commands.benchmark.rates import load_average, machine
 from dice_envs.games import game_spec
-
-from .rates import load_average, machine
 
 __all__ = ["bench_native", "bench_scalar", "run", "vector_choice"]
 

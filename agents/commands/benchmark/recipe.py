@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .rates import load_average, machine
+from agents.commands.benchmark.rates import load_average, machine
 
 __all__ = ["rollout_speed", "run", "training_speed"]
 
@@ -65,8 +65,8 @@ def training_speed(cfg: Any, steps: int) -> float:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Both figures for every backend of ``--backends``, each printed; the results."""
-    from agents.config_files import find_config
     from agents.training.config import load_config
+    from agents.training.recipes import find_config
 
     base = load_config(find_config(args.config), args.overrides)
     results: dict[str, Any] = {"machine": machine(), "backends": {}}

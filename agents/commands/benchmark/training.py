@@ -32,10 +32,9 @@ from typing import Any
 
 import gymnasium as gym
 
-from agents.activations import activation_class
+from agents.commands.benchmark.rates import load_average, machine, rate, set_torch_threads
+from agents.models.activations import activation_class
 from dice_envs.games import game_spec
-
-from .rates import load_average, machine, rate, set_torch_threads
 
 __all__ = ["bench_loop", "bench_matmul_bound", "bench_training", "matmul_flops_per_step", "run"]
 

@@ -22,7 +22,7 @@ from dice_envs.rules import ConfigError
 __all__ = ["CONFIG_DIR", "available_configs", "find_config"]
 
 #: The shipped configs (``rules/`` and ``train/``).
-CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
 
 
 def available_configs(kind: str) -> list[str]:

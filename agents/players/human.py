@@ -42,14 +42,13 @@ from typing import TextIO
 
 import numpy as np
 
+from agents.base import Agent, BaseAgent, check_mask
+from agents.players.actions import hold_to_reroll_mask, select_mask
 from dice_envs.encoding import FarkleView, ScorecardView, decode
 from dice_envs.rules import FarkleRules, RuleConfig, ScorecardRules
 from dice_envs.rules.farkle import BANK_FLAG
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS
 from dice_envs.tables import farkle_tables, score_tables, scorecard_tables
-
-from .actions import hold_to_reroll_mask, select_mask
-from .base import Agent, BaseAgent, check_mask
 
 __all__ = ["HumanAgent", "HumanQuit", "describe_action"]
 

@@ -20,7 +20,7 @@ Why: independently trained policies make partly independent mistakes. The shippe
 (README, "Farkle").
 
 >>> import numpy as np, torch
->>> from agents.model_card import card_spaces, make_card
+>>> from agents.models.card import card_spaces, make_card
 >>> from agents.training.policy import SpacesOnlyEnv
 >>> from dice_envs.rules import make_rules
 >>> from sb3_contrib import MaskablePPO
@@ -199,11 +199,11 @@ def merge_model_files(
     the model ``out`` (``.zip``, card beside it); return its path.
 
     Each member is loaded weights-only and checked against its card
-    (:func:`agents.model_io.load_policy`); all must be for the same game, rules, number of
+    (:func:`agents.models.files.load_policy`); all must be for the same game, rules, number of
     players and observation encoding. The card of ``out`` is member 0's (its ``config``,
     ``observation_encoding``, ...) with ``steps`` and ``wall_time_s`` summed over the members (each
-    member's :func:`~agents.model_card.training_totals`: a fine-tuned member counts its start too,
-    once per start model when members share one: :func:`~agents.model_card.lineage_totals`),
+    member's :func:`~agents.models.card.training_totals`: a fine-tuned member counts its start too,
+    once per start model when members share one: :func:`~agents.models.card.lineage_totals`),
     an empty ``evaluation`` (measure it: ``scripts/measure_bots.py``) and ``ensemble``: the
     method and, per member, its file (as given in ``paths``), ``weights_sha256``, seed, steps, wall time and
     machine. Written atomically; an existing ``out`` is refused unless ``overwrite``.
@@ -214,10 +214,10 @@ def merge_model_files(
     """
     from sb3_contrib import MaskablePPO
 
-    from .learned import resolve_model_path
-    from .model_card import lineage_totals, make_card, read_card, training_totals
-    from .model_io import load_policy, save_model
-    from .training.policy import SpacesOnlyEnv
+    from agents.models.card import lineage_totals, make_card, read_card, training_totals
+    from agents.models.files import load_policy, save_model
+    from agents.players.model import resolve_model_path
+    from agents.training.policy import SpacesOnlyEnv
 
     resolved = [resolve_model_path(str(p)) for p in paths]
     cards = [read_card(p) for p in resolved]

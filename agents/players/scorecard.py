@@ -23,16 +23,15 @@ from functools import cache
 
 import numpy as np
 
+from agents.base import BaseAgent, check_mask, check_mask_width, legal_rows
+from agents.players.actions import hold_to_reroll_mask
+from agents.solver.plans import PlanCache, State, TurnPlan
+from agents.solver.scorecard import NEG, ScorecardSolution, solve_scorecard, turn_solver
 from dice_envs.encoding import ScorecardView, decode
 from dice_envs.engine.scorecard_flow import scorecard_flow
 from dice_envs.layouts import layout
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS, UPPER_FACES, ScorecardRules
 from dice_envs.tables import scorecard_batch_tables, scorecard_tables
-
-from .actions import hold_to_reroll_mask
-from .base import BaseAgent, check_mask, check_mask_width, legal_rows
-from .solver.plans import PlanCache, State, TurnPlan
-from .solver.scorecard import NEG, ScorecardSolution, solve_scorecard, turn_solver
 
 __all__ = ["PAR", "GreedyAgent", "HeuristicAgent", "OptimalAgent"]
 

@@ -1,12 +1,12 @@
 """A masking PPO RLModule for RLlib's new API stack, laid out like sb3-contrib's policy.
 
-:class:`MaskedPPOModule` reads the Dict observation of :class:`~agents.rllib.env.DiceMultiAgentEnv`
+:class:`MaskedPPOModule` reads the Dict observation of :class:`~agents.ray.rllib.env.DiceMultiAgentEnv`
 (``{"observations", "action_mask"}``), runs two separate MLPs (policy and value, as sb3's
 ``MlpExtractor`` does for a list ``net_arch``) and sets the logit of every illegal action to
 :data:`agents.training.policy.MASKED_LOGIT` (the value sb3-contrib's ``MaskableCategorical`` uses):
 ``exp`` of it is exactly 0 in float32, so sampling, argmax and log-probabilities never see an
 illegal action. Its parameters carry sb3's names (``mlp_extractor.policy_net.0.weight``, ...,
-``action_net``, ``value_net``), so :func:`agents.rllib.export.export_policy` copies them 1:1
+``action_net``, ``value_net``), so :func:`agents.ray.rllib.export.export_policy` copies them 1:1
 into a ``MaskableActorCriticPolicy`` built by :func:`agents.training.policy.make_model`.
 
 ``model_config``: ``net_arch`` (hidden sizes, default ``[64, 64]``) and ``activation``
@@ -24,14 +24,13 @@ from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
 from ray.rllib.core.rl_module.torch import TorchRLModule
 from torch import nn
 
+from agents.models.activations import activation_classes
+from agents.training.policy import masked_logits
 from dice_envs.rules import ConfigError
-
-from ..activations import activation_classes
-from ..training.policy import masked_logits
 
 __all__ = ["ACTIVATIONS", "MaskedPPOModule", "apply_mask", "split_obs"]
 
-#: Activation names of ``model_config["activation"]`` and their classes (:mod:`agents.activations`).
+#: Activation names of ``model_config["activation"]`` and their classes (:mod:`agents.models.activations`).
 ACTIVATIONS: dict[str, type[nn.Module]] = activation_classes()
 
 

@@ -11,7 +11,7 @@ object. Every card holds :data:`REQUIRED_KEYS`::
 
 A training run adds its provenance (``created``, ``seed``, ``library_versions``; see
 :func:`make_card`) and may add more (the native trainer: ``trainer``, ``machine`` from
-:func:`machine_info`). :func:`agents.model_io.save_model` and :func:`agents.model_io.stamp_card`
+:func:`machine_info`). :func:`agents.models.files.save_model` and :func:`agents.models.files.stamp_card`
 bind the card to its weights:
 
 ``weights_sha256``  SHA-256 (hex) of the zip member ``policy.pth``
@@ -19,12 +19,12 @@ bind the card to its weights:
 ``policy``          the network: ``{"class": "MaskableActorCriticPolicy", "observation_size": n,
                     "n_actions": k, "net_arch": [..] or {"pi": [..], "vf": [..]},
                     "activation": "tanh" | "relu", "share_features_extractor": true}``; the
-                    class ``FarkleAfterstatePolicy`` (:mod:`agents.afterstate`) adds
+                    class ``FarkleAfterstatePolicy`` (:mod:`agents.models.afterstate`) adds
                     ``"head_width": w``
                     (read by :func:`network_spec`; older cards give ``config.net_arch`` /
                     ``config.activation`` instead)
 
-A merged ensemble (:func:`agents.ensemble.merge_model_files`) adds ``ensemble``: ``{"method":
+A merged ensemble (:func:`agents.training.ensemble.merge_model_files`) adds ``ensemble``: ``{"method":
 ..., "members": [{"file", "weights_sha256", "seed", "steps", "wall_time_s", "machine",
 "command"}, ...]}``; its ``steps`` and ``wall_time_s`` are the members' sums.
 
@@ -56,13 +56,12 @@ from typing import Any
 
 import numpy as np
 
+from agents.models.activations import ACTIVATION_NAMES
+from agents.models.seat_views import SeatView, seat_view
 from dice_envs.encoding import encoding_id, observation_bounds, observation_size
 from dice_envs.io import atomic_write_text
 from dice_envs.layouts import legacy_size
 from dice_envs.rules import GAMES, ConfigError, RuleConfig, make_rules
-
-from .activations import ACTIVATION_NAMES
-from .views import SeatView, seat_view
 
 __all__ = [
     "ACTIVATIONS",
@@ -104,7 +103,7 @@ REQUIRED_KEYS = (
     "evaluation",
     "command",
 )
-#: Activation names a card's ``policy`` entry may give (:mod:`agents.activations`).
+#: Activation names a card's ``policy`` entry may give (:mod:`agents.models.activations`).
 ACTIVATIONS = ACTIVATION_NAMES
 #: Policy classes a card's ``policy`` entry may name, with the game each is limited to (None: any).
 POLICY_CLASSES: dict[str, str | None] = {
@@ -370,7 +369,7 @@ def fit_card(
     current observation begins with, :func:`dice_envs.layouts.legacy_size`: the view then cuts
     the observation to it); the rule parameters too, except those named in ``allow_rules``
     (rules the caller changed on purpose, e.g. ``agents.load(..., rules={"target": 5000})``).
-    The number of seats may differ when a seat view exists (:mod:`agents.views`). Otherwise
+    The number of seats may differ when a seat view exists (:mod:`agents.models.seat_views`). Otherwise
     ``ConfigError`` says why and what would fit.
     """
     model_players = card.get("num_players")

@@ -3,7 +3,7 @@
 * :class:`AgentModule` wraps any agent of :func:`agents.load` (``random``, ``heuristic``,
   ``pretrained:farkle``, a model zip, ...) as a non-trainable RLModule: it returns the agent's
   actions directly (``Columns.ACTIONS``), so RLlib never samples for it;
-* frozen snapshots are :class:`~agents.rllib.module.MaskedPPOModule` copies of the learner that
+* frozen snapshots are :class:`~agents.ray.rllib.module.MaskedPPOModule` copies of the learner that
   are never trained, held in the trainers' one self-play pool
   (:class:`agents.training.selfplay.SelfPlayPool`, whose members here are module ids):
   :class:`SnapshotCallback` copies the learner's weights into a snapshot module at the start and
@@ -25,9 +25,8 @@ from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModule
 
+from agents.training.selfplay import SelfPlayPool
 from dice_envs.rules import ConfigError, make_rules
-
-from ..training.selfplay import SelfPlayPool
 
 __all__ = ["LEARNER", "AgentModule", "SelfPlayMapping", "SnapshotCallback", "agent_module_id"]
 
@@ -49,7 +48,7 @@ class AgentModule(RLModule):
     """A built-in agent (``model_config``: ``spec``, ``game``, ``rules``, ``num_players``, ``seed``)."""
 
     def setup(self) -> None:
-        from ..registry import load
+        from agents.registry import load
 
         cfg = dict(self.model_config or {})
         if "spec" not in cfg or "game" not in cfg:
@@ -128,7 +127,7 @@ class SnapshotCallback(RLlibCallback):
     every env runner's :class:`SelfPlayMapping` (keyed by the iteration; once every module of
     ``snapshot_ids`` holds one, the oldest snapshot's module is refreshed).
 
-    Made by :func:`agents.rllib.config.ppo_config` (via ``functools.partial``).
+    Made by :func:`agents.ray.rllib.config.ppo_config` (via ``functools.partial``).
     """
 
     def __init__(self, snapshot_ids: Sequence[str] = (), snapshot_every: int = 1) -> None:

@@ -65,7 +65,7 @@ def usage() -> str:
 
 def _script_fallback(name: str) -> Callable[[list[str]], int] | None:
     """``scripts/<name>.py``'s ``main`` in a source checkout (before its command module exists)."""
-    script = Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py"
+    script = Path(__file__).resolve().parents[2] / "scripts" / f"{name}.py"
     if not script.is_file():
         return None
     fn = runpy.run_path(str(script)).get("main")

@@ -17,11 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from agents.evaluation.runner import balanced_lineups, derive_seeds, dice_seed, run_games
+from agents.evaluation.stats import wins_draws_losses
+from agents.registry import load
 from dice_envs.rules import RuleConfig
-
-from ..evaluation.play import balanced_lineups, derive_seeds, dice_seed, run_games
-from ..evaluation.stats import wins_draws_losses
-from ..registry import load
 
 __all__ = ["GameStats", "evaluate_policy", "format_table", "play_games"]
 
@@ -102,8 +101,8 @@ def evaluate_policy(policy: Any, cfg: Any, seed: int) -> tuple[float, float]:
     """The native trainer's periodic evaluation: the mean (and s.e.) of the deterministic
     ``policy`` over ``cfg.eval_episodes`` games, side by side; the final score in solitaire, the
     win rate (draws half) against :func:`agents.training.envs.eval_opponents` otherwise."""
-    from ..learned import ModelAgent
-    from .envs import eval_opponents
+    from agents.players.model import ModelAgent
+    from agents.training.envs import eval_opponents
 
     opponents = eval_opponents(cfg)
     n = cfg.eval_episodes

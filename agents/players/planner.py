@@ -39,14 +39,13 @@ from typing import Any
 
 import numpy as np
 
+from agents.players.win_optimal import WinOptimalAgent
+from agents.solver.farkle_win import DEFAULT_CAP, STEP, FarkleWinSolution
 from dice_envs.engine import farkle_turn as turn
 from dice_envs.engine.farkle import throw_observations
 from dice_envs.layouts import layout
 from dice_envs.rules import ConfigError, FarkleRules
 from dice_envs.rules.farkle import NUM_DICE
-
-from .solver.farkle_win import DEFAULT_CAP, STEP, FarkleWinSolution
-from .win_optimal import WinOptimalAgent
 
 __all__ = ["POINTS_PER_TURN", "PlannerAgent", "critic_start_values", "planner_solution"]
 
@@ -81,7 +80,7 @@ def _interpolate(grid: np.ndarray, table: np.ndarray, size: int) -> np.ndarray:
 
 def critic_start_values(agent: Any, rules: FarkleRules, stride: int = 4) -> tuple[np.ndarray, np.ndarray]:
     """``(S0, S1)`` read from the critic of ``agent`` (a two-player Farkle
-    :class:`~agents.learned.ModelAgent`), indexed as :class:`FarkleWinSolution`'s: ``S0[a, b]`` the
+    :class:`~agents.players.model.ModelAgent`), indexed as :class:`FarkleWinSolution`'s: ``S0[a, b]`` the
     chance that seat 0, to start its turn with ``a`` banked (steps of 50) against ``b``, wins;
     ``S1[a, b]`` the same for seat 1 to move (see the module docstring)."""
     import torch
@@ -180,9 +179,9 @@ def planner_solution(
 ) -> FarkleWinSolution:
     """The :class:`FarkleWinSolution` a :class:`PlannerAgent` plays: ``model``'s critic table with the
     exact last turn; kept in memory per (weights, rules, stride, cap) and in the solver's disk cache."""
-    from .learned import ModelAgent
-    from .solver.cache import cache_key, cached_array
-    from .solver.farkle_win import _PAD, _kernels, _params, option_groups
+    from agents.players.model import ModelAgent
+    from agents.solver.cache import cache_key, cached_array
+    from agents.solver.farkle_win import _PAD, _kernels, _params, option_groups
 
     agent = ModelAgent.from_file(model, rules, 2, device=device)
     if int(agent.card.get("num_players", 0)) != 2:

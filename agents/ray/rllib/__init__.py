@@ -6,16 +6,16 @@
 * :mod:`.config` — :func:`ppo_config`, a ready PPO config for a game;
 * :mod:`.export` — :func:`export_policy`, an RLlib policy as an sb3-contrib zip + model card.
 
-``dice_envs`` never imports Ray; ``agents.ray_eval`` runs tournaments on Ray without RLlib.
+``dice_envs`` never imports Ray; ``agents.ray.tournament`` runs tournaments on Ray without RLlib.
 """
 
 from __future__ import annotations
 
-from .config import ppo_config
-from .env import DiceMultiAgentEnv
-from .export import export_policy
-from .module import MaskedPPOModule
-from .selfplay import LEARNER, AgentModule, SelfPlayMapping
+from agents.ray.rllib.config import ppo_config
+from agents.ray.rllib.env import DiceMultiAgentEnv
+from agents.ray.rllib.export import export_policy
+from agents.ray.rllib.module import MaskedPPOModule
+from agents.ray.rllib.selfplay import LEARNER, AgentModule, SelfPlayMapping
 
 __all__ = [
     "LEARNER",

@@ -6,7 +6,7 @@
 * only the agent to move gets an observation, so RLlib asks exactly that agent for an action;
   an agent keeps the turn for all its decisions, as in the AEC env;
 * observations are ``{"observations": float32 features, "action_mask": float32 0/1}`` (the
-  layout RLlib's action-masking modules read; :class:`~agents.rllib.module.MaskedPPOModule`
+  layout RLlib's action-masking modules read; :class:`~agents.ray.rllib.module.MaskedPPOModule`
   sets the logits of illegal actions to :data:`agents.training.ppo.MASKED_LOGIT`);
 * rewards go to every seat they concern on the step they happen (RLlib keeps a seat's reward
   until that seat's next observation, so nothing is lost between turns); at the end of the game

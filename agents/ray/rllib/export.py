@@ -1,6 +1,6 @@
 """Export a trained RLlib policy as an sb3-contrib ``MaskablePPO`` zip plus its model card.
 
-The :class:`~agents.rllib.module.MaskedPPOModule` has exactly the parameters (names and shapes)
+The :class:`~agents.ray.rllib.module.MaskedPPOModule` has exactly the parameters (names and shapes)
 of the ``MaskableActorCriticPolicy`` that :func:`agents.training.policy.make_model` builds for the
 same ``net_arch`` / ``activation``, so the export is a 1:1 copy of the weights. The result is an
 ordinary model of this project: ``agents.load(path, game=...)``, ``gym.make(...,
@@ -14,10 +14,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agents.ray.rllib.module import MaskedPPOModule
+from agents.ray.rllib.selfplay import LEARNER
 from dice_envs.rules import ConfigError, RuleConfig, make_rules
-
-from .module import MaskedPPOModule
-from .selfplay import LEARNER
 
 __all__ = ["TRAINER", "algo_settings", "export_policy", "learner_module"]
 
@@ -54,7 +53,7 @@ _ALGO_KNOBS = {
     "seed": "seed",
 }
 #: What the card's ``trainer`` says (the native trainer writes its own there).
-TRAINER = "RLlib PPO (agents.rllib, MaskedPPOModule, new API stack)"
+TRAINER = "RLlib PPO (agents.ray.rllib, MaskedPPOModule, new API stack)"
 
 
 def algo_settings(source: Any) -> dict[str, Any]:
@@ -100,16 +99,16 @@ def export_policy(
     The card's ``config`` holds the run's settings in :class:`~agents.training.config.TrainConfig`
     terms, and only those: the network of the module, the algorithm's PPO knobs
     (:func:`algo_settings`), then ``config``, a ``TrainConfig`` (the fields of
-    :func:`agents.rllib.config.train_config`'s run) or a mapping (its ``TrainConfig`` keys checked
+    :func:`agents.ray.rllib.config.train_config`'s run) or a mapping (its ``TrainConfig`` keys checked
     as such, any other key kept as is), plus ``trainer: rllib``. ``seed``: default the config's.
     """
     import torch
 
-    from ..model_card import card_path, make_card
-    from ..model_io import save_model
-    from ..training.config import TrainConfig
-    from ..training.policy import make_model
-    from .config import run_settings
+    from agents.models.card import card_path, make_card
+    from agents.models.files import save_model
+    from agents.ray.rllib.config import run_settings
+    from agents.training.config import TrainConfig
+    from agents.training.policy import make_model
 
     module = learner_module(source, module_id)
     rules = make_rules(game)

@@ -6,24 +6,24 @@ Example (needs a running or startable Ray)::
                      env_config={"target": 1000}, num_env_runners=2)
     algo = cfg.build_algo()
     result = algo.train()
-    export_policy(algo, "runs/farkle_rllib.zip", "farkle", 2)  # agents.rllib.export
+    export_policy(algo, "runs/farkle_rllib.zip", "farkle", 2)  # agents.ray.rllib.export
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agents.ray.rllib.env import DiceMultiAgentEnv
+from agents.ray.rllib.module import MaskedPPOModule
+from agents.ray.rllib.selfplay import LEARNER, AgentModule, SelfPlayMapping, SnapshotCallback, agent_module_id
+from agents.training.config import TrainConfig
+from agents.training.selfplay import SelfPlayPool
 from dice_envs.rules import ConfigError
-
-from ..training.config import TrainConfig
-from ..training.selfplay import SelfPlayPool
-from .env import DiceMultiAgentEnv
-from .module import MaskedPPOModule
-from .selfplay import LEARNER, AgentModule, SelfPlayMapping, SnapshotCallback, agent_module_id
 
 __all__ = [
     "ENV_SETTINGS",
@@ -114,8 +114,8 @@ def train_config(
     starts. Only the fields of
     :data:`RUN_FIELDS` (and :data:`SELF_PLAY_FIELDS` with snapshots) describe the run.
     """
-    from ..registry import check_fit
-    from ..training.train import check_agent_specs
+    from agents.registry import check_fit
+    from agents.training.train import check_agent_specs
 
     env_cfg = {**dict(env_config or {}), "game": game, "num_players": num_players}
     probe = DiceMultiAgentEnv(env_cfg)  # validates the game, the seats, the reward and the rule parameters
@@ -181,55 +181,25 @@ def train_config(
 
 
 def ppo_config(
-    game: str,
-    num_players: int = 2,
-    env_config: Mapping[str, Any] | None = None,
-    opponents: Sequence[str] = ("random",),
-    snapshots: int = 0,
-    snapshot_every: int = 1,
-    learner_seat: int | None = None,
-    net_arch: Sequence[int] = (64, 64),
-    activation: str = "tanh",
-    num_env_runners: int = 0,
-    train_batch_size: int = 4000,
-    minibatch_size: int = 128,
-    num_epochs: int = 4,
-    lr: float = 3e-4,
-    gamma: float = 1.0,
-    lambda_: float = 0.95,
-    entropy_coeff: float = 0.0,
-    seed: int = 0,
+    game: str, num_players: int = 2, env_config: Mapping[str, Any] | None = None, **settings: Any
 ) -> Any:
     """A PPO ``AlgorithmConfig`` (RLlib new API stack) training :data:`LEARNER` on ``game``.
 
-    ``env_config``: more :class:`~agents.rllib.env.DiceMultiAgentEnv` settings (rule
-    parameters, ``reward``, ``illegal_action``). ``opponents``: built-in agent specs
-    (:func:`agents.load`) for the other seats, plus ``snapshots`` frozen copies of the learner
-    refreshed every ``snapshot_every`` iterations; a solitaire game (``num_players=1``) needs
-    none. ``num_env_runners``: 0 samples in the driver, ``n`` starts ``n`` Ray actors (any
-    machine of the cluster). Every argument is checked first by :func:`train_config`
-    (:class:`ConfigError` naming the bad value), so no worker starts on a bad one.
+    ``settings`` are :func:`train_config`'s (its defaults apply): ``env_config``, more
+    :class:`~agents.ray.rllib.env.DiceMultiAgentEnv` settings (rule parameters, ``reward``,
+    ``illegal_action``); ``opponents``, built-in agent specs (:func:`agents.load`) for the other
+    seats, plus ``snapshots`` frozen copies of the learner refreshed every ``snapshot_every``
+    iterations (a solitaire game, ``num_players=1``, needs none); ``num_env_runners``, 0 samples
+    in the driver, ``n`` starts ``n`` Ray actors (any machine of the cluster). Every argument is
+    checked first by :func:`train_config` (:class:`ConfigError` naming the bad value), so no
+    worker starts on a bad one.
     """
-    run = train_config(
-        game,
-        num_players,
-        env_config,
-        opponents,
-        snapshots,
-        snapshot_every,
-        learner_seat,
-        net_arch,
-        activation,
-        num_env_runners,
-        train_batch_size,
-        minibatch_size,
-        num_epochs,
-        lr,
-        gamma,
-        lambda_,
-        entropy_coeff,
-        seed,
-    )
+    run = train_config(game, num_players, env_config, **settings)
+    bound = inspect.signature(train_config).bind(game, num_players, env_config, **settings)
+    bound.apply_defaults()
+    a = bound.arguments  # every setting, given or default
+    opponents, snapshots, seed = a["opponents"], a["snapshots"], a["seed"]
+    net_arch, activation, learner_seat = a["net_arch"], a["activation"], a["learner_seat"]
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -284,24 +254,24 @@ def ppo_config(
             env_config=env_cfg,
             disable_env_checking=env_cfg.get("illegal_action") == "raise",
         )
-        .env_runners(num_env_runners=int(num_env_runners), num_envs_per_env_runner=1)
+        .env_runners(num_env_runners=int(a["num_env_runners"]), num_envs_per_env_runner=1)
         .multi_agent(policies=set(specs), policy_mapping_fn=mapping, policies_to_train=[LEARNER])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
         .training(
-            train_batch_size_per_learner=int(train_batch_size),
-            minibatch_size=int(minibatch_size),
-            num_epochs=int(num_epochs),
-            lr=float(lr),
-            gamma=float(gamma),
-            lambda_=float(lambda_),
-            entropy_coeff=float(entropy_coeff),
+            train_batch_size_per_learner=int(a["train_batch_size"]),
+            minibatch_size=int(a["minibatch_size"]),
+            num_epochs=int(a["num_epochs"]),
+            lr=float(a["lr"]),
+            gamma=float(a["gamma"]),
+            lambda_=float(a["lambda_"]),
+            entropy_coeff=float(a["entropy_coeff"]),
         )
         .debugging(seed=int(seed))
     )
     if snapshots:
         cfg = cfg.callbacks(
             functools.partial(
-                SnapshotCallback, snapshot_ids=snapshot_ids(snapshots), snapshot_every=snapshot_every
+                SnapshotCallback, snapshot_ids=snapshot_ids(snapshots), snapshot_every=a["snapshot_every"]
             )
         )
     return cfg

@@ -2,12 +2,12 @@
 
 A model is a ``MaskablePPO`` zip (sb3-contrib; ``torch`` is an optional dependency, imported only
 when a model is loaded) with its *model card* beside it (``spiffel.zip`` → ``spiffel.json``; the
-card's schema is :mod:`agents.model_card`). ``agents.load(path)`` and ``pretrained:<name>`` build a
+card's schema is :mod:`agents.models.card`). ``agents.load(path)`` and ``pretrained:<name>`` build a
 :class:`ModelAgent` with :meth:`ModelAgent.from_file`: only for the game, rules and observation
 encoding written on its card (rule parameters changed on purpose through
 ``agents.load(..., rules=...)`` excepted; anything else raises
 :class:`~dice_envs.rules.ConfigError` naming what was expected and what the file holds). It
-plays any number of seats for which a seat view exists (:mod:`agents.views`: a solitaire
+plays any number of seats for which a seat view exists (:mod:`agents.models.seat_views`: a solitaire
 scorecard model takes any seat of an N-player game, a 2-player Farkle model plays 1-8 players).
 
 The training pipeline wraps its in-memory networks in the same class: evaluation of a model
@@ -22,16 +22,15 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import BaseAgent, check_mask, legal_rows
+from agents.models.card import fit_card, read_card
+from agents.models.seat_views import SeatView
 from dice_envs.rules import ConfigError, RuleConfig
-
-from .base import BaseAgent, check_mask, legal_rows
-from .model_card import fit_card, read_card
-from .views import SeatView
 
 __all__ = ["PRETRAINED_DIR", "ModelAgent", "pretrained_names", "resolve_model_path"]
 
 #: Where ``pretrained:<name>`` models live.
-PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
+PRETRAINED_DIR = Path(__file__).resolve().parents[1] / "pretrained"
 
 
 def pretrained_names() -> list[str]:
@@ -47,7 +46,7 @@ def resolve_model_path(spec: str) -> Path:
     ``<name>`` must be one of :func:`pretrained_names` (no paths: ``/``, ``\\``, ``..`` are
     refused); a path must be an existing ``.zip`` file with its card beside it.
     """
-    from .model_io import check_model_path
+    from agents.models.files import check_model_path
 
     if spec.startswith("pretrained:"):
         name = spec.split(":", 1)[1]
@@ -68,7 +67,7 @@ class ModelAgent(BaseAgent):
     ``policy`` is a sb3-contrib ``MaskableActorCriticPolicy`` or an object holding one as
     ``.policy`` (a ``MaskablePPO``). Illegal actions are never chosen: argmax and sampling are
     over the masked distribution; sampling draws from the agent's own seeded generator, so a
-    seeded agent repeats its games. ``view`` (a :data:`~agents.views.SeatView`) turns a table's
+    seeded agent repeats its games. ``view`` (a :data:`~agents.models.seat_views.SeatView`) turns a table's
     observations into the ones the network was trained on.
 
     A model file is loaded with :meth:`from_file`, which also sets ``path``, ``card``, ``rules``
@@ -107,12 +106,12 @@ class ModelAgent(BaseAgent):
         """The model at ``path`` (a ``.zip`` or ``pretrained:<name>``) in a seat of a ``num_players``
         game of ``rules``.
 
-        Loaded by :func:`agents.model_io.load_policy`: only the weights, checked against the card's
+        Loaded by :func:`agents.models.files.load_policy`: only the weights, checked against the card's
         checksum, with ``torch.load(weights_only=True)``; nothing in the file is unpickled.
-        :func:`~agents.model_card.fit_card` checks the card against ``rules`` (except the rule
+        :func:`~agents.models.card.fit_card` checks the card against ``rules`` (except the rule
         parameters named in ``allow_rules``) and chooses the seat view.
         """
-        from .model_io import load_policy  # weights only: nothing in the file is unpickled
+        from agents.models.files import load_policy  # weights only: nothing in the file is unpickled
 
         resolved = resolve_model_path(str(path))
         card = read_card(resolved)

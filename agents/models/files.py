@@ -7,13 +7,13 @@ crafted file holds: do that only with files you trust). This project never does 
 network's weights), checks its SHA-256 against the model card, loads it with
 ``torch.load(weights_only=True)`` (plain tensors only: a pickled object is refused), and rebuilds
 the network, a sb3-contrib ``MaskableActorCriticPolicy`` (or this project's subclass
-:class:`~agents.afterstate.FarkleAfterstatePolicy`), from the card alone.
+:class:`~agents.models.afterstate.FarkleAfterstatePolicy`), from the card alone.
 
 :func:`save_model` and :func:`stamp_card` add the card keys ``weights_sha256``, ``zip_sha256``
-and ``policy`` (their schema, like the rest of the card's, is :mod:`agents.model_card`'s).
+and ``policy`` (their schema, like the rest of the card's, is :mod:`agents.models.card`'s).
 
 A card without ``weights_sha256`` is refused; stamp one you trust with
-``python -m agents.model_io stamp path/to/model.zip`` (or :func:`stamp_card`).
+``python -m agents.models.files stamp path/to/model.zip`` (or :func:`stamp_card`).
 """
 
 from __future__ import annotations
@@ -28,11 +28,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from dice_envs.io import atomic_write_bytes
-from dice_envs.rules import ConfigError
-
-from .activations import ACTIVATION_NAMES, activation_class, activation_name
-from .model_card import (
+from agents.models.activations import ACTIVATION_NAMES, activation_class, activation_name
+from agents.models.card import (
     DEFAULT_NET_ARCH,
     card_path,
     card_spaces,
@@ -41,6 +38,8 @@ from .model_card import (
     validate_card,
     write_card,
 )
+from dice_envs.io import atomic_write_bytes
+from dice_envs.rules import ConfigError
 
 __all__ = [
     "MAX_WEIGHTS_BYTES",
@@ -116,7 +115,7 @@ def policy_spec(model: Any) -> dict[str, Any]:
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
     from stable_baselines3.common.torch_layers import FlattenExtractor
 
-    from .afterstate import FarkleAfterstatePolicy
+    from agents.models.afterstate import FarkleAfterstatePolicy
 
     policy = getattr(model, "policy", model)
     if type(policy) not in (MaskableActorCriticPolicy, FarkleAfterstatePolicy):
@@ -249,7 +248,7 @@ def load_policy(path: str | Path, card: dict[str, Any], device: str = "cpu") -> 
         raise ConfigError(
             f"{where}: its card has no valid weights_sha256 checksum (got {want!r}), so the weights "
             "cannot be checked; if you trust this file, stamp its card with: "
-            f"python -m agents.model_io stamp {p}"
+            f"python -m agents.models.files stamp {p}"
         )
     zip_want = card.get("zip_sha256")
     if zip_want is not None and zip_want != file_sha256(p):
@@ -294,7 +293,7 @@ def load_policy(path: str | Path, card: dict[str, Any], device: str = "cpu") -> 
     kwargs: dict[str, Any] = {}
     cls: Any = MaskableActorCriticPolicy
     if spec["class"] == "FarkleAfterstatePolicy":
-        from .afterstate import FarkleAfterstatePolicy
+        from agents.models.afterstate import FarkleAfterstatePolicy
 
         cls = FarkleAfterstatePolicy
         kwargs = {"head_width": spec["head_width"], "num_players": int(card["num_players"])}
@@ -347,8 +346,8 @@ def _load_reason(exc: BaseException) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m agents.model_io stamp MODEL.zip ...``: stamp the cards of models you trust."""
-    ap = argparse.ArgumentParser(prog="python -m agents.model_io", description=main.__doc__)
+    """``python -m agents.models.files stamp MODEL.zip ...``: stamp the cards of models you trust."""
+    ap = argparse.ArgumentParser(prog="python -m agents.models.files", description=main.__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
     st = sub.add_parser("stamp", help="add checksums to the cards of model files you trust")
     st.add_argument("models", nargs="+", type=Path)

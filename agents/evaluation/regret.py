@@ -7,7 +7,7 @@
   games is an unbiased, far less noisy estimate of the gap to the optimum than mean scores (the
   dice noise cancels out of each difference), reported with a 95% interval.
 * **Two-player Farkle** (:func:`farkle_win_deficit`): the agent plays ``win-optimal``
-  (:mod:`agents.win_optimal`) with seats balanced, on the game runner; the deficit is
+  (:mod:`agents.players.win_optimal`) with seats balanced, on the game runner; the deficit is
   ``0.5`` (what ``win-optimal`` scores against itself, seats balanced) minus the agent's win rate
   (shared wins half), with a 95% interval. :func:`farkle_match` is the head-to-head behind it.
 * **Two-player Farkle, per decision** (:func:`farkle_regret`): every decision of the agent is
@@ -32,17 +32,16 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import Agent
+from agents.evaluation.runner import dice_seed, run_games
+from agents.evaluation.stats import Z95, mean_ci, win_shares
+from agents.registry import load
 from dice_envs.encoding import ScorecardView, decode, encode
 from dice_envs.engine import new_game
 from dice_envs.outcome import is_legal
 from dice_envs.rules import ConfigError, FarkleRules, RuleConfig, ScorecardRules, make_rules
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS
 from dice_envs.tables import scorecard_tables
-
-from .base import Agent
-from .evaluation.play import dice_seed, run_games
-from .evaluation.stats import Z95, mean_ci, win_shares
-from .registry import load
 
 __all__ = [
     "FarkleRegretResult",
@@ -118,7 +117,7 @@ def scorecard_regret(
     if not isinstance(games, int) or games < 1:
         raise ConfigError(f"games must be a positive integer, got {games!r}")
     if solution is None:
-        from .solver.scorecard import solve_scorecard
+        from agents.solver.scorecard import solve_scorecard
 
         solution = solve_scorecard(rules)
     player = load(agent, game=rules, num_players=1, seed=seed) if isinstance(agent, str) else agent
@@ -317,7 +316,7 @@ def fitting_specs(
     """The agent specs a two-player Farkle command plays under ``rules`` (:func:`check_fit`):
     ``given`` ones must all fit (``ConfigError`` naming ``flag`` otherwise); with ``given`` None
     the ``defaults`` that fit, and those left out because they do not (a model of other rules)."""
-    from .registry import check_fit
+    from agents.registry import check_fit
 
     specs, left_out = [], []
     for spec in defaults if given is None else given:
@@ -379,21 +378,20 @@ def farkle_regret(
 
     Game ``i`` throws the dice of seed ``seed + i`` with the agent in seat ``i % 2`` against
     ``opponent``; both are reset with that seed first, so a run repeats. Each decision's loss is
-    :meth:`~agents.win_optimal.WinOptimalAgent.action_values` of the best legal action minus
+    :meth:`~agents.players.win_optimal.WinOptimalAgent.action_values` of the best legal action minus
     that of the chosen one (both assume optimal play from there on); losses up to :data:`TIE`
     count as none.
     """
+    from agents.players.win_optimal import WinOptimalAgent
     from dice_envs.encoding import encode as encode_obs
     from dice_envs.rules.farkle import BANK_FLAG
-
-    from .win_optimal import WinOptimalAgent
 
     r = make_rules(rules)
     if not isinstance(r, FarkleRules):
         raise ConfigError(f"Farkle regret needs farkle rules, got {r.game!r}")
     if not isinstance(games, int) or isinstance(games, bool) or games < 1:
         raise ConfigError(f"games must be a positive integer, got {games!r}")
-    from .solver.farkle_win import option_groups
+    from agents.solver.farkle_win import option_groups
 
     farkle_p = option_groups()[-1]
     judge = WinOptimalAgent(r, 2)  # reads the seat of each decision from its observation
@@ -450,11 +448,10 @@ def _settled_throws(judge: Any, obs: np.ndarray, masks: np.ndarray, farkle_p: np
     ``B``; throwing its ``n`` dice on farkles with chance ``p(n)``, else the mover banks at once
     (worth at least ``B``), so throwing on is worth ``B - p(n) (B - V)``, ``V`` the mover's chance
     after losing the turn (0 in the last round)."""
+    from agents.solver.farkle_win import STEP
     from dice_envs.encoding import decode_farkle_batch
     from dice_envs.engine import farkle_turn as turn
     from dice_envs.rules.farkle import BANK_FLAG
-
-    from .solver.farkle_win import STEP
 
     values = judge.action_values(obs, masks)
     throws = values[:, :BANK_FLAG]

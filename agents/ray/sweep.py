@@ -69,10 +69,9 @@ def load_sweep(path: str | Path) -> dict[str, Any]:
     opponents, pool_builtin, final_eval_opponents, bc_expert) over the trial's base config, so
     a bad value is refused here, by name, and not inside a Ray trial.
     """
+    from agents.training.config import TrainConfig, load_config
+    from agents.training.recipes import find_config
     from dice_envs.rules.config import _unique_key_loader
-
-    from .config_files import find_config
-    from .training.config import TrainConfig, load_config
 
     path = Path(path)
     try:
@@ -149,8 +148,8 @@ _MAX_COMBINATIONS = 4096
 def _refusal(values: dict[str, Any]) -> str | None:
     """Why training would refuse a trial with these config ``values`` before its first step (the
     config's validation, then ``train``'s check of its agent specs); None if it would not."""
-    from .training.config import TrainConfig
-    from .training.train import check_agent_specs
+    from agents.training.config import TrainConfig
+    from agents.training.train import check_agent_specs
 
     try:
         check_agent_specs(TrainConfig.from_dict(values))
@@ -181,7 +180,7 @@ def _check_space(path: Path, base: dict[str, Any], candidates: dict[str, list[tu
 
 def _apply_set(path: Path, cfg: Any, fixed: Any) -> Any:
     """``cfg`` with the sweep file's ``set``: a mapping, or a list of ``key=value`` strings."""
-    from .training.config import TrainConfig
+    from agents.training.config import TrainConfig
 
     if fixed is None:
         return cfg
@@ -277,7 +276,7 @@ def search_space(space: Mapping[str, Any]) -> dict[str, Any]:
 def trial_metric(folder: Path, evaluation: Mapping[str, Any], metric: str) -> float:
     """A finished run's metric: its last periodic evaluation, or the trained agent's final row."""
     if metric == "eval":
-        from .training.artifacts import ProgressLog
+        from agents.training.artifacts import ProgressLog
 
         values = [r.get("eval") for r in ProgressLog.read(folder / "progress.csv")]
         values = [float(v) for v in values if v not in (None, "")]
@@ -292,8 +291,8 @@ def trial_metric(folder: Path, evaluation: Mapping[str, Any], metric: str) -> fl
 def anchored_specs(values: Mapping[str, Any], folder: str | Path) -> dict[str, Any]:
     """``values`` (training config keys) with relative model paths read against ``folder``, the
     sweep's working directory: Tune runs each trial in its own folder."""
-    from .registry import anchored_spec
-    from .training.config import AGENT_LIST_KEYS
+    from agents.registry import anchored_spec
+    from agents.training.config import AGENT_LIST_KEYS
 
     out = dict(values)
     for key in (*AGENT_LIST_KEYS, "bc_expert", "init_model"):
@@ -309,8 +308,8 @@ def sweep_trial(params: dict[str, Any]) -> None:
     """One Tune trial: one training run in its own folder; reports the metric."""
     from ray import tune
 
-    from .training.config import TrainConfig
-    from .training.train import train
+    from agents.training.config import TrainConfig
+    from agents.training.train import train
 
     ctx = tune.get_context()
     base, metric, root = params.pop("__base"), params.pop("__metric"), Path(params.pop("__root"))
@@ -351,7 +350,7 @@ def run_sweep(sweep: Mapping[str, Any], out: str | Path, address: str | None = N
     from ray import tune
     from ray.tune.search import BasicVariantGenerator
 
-    from .ray_eval import ensure_ray
+    from agents.ray.tournament import ensure_ray
 
     out = check_out(out)
     try:

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.base import BaseAgent, check_mask
+from agents.solver.farkle_win import DEFAULT_CAP, STEP, FarkleWinSolution, solve_farkle_win
 from dice_envs.encoding import FarkleBatchView, decode_farkle_batch
 from dice_envs.engine import farkle_turn as turn
 from dice_envs.rules import ConfigError, FarkleRules
 from dice_envs.rules.farkle import BANK_FLAG
-
-from .base import BaseAgent, check_mask
-from .solver.farkle_win import DEFAULT_CAP, STEP, FarkleWinSolution, solve_farkle_win
 
 __all__ = ["WinOptimalAgent"]
 

@@ -20,7 +20,7 @@ that lead to the same afterstate get the same logit. The critic is the usual MLP
 
 It is still a ``MaskableActorCriticPolicy`` (a subclass): ``MaskablePPO.load(path)`` +
 ``predict(obs, action_masks=...)`` work with ``dice-envs`` installed, and
-:func:`agents.model_io.load_policy` rebuilds it from the model card (``policy.class``) without
+:func:`agents.models.files.load_policy` rebuilds it from the model card (``policy.class``) without
 unpickling anything. The points table is a non-persistent buffer: the file holds weights only.
 
 >>> import torch

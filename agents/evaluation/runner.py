@@ -37,12 +37,11 @@ from typing import Any
 
 import numpy as np
 
+from agents.base import Agent
 from dice_envs.checks import first_illegal
 from dice_envs.engine import FarkleGame, ScorecardGame
 from dice_envs.rules import ConfigError, RuleConfig
 from dice_envs.vector import make_engine
-
-from ..base import Agent
 
 __all__ = [
     "MAX_PLAYERS",

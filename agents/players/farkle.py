@@ -26,12 +26,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.base import BaseAgent, check_mask, check_mask_width, legal_rows
+from agents.solver.farkle import STEP, FarkleSolution, solve_farkle
 from dice_envs.encoding import FarkleView, decode, decode_farkle_batch
 from dice_envs.engine import farkle_turn as turn
 from dice_envs.rules.farkle import BANK_FLAG, NUM_DICE, FarkleRules
-
-from .base import BaseAgent, check_mask, check_mask_width, legal_rows
-from .solver.farkle import STEP, FarkleSolution, solve_farkle
 
 __all__ = [
     "BatchOptions",

@@ -1,0 +1,1 @@
+"""Ray: tournaments on a cluster, hyper-parameter sweeps on Ray Tune, and RLlib training."""
