@@ -39,7 +39,7 @@ def test_known_optima_are_the_solvers(game: str) -> None:
 
     rules = make_rules(game)
     assert known_optimum(rules) == KNOWN_OPTIMA[game]  # exact: the shipped constant itself
-    assert_close(solve_scorecard(rules, use_cache=False).expected_score(), KNOWN_OPTIMA[game], rtol=1e-12)
+    assert_close(solve_scorecard(rules).expected_score(), KNOWN_OPTIMA[game], rtol=1e-12)
     assert known_optimum(make_rules(game, upper_bonus=0)) is None  # other rules: solve them
 
 
