@@ -33,30 +33,7 @@ def test_training_loop_comparison_writes_its_figures_and_never_overwrites(tmp_pa
     assert train["ppo_speedup_vs_sb3_native"] == pytest.approx(
         train["ppo"]["steps_per_s"] / train["sb3-native"]["steps_per_s"]
     )
-    # the bound: the same run's matrix products alone, for farkle's nets (obs -> 16 -> actions / 1)
-    import gymnasium as gym
-    from gymnasium.spaces.utils import flatdim
-
-    from agents.commands.benchmark.training import matmul_flops_per_step
-
-    spaces = gym.make("dice_envs/Farkle-v0")
-    n_in, n_act = flatdim(spaces.observation_space), int(spaces.action_space.n)
-    bound = train["matmul-bound"]
-    assert bound["steps"] == 32 * 8
-    macs = n_in * 16 * 2 + 16 * n_act + 16  # first layers of both nets, the two heads
-    fwd, grads = 2 * macs, 2 * macs + 2 * (16 * n_act + 16)  # weight grads + input grads past layer 1
-    assert bound["flops_per_step"] == matmul_flops_per_step([n_in, 16, n_act], [n_in, 16, 1], 4)
-    assert bound["flops_per_step"] == fwd + 4 * (fwd + grads)
-    assert bound["gflops_per_s"] == pytest.approx(bound["flops_per_step"] * bound["steps_per_s"] / 1e9)
-    assert train["ppo_share_of_matmul_bound"] == pytest.approx(
-        train["ppo"]["steps_per_s"] / bound["steps_per_s"]
-    )
-    assert train["matmul_bound_vs_sb3_gym"] == pytest.approx(
-        bound["steps_per_s"] / train["sb3-gym"]["steps_per_s"]
-    )
     printed = capsys.readouterr().out
-    assert "matrix products alone" in printed
-    assert "the most any trainer could gain over MaskablePPO (DummyVecEnv of Gymnasium envs)" in printed
     assert "native PPO / MaskablePPO (native env)" in printed
     assert "native PPO / MaskablePPO (DummyVecEnv of Gymnasium envs)" in printed
     before = out.read_bytes()
@@ -102,7 +79,7 @@ def test_help_names_the_command_as_it_is_typed(capsys) -> None:
     commands = [line for line in examples if not line.startswith("Run ")]
     assert len(commands) >= 5
     assert all(line.removeprefix("taskset -c 0 ").startswith("dice-envs benchmark ") for line in commands)
-    for name in ("engine", "envs", "training", "ratio", "recipe"):
+    for name in ("engine", "envs", "training", "recipe"):
         assert f"dice-envs benchmark {name} " in text
         assert agents.commands.cli.main(["benchmark", name, "--help"]) == 0
         assert capsys.readouterr().out.startswith(f"usage: dice-envs benchmark {name} ")
@@ -144,18 +121,6 @@ def test_env_figures_and_their_speedups(tmp_path: Path) -> None:
         )
 
 
-def test_ratio_is_the_median_of_the_alternating_runs(tmp_path: Path, capsys) -> None:
-    out = tmp_path / "ratio.json"
-    argv = ["ratio", "--games", "spiffel", "--seconds", "0.05", "--num-envs", "8", "--repeat", "3"]
-    assert benchmark.main([*argv, "--out", str(out)]) == 0
-    r = json.loads(out.read_text())["games"]["spiffel"]
-    ratios = [run["native_steps_per_cpu_s"] / run["scalar_steps_per_cpu_s"] for run in r["runs"]]
-    assert r["ratios"] == pytest.approx(ratios) and r["ratio"] == pytest.approx(sorted(ratios)[1])
-    assert r["num_envs"] == 8
-    assert "(median of 3)" in capsys.readouterr().out
-
-
-@needs_sb3
 def test_recipe_times_each_backend(tmp_path: Path, capsys) -> None:
     out = tmp_path / "recipe.json"
     argv = ["recipe", "--config", "quickstart", "--backends", "native", "dummy"]

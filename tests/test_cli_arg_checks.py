@@ -241,8 +241,6 @@ def test_measure_bots_recognises_its_own_figures(tmp_path: Path) -> None:
         (["engine", "--seconds", "0"], "--seconds must be a number of seconds > 0, got 0.0"),
         (["engine", "--players", "9"], "--players must be an integer in 1-8, got 9"),
         (["engine", "--seed", "-1"], "--seed must be an integer >= 0, got -1"),
-        (["ratio", "--repeat", "0"], "--repeat must be an integer >= 1, got 0"),
-        (["ratio", "--num-envs", "0"], "--num-envs must be an integer >= 1, got 0"),
         (["recipe", "--train-steps", "0"], "--train-steps must be an integer >= 1, got 0"),
         (["envs", "--loop-envs", "8"], "unrecognized arguments: --loop-envs"),  # a training option
     ],

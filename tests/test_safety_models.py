@@ -271,7 +271,8 @@ def test_card_without_checksum_is_refused_with_how_to_stamp(saved: Path, tmp_pat
     path.with_suffix(".json").write_text(json.dumps(card))
     zip_before = path.read_bytes()
     with pytest.raises(
-        ConfigError, match=r"no valid weights_sha256 checksum \(got None\).*python -m agents\.model_io stamp"
+        ConfigError,
+        match=r"no valid weights_sha256 checksum \(got None\).*python -m agents\.models\.files stamp",
     ):
         agents.load(str(path), game="spiffel")
     # the card's config says [64, 64] (sb3's default) but the weights are [8]: stamping refuses

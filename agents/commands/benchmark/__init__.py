@@ -4,9 +4,7 @@ One subcommand per measurement, each in its own module (imported only when it ru
 
 * ``engine`` (:mod:`.engine`) — the one-game rules engines, random legal play;
 * ``envs`` (:mod:`.envs`) — the Gymnasium env, ``SyncVectorEnv`` and the native vector env;
-* ``training`` (:mod:`.training`) — whole training loops, native PPO against ``MaskablePPO``,
-  and the bound their matrix products set;
-* ``ratio`` (:mod:`.ratio`) — native vector env / scalar env in plain loops;
+* ``training`` (:mod:`.training`) — whole training loops, native PPO against ``MaskablePPO``;
 * ``recipe`` (:mod:`.recipe`) — a training recipe's vector env and loop per ``vec_env`` backend.
 
 Every subcommand prints its figures and, with ``--out``, writes them as JSON (atomically, never
@@ -51,7 +49,6 @@ EXAMPLES = {
         "dice-envs benchmark training --games spiffel --gym --out train.json",
         "dice-envs benchmark training --games spiffel --device cuda --loop-envs 4096",
     ],
-    "ratio": ["taskset -c 0 dice-envs benchmark ratio --games farkle --seconds 2 --repeat 3"],
     "recipe": ["dice-envs benchmark recipe --config quickstart --backends native dummy"],
 }
 
@@ -59,7 +56,6 @@ HELP = {
     "engine": "engine steps/s of the one-game rules engines (random legal play)",
     "envs": "env steps/s: Gymnasium env, SyncVectorEnv, native vector env (with opponents)",
     "training": "env steps/s of whole training loops: native PPO, MaskablePPO, matmul bound",
-    "ratio": "native vector env / scalar env steps per CPU second, plain loops",
     "recipe": "a training recipe's rollout and loop steps/s per vec_env backend",
 }
 
@@ -159,12 +155,6 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: 1 with --device cuda, whose first products load kernels and cuBLAS; 0 on a CPU)",
     )
 
-    r = _add(sub, "ratio", [out])
-    games(r, ["farkle"])
-    seconds(r, 2.0, "measurement")
-    r.add_argument("--num-envs", type=int, default=1024, help="games of the native env (default 1024)")
-    r.add_argument("--repeat", type=int, default=1, help="alternating measurements; the median ratio counts")
-
     c = _add(sub, "recipe", [out])
     c.add_argument("--config", default="quickstart", help="a training recipe: a file or a shipped name")
     c.add_argument(
@@ -196,8 +186,6 @@ _LOWS = {
     "loop_updates": 1,
     "warmup": 0,
     "seed": 0,
-    "num_envs": 1,
-    "repeat": 1,
     "rollout_steps": 1,
     "train_steps": 1,
 }

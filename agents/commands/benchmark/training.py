@@ -8,12 +8,6 @@ For every selected ruleset, in the same run, with the same network, rollout size
   (:class:`dice_envs.vector.sb3.SB3VecEnv`); ``sb3-gym`` (``--gym``) on a ``DummyVecEnv`` of the
   scalar Gymnasium envs, as sb3-contrib documents it; ``sb3-subproc`` (``--subproc``) on a
   ``SubprocVecEnv`` of them;
-* ``matmul-bound`` — the bound under every loop above: the same run's matrix products alone (the
-  rollout's forwards of both nets, then per epoch and minibatch their forwards, weight gradients
-  and input gradients; no activation, loss, optimiser or env), timed with torch on the same device
-  and threads. No trainer that does this work with these products runs faster, so
-  ``bound / MaskablePPO`` is the most any trainer could gain over ``MaskablePPO`` at equal work
-  on this machine.
 
 A *step* is one learner decision in one game, counted over the whole loop (rollout + update).
 ``--device cuda`` runs the loops on the GPU, each after ``--warmup`` untimed updates with the same
@@ -24,7 +18,6 @@ would fall on whichever loop ran first).
 from __future__ import annotations
 
 import argparse
-import itertools
 import sys
 import time
 from pathlib import Path
@@ -36,7 +29,7 @@ from agents.commands.benchmark.rates import load_average, machine, rate, set_tor
 from agents.models.activations import activation_class
 from dice_envs.games import game_spec
 
-__all__ = ["bench_loop", "bench_matmul_bound", "bench_training", "matmul_flops_per_step", "run"]
+__all__ = ["bench_loop", "bench_training", "run"]
 
 _THEIRS = ("sb3-native", "sb3-gym", "sb3-subproc")
 _LOOP_NAMES = {
@@ -59,8 +52,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def bench_training(game: str, args: argparse.Namespace, threads: int) -> dict[str, Any]:
-    """Every training loop the arguments ask for, their speed-ups over each ``MaskablePPO`` loop,
-    and the matrix-product bound with what it allows over each."""
+    """Every training loop the arguments ask for and the native loop's speed-up over each
+    ``MaskablePPO`` loop."""
     kinds = (
         ["ppo", "sb3-native"] + (["sb3-gym"] if args.gym else []) + (["sb3-subproc"] if args.subproc else [])
     )
@@ -69,12 +62,6 @@ def bench_training(game: str, args: argparse.Namespace, threads: int) -> dict[st
         if theirs in out:
             ratio = out["ppo"]["steps_per_s"] / out[theirs]["steps_per_s"]
             out[f"ppo_speedup_vs_{theirs}".replace("-", "_")] = ratio
-    bound = out["matmul-bound"] = bench_matmul_bound(game, args, threads)
-    out["ppo_share_of_matmul_bound"] = out["ppo"]["steps_per_s"] / bound["steps_per_s"]
-    for theirs in _THEIRS:
-        if theirs in out:
-            ratio = bound["steps_per_s"] / out[theirs]["steps_per_s"]
-            out[f"matmul_bound_vs_{theirs}".replace("-", "_")] = ratio
     return out
 
 
@@ -170,90 +157,8 @@ def bench_timed_loop(game: str, trainer: str, args: argparse.Namespace, threads:
     return out
 
 
-def _layer_dims(game: str, net_arch: list[int]) -> tuple[list[int], list[int]]:
-    """Widths of the policy and value MLPs (input, hidden..., output) the loops train for ``game``."""
-    from gymnasium.spaces.utils import flatdim
-
-    env = gym.make(game_spec(game).env_id)
-    n_in, n_act = flatdim(env.observation_space), int(env.action_space.n)
-    env.close()
-    return [n_in, *net_arch, n_act], [n_in, *net_arch, 1]
-
-
-def matmul_flops_per_step(pi: list[int], vf: list[int], n_epochs: int) -> int:
-    """Floating-point operations of the matrix products per env step of a PPO loop over two MLPs.
-
-    One forward of both nets in the rollout, then per epoch a forward, the weight gradients and the
-    input gradients of every layer but the first (the observations need no gradient):
-
-    >>> matmul_flops_per_step([2, 3, 1], [2, 3, 1], n_epochs=1)  # 9 MACs per forward and net
-    120
-    """
-
-    def macs(d: list[int]) -> int:
-        return sum(a * b for a, b in itertools.pairwise(d))
-
-    fwd = 2 * (macs(pi) + macs(vf))
-    bwd = fwd + 2 * (macs(pi[1:]) + macs(vf[1:]))
-    return fwd + n_epochs * (fwd + bwd)
-
-
-def bench_matmul_bound(game: str, args: argparse.Namespace, threads: int) -> dict[str, float]:
-    """Env steps per second of the loops' matrix products alone (module doc), ``--loop-updates`` rollouts."""
-    import torch
-
-    torch.set_num_threads(threads)
-    dev = torch.device(args.device)
-    gen = torch.Generator().manual_seed(0)
-    pi, vf = _layer_dims(game, list(args.net_arch))
-
-    def weights(dims: list[int]) -> list[torch.Tensor]:
-        return [(torch.randn(b, a, generator=gen) / a**0.5).to(dev) for a, b in itertools.pairwise(dims)]
-
-    nets = [weights(pi), weights(vf)]
-    rollout = args.loop_envs * args.loop_steps
-    sizes = [args.loop_batch] * (rollout // args.loop_batch)  # full minibatches: the least any loop does
-    obs = {n: torch.randn(n, pi[0], generator=gen).to(dev) for n in {args.loop_envs, *sizes}}
-
-    def one_update() -> None:
-        for _ in range(args.loop_steps):
-            for ws in nets:
-                x = obs[args.loop_envs]
-                for w in ws:
-                    x = x @ w.t()
-        for _ in range(args.loop_epochs):
-            for n in sizes:
-                for ws in nets:
-                    acts = [obs[n]]
-                    for w in ws:
-                        acts.append(acts[-1] @ w.t())
-                    grad = acts[-1]
-                    for i in range(len(ws) - 1, -1, -1):
-                        grad.t() @ acts[i]  # weight gradient
-                        if i:
-                            grad = grad @ ws[i]  # input gradient
-
-    def sync() -> None:
-        if dev.type == "cuda":
-            torch.cuda.synchronize()
-
-    with torch.no_grad():
-        one_update()  # warm-up: allocator, kernels
-        sync()
-        wall, cpu = time.perf_counter(), time.process_time()
-        for _ in range(args.loop_updates):
-            one_update()
-        sync()
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    out = rate(args.loop_updates * rollout, wall, cpu)
-    flops = matmul_flops_per_step(pi, vf, args.loop_epochs)
-    out["flops_per_step"] = float(flops)
-    out["gflops_per_s"] = flops * out["steps_per_s"] / 1e9
-    return out
-
-
 def print_training(game: str, train: dict[str, Any]) -> None:
-    """The rows of one ruleset: each loop's rates, the speed-ups and the matrix-product bound."""
+    """The rows of one ruleset: each loop's rates and the speed-ups."""
     print(f"\n{game}")
     print(f"  {'training loop':<20}{'steps/s':>12}{'steps/cpu-s':>13}")
     for k, v in train.items():
@@ -263,14 +168,4 @@ def print_training(game: str, train: dict[str, Any]) -> None:
         if "_speedup_vs_" in key:
             mine, theirs = key.split("_speedup_vs_")
             print(f"  {_LOOP_NAMES[mine]} / {_LOOP_NAMES[theirs]}: {ratio:.1f}x")
-    bound = train["matmul-bound"]
-    print(
-        f"  matrix products alone: {bound['gflops_per_s']:.0f} GFLOP/s, "
-        f"{bound['flops_per_step'] / 1e6:.2f} MFLOP per step; native PPO runs at "
-        f"{train['ppo_share_of_matmul_bound']:.0%} of their rate"
-    )
-    for key, ratio in train.items():
-        if key.startswith("matmul_bound_vs_"):
-            theirs = key.removeprefix("matmul_bound_vs_")
-            print(f"  the most any trainer could gain over {_LOOP_NAMES[theirs]} here: {ratio:.1f}x")
     sys.stdout.flush()
