@@ -8,7 +8,8 @@ one. Existing files are not overwritten unless ``overwrite=True``.
 
 :func:`check_out_dir` is called by the scripts *before* any work starts: it refuses an output
 path that is a file, a folder that cannot be written, or (without ``force``) a folder that
-already holds files the run would replace.
+already holds files the run would replace. :func:`fresh_folder` picks a default output folder
+that holds no earlier run: ``runs/<name>``, else ``runs/<name>-2``, ``-3``, ...
 
 >>> import tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -29,7 +30,14 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
-__all__ = ["atomic_open", "atomic_write_bytes", "atomic_write_text", "check_out_dir"]
+__all__ = [
+    "atomic_open",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "check_out_dir",
+    "fresh_folder",
+    "occupied",
+]
 
 
 @contextlib.contextmanager
@@ -119,3 +127,23 @@ def check_out_dir(
     if not os.access(parent, os.W_OK | os.X_OK):
         raise PermissionError(f"cannot create output folder {out}: {parent} is not writable")
     return out
+
+
+def occupied(path: str | Path) -> bool:
+    """Anything at ``path``: a file, or a folder with something in it."""
+    p = Path(path)
+    return p.exists() and (not p.is_dir() or any(p.iterdir()))
+
+
+def fresh_folder(base: str | Path) -> Path:
+    """``base`` when nothing is there (or an empty folder), else the first of ``base-2``,
+    ``base-3``, ... with nothing there: the default output folder of a command, never an earlier
+    run's (``dice-envs train``'s ``runs/<name>``, ``dice-envs evaluate``'s ``runs/eval-<game>``).
+    Creates nothing."""
+    base = Path(base)
+    if not occupied(base):
+        return base
+    n = 2
+    while occupied(base.with_name(f"{base.name}-{n}")):
+        n += 1
+    return base.with_name(f"{base.name}-{n}")

@@ -13,12 +13,12 @@ all three:
 (2, 'win', 2000)
 >>> import gymnasium as gym
 >>> import dice_envs
->>> from dice_envs.multiagent import farkle_v0
->>> gym.make("dice_envs/Farkle-v0", options=opts).unwrapped.num_players
+>>> from dice_envs.multiagent import farkle_v1
+>>> gym.make("dice_envs/Farkle-v1", options=opts).unwrapped.num_players
 2
->>> farkle_v0.env(options=opts).unwrapped.rules.target
+>>> farkle_v1.env(options=opts).unwrapped.rules.target
 2000
->>> gym.make_vec("dice_envs/Farkle-v0", num_envs=3, options=opts).num_players
+>>> gym.make_vec("dice_envs/Farkle-v1", num_envs=3, options=opts).num_players
 2
 >>> EnvOptions.from_kwargs("spiffel", {"reward": "money"})
 Traceback (most recent call last):

@@ -27,8 +27,8 @@ string, a bool, a wrong-shaped array) is refused with ``TypeError`` / ``ValueErr
 mode (:func:`dice_envs.checks.as_action`). A game that ends reports the AEC env's own
 ``terminations`` / ``truncations`` for the learner (a dice-envs AEC env sets them by the same rule).
 
->>> from dice_envs.multiagent import farkle_v0
->>> env = SingleAgentEnv(farkle_v0.raw_env(num_players=2), ["random"], seat=1)
+>>> from dice_envs.multiagent import farkle_v1
+>>> env = SingleAgentEnv(farkle_v1.raw_env(num_players=2), ["random"], seat=1)
 >>> obs, info = env.reset(seed=0)
 >>> info["seat"], obs.shape, int(env.action_masks().sum()) > 0
 (1, (52,), True)

@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         res = measure(path, args.games, args.opponents, args.seeds or [args.seed])
         figures[name] = res
         if res["num_players"] == 1:
-            line = f"{name:<11} {res['games']} games: mean {res['mean_score']:.2f} ± {res['stderr']:.2f}"
+            line = f"{name:<11} {res['games']} games: mean {res['mean_score']:.2f} ± {res['stderr']:.2f} s.e."
             if "per_seed_mean_score" in res:
                 line += " (per seed: " + ", ".join(f"{x:.2f}" for x in res["per_seed_mean_score"]) + ")"
             if "optimum" in res:

@@ -22,7 +22,7 @@ import pytest
 import dice_envs  # noqa: F401
 from agents.base import RandomAgent
 from agents.ray.sweep import load_sweep
-from dice_envs.multiagent import farkle_v0, spiffel_v0
+from dice_envs.multiagent import farkle_v1, spiffel_v0
 from dice_envs.rules import ConfigError, make_rules
 from dice_envs.vector.sb3 import SB3VecEnv
 
@@ -254,9 +254,9 @@ def test_pettingzoo_env_penalizes_an_out_of_range_action(action) -> None:
 def test_pettingzoo_env_out_of_range_under_python_O() -> None:
     code = (
         "import warnings; warnings.simplefilter('ignore')\n"
-        "from dice_envs.multiagent import farkle_v0\n"
+        "from dice_envs.multiagent import farkle_v1\n"
         "for a in (128, -1, 1000):\n"
-        "    e = farkle_v0.env(num_players=2); e.reset(seed=0); e.step(a)\n"
+        "    e = farkle_v1.env(num_players=2); e.reset(seed=0); e.step(a)\n"
         "    assert e.rewards['player_0'] == -1.0 and all(e.terminations.values()), e.rewards\n"
         "print('ok')\n"
     )
@@ -265,7 +265,7 @@ def test_pettingzoo_env_out_of_range_under_python_O() -> None:
 
 
 def test_pettingzoo_env_refuses_non_integers_and_none_while_playing() -> None:
-    env = farkle_v0.env(num_players=2)
+    env = farkle_v1.env(num_players=2)
     env.reset(seed=0)
     for bad in (None, 1.5, "1"):
         with pytest.raises(TypeError, match="an action must be an integer"):
@@ -275,7 +275,7 @@ def test_pettingzoo_env_refuses_non_integers_and_none_while_playing() -> None:
 
 # --------------------------------------------------------------------------- 14, 15, 18: Gymnasium
 @pytest.mark.parametrize(
-    ("env_id", "spec"), [("dice_envs/Spiffel-v0", "bogus"), ("dice_envs/Farkle-v0", "pretrained:spiffel")]
+    ("env_id", "spec"), [("dice_envs/Spiffel-v0", "bogus"), ("dice_envs/Farkle-v1", "pretrained:spiffel")]
 )
 def test_make_vec_refuses_a_bad_opponent_at_construction(env_id, spec) -> None:
     with pytest.raises(ConfigError):
@@ -337,8 +337,9 @@ def test_built_in_agents_refuse_a_mask_of_another_width(game: str, spec: str) ->
     import gymnasium as gym
 
     import agents
+    from dice_envs.games import game_spec
 
-    obs, info = gym.make(f"dice_envs/{game.capitalize()}-v0").reset(seed=0)
+    obs, info = gym.make(game_spec(game).env_id).reset(seed=0)
     agent = agents.load(spec, game=game)
     with pytest.raises(ValueError, match=f"does not fit {game}: its action space is Discrete"):
         agent.act(obs, np.ones(3, np.int8))

@@ -11,12 +11,12 @@ import pytest
 
 import dice_envs  # noqa: F401 - registers the ids
 from dice_envs.engine import make_engine, new_game
-from dice_envs.multiagent import dice_poker_v0, farkle_v0, spiffel_v0, yahtzee_v0
+from dice_envs.multiagent import dice_poker_v0, farkle_v1, spiffel_v0, yahtzee_v0
 from dice_envs.rules import ConfigError, dice_poker, spiffel, yahtzee
 from dice_envs.rules.scorecard import KNOWN_BOXES, box_score
 from dice_envs.vector import FarkleVectorEnv, SpiffelVectorEnv
 
-AEC = [spiffel_v0, dice_poker_v0, yahtzee_v0, farkle_v0]
+AEC = [spiffel_v0, dice_poker_v0, yahtzee_v0, farkle_v1]
 AEC_IDS = [m.__name__.rsplit(".", 1)[1] for m in AEC]
 
 
@@ -50,7 +50,7 @@ def test_raw_env_render_before_reset_says_reset_is_needed(module) -> None:
 
 
 def test_gymnasium_env_calls_before_reset_name_the_missing_reset() -> None:
-    for env in (gym.make("dice_envs/Spiffel-v0").unwrapped, gym.make("dice_envs/Farkle-v0").unwrapped):
+    for env in (gym.make("dice_envs/Spiffel-v0").unwrapped, gym.make("dice_envs/Farkle-v1").unwrapped):
         with pytest.raises(RuntimeError, match=r"^call reset\(\) before step\(\)$"):
             env.step(33)
         with pytest.raises(RuntimeError, match=r"^call reset\(\) before action_masks\(\)$"):

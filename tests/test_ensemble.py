@@ -119,7 +119,7 @@ def test_merged_file_loads_everywhere_and_its_card_names_the_members(member_file
         assert {i.compress_type for i in zf.infolist()} == {zipfile.ZIP_DEFLATED}
 
     agent = agents.load(str(out))
-    env = gym.make("dice_envs/Farkle-v0", opponents=[str(out)])  # the ensemble as an opponent
+    env = gym.make("dice_envs/Farkle-v1", opponents=[str(out)])  # the ensemble as an opponent
     obs, info = env.reset(seed=3)
     model = MaskablePPO.load(out, device="cpu")
     for _ in range(30):

@@ -72,7 +72,7 @@ def test_ids_registered_with_vector_entry_points():
         "dice_envs/Spiffel-v0",
         "dice_envs/DicePoker-v0",
         "dice_envs/Yahtzee-v0",
-        "dice_envs/Farkle-v0",
+        "dice_envs/Farkle-v1",
     }
 
 
@@ -202,7 +202,7 @@ def test_score_reward_sums_to_final_total(env_id, opponents):
 
 def test_score_reward_counts_bankruptcy_on_opponents_moves():
     """A Farkle bankruptcy of the learner happens on an opponent's step; it must reach the learner."""
-    env = make("dice_envs/Farkle-v0", opponents=["random"], seat=1, reward="score", target=3000)
+    env = make("dice_envs/Farkle-v1", opponents=["random"], seat=1, reward="score", target=3000)
     bankrupt_episodes = 0
     for seed in range(25):
         env.reset(seed=seed)
@@ -341,7 +341,7 @@ def test_farkle_truncation_and_redeal():
             CountingRandom.resets += 1
             super().reset(seed)
 
-    env = make("dice_envs/Farkle-v0", opponents=[CountingRandom()], seat=1, max_turns=1, reward="score")
+    env = make("dice_envs/Farkle-v1", opponents=[CountingRandom()], seat=1, max_turns=1, reward="score")
     n_truncated = 0
     for seed in range(150):
         _, info = env.reset(seed=seed)

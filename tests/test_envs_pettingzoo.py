@@ -12,17 +12,17 @@ from pettingzoo.test import api_test, seed_test
 
 from dice_envs.encoding import ENCODING_VERSION, encode, encoding_id, family
 from dice_envs.engine import FarkleGame
-from dice_envs.multiagent import dice_poker_v0, farkle_v0, spiffel_v0, win_rewards, yahtzee_v0
+from dice_envs.multiagent import dice_poker_v0, farkle_v1, spiffel_v0, win_rewards, yahtzee_v0
 from dice_envs.rules import ConfigError
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS
 
-MODULES = [spiffel_v0, dice_poker_v0, yahtzee_v0, farkle_v0]
+MODULES = [spiffel_v0, dice_poker_v0, yahtzee_v0, farkle_v1]
 IDS = [m.__name__.rsplit(".", 1)[-1] for m in MODULES]
 
 
 def small(module):
     """Rule parameters that keep Farkle games short in tests."""
-    return {"target": 1500} if module is farkle_v0 else {}
+    return {"target": 1500} if module is farkle_v1 else {}
 
 
 @pytest.mark.parametrize("module", MODULES, ids=IDS)
@@ -115,7 +115,7 @@ def test_agent_keeps_the_turn_for_all_throws():
 
 
 def test_farkle_bankruptcy_reward_goes_to_the_bankrupt_seat():
-    env = farkle_v0.raw_env(num_players=2, reward="score")
+    env = farkle_v1.raw_env(num_players=2, reward="score")
     env.reset(seed=0)
     env.game = FarkleGame(env.rules, num_players=2, seed=0, opening=(1, 1, 1, 1, 2, 3))
     # player_1's opening throw, then player_0's next opening throw: a farkle
@@ -171,7 +171,7 @@ def test_bad_arguments(kwargs, match):
 
 
 def test_rule_parameters_reach_the_engine():
-    env = farkle_v0.env(num_players=2, target=500, bank_minimum=0)
+    env = farkle_v1.env(num_players=2, target=500, bank_minimum=0)
     env.reset(seed=0)
     assert env.unwrapped.rules.target == 500 and env.unwrapped.rules.bank_minimum == 0
     assert spiffel_v0.raw_env(num_players=1).reward_mode == "score"

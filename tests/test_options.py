@@ -15,7 +15,7 @@ import pytest
 
 import dice_envs  # noqa: F401 - registers the ids
 from dice_envs.engine.dice import RandomDice
-from dice_envs.multiagent import farkle_v0, spiffel_v0
+from dice_envs.multiagent import farkle_v1, spiffel_v0
 from dice_envs.options import OPTION_KEYS, EnvOptions, check_seat, options_of
 from dice_envs.rules import ConfigError, FarkleRules, SpiffelRules, make_rules
 from dice_envs.vector import FarkleVectorEnv, SpiffelVectorEnv
@@ -116,10 +116,10 @@ def _farkle_options() -> EnvOptions:
 def test_the_same_object_configures_every_face():
     opts = _farkle_options()
     envs = [
-        gym.make("dice_envs/Farkle-v0", options=opts).unwrapped,
-        farkle_v0.env(options=opts).unwrapped,
-        farkle_v0.raw_env(options=opts),
-        gym.make_vec("dice_envs/Farkle-v0", num_envs=3, options=opts),
+        gym.make("dice_envs/Farkle-v1", options=opts).unwrapped,
+        farkle_v1.env(options=opts).unwrapped,
+        farkle_v1.raw_env(options=opts),
+        gym.make_vec("dice_envs/Farkle-v1", num_envs=3, options=opts),
     ]
     for env in envs:
         assert env.options is opts and env.rules is opts.rules and env.num_players == 2
@@ -132,7 +132,7 @@ def test_the_same_object_configures_every_face():
 def test_an_options_object_plays_as_its_keywords():
     kwargs = {"opponents": ["random"], "target": 1500, "seat": 1}
     for make in (
-        lambda **kw: gym.make("dice_envs/Farkle-v0", **kw),
+        lambda **kw: gym.make("dice_envs/Farkle-v1", **kw),
         lambda **kw: FarkleVectorEnv(num_envs=4, **kw),
     ):
         a, b = make(options=_farkle_options()), make(**kwargs)
@@ -153,7 +153,7 @@ def test_an_options_object_plays_as_its_keywords():
             if np.any(ta):
                 break
     pz_opts = EnvOptions.from_kwargs("farkle", {"num_players": 3, "target": 1500})
-    e, f = farkle_v0.env(options=pz_opts), farkle_v0.env(num_players=3, target=1500)
+    e, f = farkle_v1.env(options=pz_opts), farkle_v1.env(num_players=3, target=1500)
     e.reset(seed=1)
     f.reset(seed=1)
     assert e.possible_agents == f.possible_agents

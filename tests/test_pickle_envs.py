@@ -19,14 +19,14 @@ import dice_envs  # noqa: F401 - registers the ids
 from agents.models.card import read_card
 from agents.players.model import pretrained_names, resolve_model_path
 from agents.registry import known_specs
-from dice_envs.multiagent import dice_poker_v0, farkle_v0, spiffel_v0, yahtzee_v0
+from dice_envs.multiagent import dice_poker_v0, farkle_v1, spiffel_v0, yahtzee_v0
 from dice_envs.vector import DicePokerVectorEnv, FarkleVectorEnv, SpiffelVectorEnv, YahtzeeVectorEnv
 
 ENV_IDS = {
     "spiffel": "dice_envs/Spiffel-v0",
     "dice_poker": "dice_envs/DicePoker-v0",
     "yahtzee": "dice_envs/Yahtzee-v0",
-    "farkle": "dice_envs/Farkle-v0",
+    "farkle": "dice_envs/Farkle-v1",
 }
 VECTOR = {
     "spiffel": SpiffelVectorEnv,
@@ -34,7 +34,7 @@ VECTOR = {
     "yahtzee": YahtzeeVectorEnv,
     "farkle": FarkleVectorEnv,
 }
-AEC = [spiffel_v0, dice_poker_v0, yahtzee_v0, farkle_v0]
+AEC = [spiffel_v0, dice_poker_v0, yahtzee_v0, farkle_v1]
 #: Specs that are pickled before their first move only: their first move solves a table for
 #: minutes (win-optimal, the planner's turn search), or building them does (the exact solitaire
 #: optimum of the 15-box games; Spiffel's is tried in play, the same class).

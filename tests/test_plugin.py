@@ -21,7 +21,7 @@ from agents.players.model import ModelAgent, pretrained_names, resolve_model_pat
 from dice_envs.encoding import decode, encode, observation_size
 from dice_envs.engine import new_game
 from dice_envs.layouts import layout
-from dice_envs.multiagent import farkle_v0, spiffel_v0
+from dice_envs.multiagent import farkle_v1, spiffel_v0
 from dice_envs.opponents import register, registered, resolve_opponents
 from dice_envs.rules import ConfigError, make_rules
 from dice_envs.wrappers import SingleAgentEnv
@@ -33,7 +33,7 @@ ENV_IDS = {
     "spiffel": "dice_envs/Spiffel-v0",
     "dice_poker": "dice_envs/DicePoker-v0",
     "yahtzee": "dice_envs/Yahtzee-v0",
-    "farkle": "dice_envs/Farkle-v0",
+    "farkle": "dice_envs/Farkle-v1",
 }
 BOTS = pretrained_names()
 
@@ -154,7 +154,7 @@ def test_models_that_cannot_play_are_refused_with_what_fits() -> None:
     with pytest.raises(ConfigError, match=r"target: the game plays 5000, the model was trained for 10000"):
         agents.load("pretrained:farkle", game=make_rules("farkle", target=5000))
     with pytest.raises(ConfigError, match=r"target: the game plays 5000"):
-        gym.make("dice_envs/Farkle-v0", target=5000, opponents=["pretrained:farkle"])
+        gym.make("dice_envs/Farkle-v1", target=5000, opponents=["pretrained:farkle"])
     with pytest.raises(ConfigError, match=r"these rules change what the model sees"):
         agents.load("pretrained:spiffel", rules={"num_throws": 2})
     with pytest.raises(ConfigError, match=r"rules must be a dict"):
@@ -165,7 +165,7 @@ def test_rules_merge_over_the_card() -> None:
     bot = agents.load("pretrained:farkle", rules={"target": 2000})  # once a raw TypeError
     assert bot.rules == make_rules("farkle", target=2000)
     assert bot.num_players == 2
-    env = gym.make("dice_envs/Farkle-v0", target=2000, opponents=[bot])
+    env = gym.make("dice_envs/Farkle-v1", target=2000, opponents=[bot])
     assert len(_play(env, 0)["final_scores"]) == 2
     # explicit game and merged rules agree
     same = agents.load("pretrained:farkle", game=make_rules("farkle", target=2000), rules={"target": 2000})
@@ -174,13 +174,13 @@ def test_rules_merge_over_the_card() -> None:
 
 
 def test_single_agent_env_takes_the_specs_of_gym_make() -> None:
-    env = SingleAgentEnv(farkle_v0.env(), opponents=["heuristic"])  # wrapped AEC env
+    env = SingleAgentEnv(farkle_v1.env(), opponents=["heuristic"])  # wrapped AEC env
     assert type(env.opponents[0]).__name__ == "HeuristicFarkleAgent"
     assert len(_play(env, 1)["final_scores"]) == 2
     env = SingleAgentEnv(spiffel_v0.raw_env(num_players=3), ["pretrained:spiffel", "greedy"], seat=2)
     assert len(_play(env, 2)["final_scores"]) == 3
     with pytest.raises(ConfigError, match="unknown agent spec 'heuristc'"):
-        SingleAgentEnv(farkle_v0.raw_env(num_players=2), ["heuristc"])
+        SingleAgentEnv(farkle_v1.raw_env(num_players=2), ["heuristc"])
 
 
 def test_opponent_registry_entry_point_and_custom_factories() -> None:
@@ -245,7 +245,9 @@ def test_a_model_of_an_older_farkle_encoding_reads_the_current_observation_cut(t
     rules = make_rules("farkle")
     cut = legacy_size("farkle-v2", rules, 2)
     assert cut == layout(rules, 2).field("seat").start == 50
-    card = dict(make_card(rules, 2, command="test"), observation_encoding="farkle-v2")
+    card = dict(
+        make_card(rules, 2, command="test"), observation_encoding="farkle-v2", env_id="dice_envs/Farkle-v0"
+    )
     obs_space, act_space = card_spaces(card)
     assert obs_space.shape == (cut,)
     spaces_only = SpacesOnlyEnv(obs_space, act_space)
@@ -259,13 +261,14 @@ def test_a_model_of_an_older_farkle_encoding_reads_the_current_observation_cut(t
     plain = MaskablePPO.load(path, device="cpu")
     mask = game.action_mask().astype(bool)
     assert mask[int(plain.predict(obs[:cut], action_masks=mask)[0])]
-    env = gym.make("dice_envs/Farkle-v0", opponents=[str(path)])
+    env = gym.make("dice_envs/Farkle-v1", opponents=[str(path)])
     env.reset(seed=0)
     done = False
     while not done:  # the last legal action banks whenever banking is allowed
         done = any(env.step(int(np.flatnonzero(env.action_masks())[-1]))[2:4])
     (tmp_path / "old.json").write_text(
-        json.dumps(dict(read_card(path), observation_encoding="farkle-v1")), encoding="utf-8"
+        json.dumps(dict(read_card(path), observation_encoding="farkle-v1", env_id="dice_envs/Farkle-v0")),
+        encoding="utf-8",
     )
     expected = r"observation_encoding: expected 'farkle-v3', the file holds 'farkle-v1'"
     with pytest.raises(ConfigError, match=expected):

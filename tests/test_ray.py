@@ -22,7 +22,7 @@ import dice_envs  # noqa: F401
 from agents.ray.rllib.env import DiceMultiAgentEnv
 from agents.ray.rllib.module import MaskedPPOModule, apply_mask
 from agents.training.policy import MASKED_LOGIT
-from dice_envs.multiagent import farkle_v0, spiffel_v0
+from dice_envs.multiagent import farkle_v1, spiffel_v0
 from dice_envs.rules import GAMES, ConfigError
 
 ray = pytest.importorskip("ray")  # the [ray] extra is part of [dev]: present in CI
@@ -74,7 +74,7 @@ def test_env_replays_the_aec_game_and_loses_no_reward(game: str, reward: str) ->
     params = {"target": 1500} if game == "farkle" else {}
     env = DiceMultiAgentEnv({"game": game, "num_players": 3, "reward": reward, **params})
     actions, total, infos = _play(env, seed=5)
-    raw = {"farkle": farkle_v0, "spiffel": spiffel_v0}[game].raw_env(num_players=3, reward=reward, **params)
+    raw = {"farkle": farkle_v1, "spiffel": spiffel_v0}[game].raw_env(num_players=3, reward=reward, **params)
     raw.reset(seed=5)
     aec_total = dict.fromkeys(raw.possible_agents, 0.0)
     for a in actions:

@@ -8,7 +8,7 @@ import pytest
 
 import dice_envs  # noqa: F401 - registers the ids
 from dice_envs.engine import FarkleGame, ScorecardGame
-from dice_envs.multiagent import farkle_v0, spiffel_v0
+from dice_envs.multiagent import farkle_v1, spiffel_v0
 from dice_envs.render import format_dice, render_farkle, render_scorecard, render_text
 from dice_envs.rules import FarkleRules, SpiffelRules
 
@@ -97,7 +97,7 @@ def test_farkle_table():
 
 
 def test_human_mode_prints_after_every_move(capsys):
-    env = farkle_v0.raw_env(num_players=2, render_mode="human")
+    env = farkle_v1.raw_env(num_players=2, render_mode="human")
     env.reset(seed=1)
     first = capsys.readouterr().out
     assert "farkle - target 10000" in first
@@ -113,7 +113,7 @@ def test_render_without_mode_warns():
         assert env.render() is None
 
 
-@pytest.mark.parametrize("env_id", ["dice_envs/Yahtzee-v0", "dice_envs/Farkle-v0"])
+@pytest.mark.parametrize("env_id", ["dice_envs/Yahtzee-v0", "dice_envs/Farkle-v1"])
 def test_gym_env_render_ansi(env_id):
     env = gym.make(env_id, render_mode="ansi", opponents=["random"])
     env.reset(seed=0)

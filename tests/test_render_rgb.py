@@ -9,13 +9,13 @@ from gymnasium.wrappers import RenderCollection
 
 import dice_envs  # noqa: F401
 from dice_envs.engine import new_game
-from dice_envs.multiagent import dice_poker_v0, farkle_v0, spiffel_v0, yahtzee_v0
+from dice_envs.multiagent import dice_poker_v0, farkle_v1, spiffel_v0, yahtzee_v0
 from dice_envs.render import render_text
 from dice_envs.render_rgb import _GLYPHS, frame_size, render_rgb, text_image
 from dice_envs.rules import make_rules
 
-ENV_IDS = ["dice_envs/Spiffel-v0", "dice_envs/DicePoker-v0", "dice_envs/Yahtzee-v0", "dice_envs/Farkle-v0"]
-MODULES = [spiffel_v0, dice_poker_v0, yahtzee_v0, farkle_v0]
+ENV_IDS = ["dice_envs/Spiffel-v0", "dice_envs/DicePoker-v0", "dice_envs/Yahtzee-v0", "dice_envs/Farkle-v1"]
+MODULES = [spiffel_v0, dice_poker_v0, yahtzee_v0, farkle_v1]
 
 
 def test_glyphs_are_distinct_and_text_is_drawn() -> None:

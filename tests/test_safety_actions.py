@@ -13,7 +13,7 @@ import pytest
 
 import dice_envs  # noqa: F401
 from dice_envs.checks import as_action, as_actions, check_seed
-from dice_envs.multiagent import farkle_v0, spiffel_v0
+from dice_envs.multiagent import farkle_v1, spiffel_v0
 from dice_envs.rules import ConfigError
 from dice_envs.vector import FarkleVectorEnv, SpiffelVectorEnv
 
@@ -67,7 +67,7 @@ def test_as_action_refuses_by_name(bad, exc, text) -> None:
 
 # ------------------------------------------------------------------------------ scalar env
 @pytest.mark.parametrize("mode", ["penalize", "raise"])
-@pytest.mark.parametrize("env_id", ["dice_envs/Spiffel-v0", "dice_envs/Farkle-v0"])
+@pytest.mark.parametrize("env_id", ["dice_envs/Spiffel-v0", "dice_envs/Farkle-v1"])
 @pytest.mark.parametrize(("bad", "exc", "text"), BAD_ACTIONS, ids=IDS)
 def test_scalar_env_refuses_whatever_the_mode(env_id, mode, bad, exc, text) -> None:
     env = gym.make(env_id, opponents=["random"], illegal_action=mode, seat=0)
@@ -105,7 +105,7 @@ def test_out_of_range_integers_stay_illegal_actions() -> None:
 
 
 # ------------------------------------------------------------------------------ PettingZoo raw_env
-@pytest.mark.parametrize("module", [spiffel_v0, farkle_v0])
+@pytest.mark.parametrize("module", [spiffel_v0, farkle_v1])
 @pytest.mark.parametrize(("bad", "exc", "text"), BAD_ACTIONS, ids=IDS)
 def test_raw_env_refuses_by_name(module, bad, exc, text) -> None:
     env, twin = module.raw_env(num_players=2), module.raw_env(num_players=2)
@@ -124,7 +124,7 @@ def test_raw_env_refuses_by_name(module, bad, exc, text) -> None:
     _same([env.observe(agent)], [twin.observe(agent)])
 
 
-@pytest.mark.parametrize("module", [spiffel_v0, farkle_v0])
+@pytest.mark.parametrize("module", [spiffel_v0, farkle_v1])
 def test_raw_env_step_before_reset(module) -> None:
     env = module.raw_env(num_players=2)
     with pytest.raises(RuntimeError, match=r"call reset\(\) before step\(\)"):
@@ -182,8 +182,8 @@ BAD_SEEDS = [(-1, ValueError, "got -1"), (1.5, TypeError, "got float 1.5"), ("7"
 @pytest.mark.parametrize(("seed", "exc", "text"), [*BAD_SEEDS, (True, TypeError, "bool")])
 def test_bad_seeds_are_refused_everywhere(seed, exc, text) -> None:
     envs = [
-        gym.make("dice_envs/Farkle-v0", opponents=["random"]),
-        farkle_v0.raw_env(),
+        gym.make("dice_envs/Farkle-v1", opponents=["random"]),
+        farkle_v1.raw_env(),
         FarkleVectorEnv(num_envs=2),
     ]
     for env in envs:

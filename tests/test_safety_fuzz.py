@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import agents
 import dice_envs  # noqa: F401
-from dice_envs.multiagent import farkle_v0, spiffel_v0
+from dice_envs.multiagent import farkle_v1, spiffel_v0
 from dice_envs.rules import GAMES, ConfigError, load_rules, make_rules
 from dice_envs.vector import FarkleVectorEnv, SpiffelVectorEnv
 
@@ -65,7 +65,7 @@ def _state(game) -> tuple:
 @given(
     seq=st.lists(actions, min_size=1, max_size=6),
     mode=st.sampled_from(["penalize", "raise"]),
-    env_id=st.sampled_from(["dice_envs/Spiffel-v0", "dice_envs/Farkle-v0"]),
+    env_id=st.sampled_from(["dice_envs/Spiffel-v0", "dice_envs/Farkle-v1"]),
     seed=st.integers(0, 2**32),
 )
 def test_scalar_env_step(seq, mode, env_id, seed) -> None:
@@ -89,7 +89,7 @@ def test_scalar_env_step(seq, mode, env_id, seed) -> None:
 @FUZZ
 @given(
     seq=st.lists(actions, min_size=1, max_size=6),
-    module=st.sampled_from([spiffel_v0, farkle_v0]),
+    module=st.sampled_from([spiffel_v0, farkle_v1]),
     seed=st.integers(0, 2**32),
 )
 def test_raw_env_step(seq, module, seed) -> None:
@@ -142,8 +142,8 @@ def test_vector_env_step(seq, cls, mode, seed) -> None:
 @given(seed=st.one_of(scalars, st.integers(-(2**70), 2**70)), kind=st.sampled_from(["gym", "raw", "vector"]))
 def test_reset_seed(seed, kind) -> None:
     env = {
-        "gym": lambda: gym.make("dice_envs/Farkle-v0", opponents=["random"]),
-        "raw": lambda: farkle_v0.raw_env(num_players=2),
+        "gym": lambda: gym.make("dice_envs/Farkle-v1", opponents=["random"]),
+        "raw": lambda: farkle_v1.raw_env(num_players=2),
         "vector": lambda: FarkleVectorEnv(num_envs=2),
     }[kind]()
     env.reset(seed=7)

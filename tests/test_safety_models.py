@@ -208,7 +208,7 @@ def test_pickled_data_member_is_never_read(saved_farkle: Path, tmp_path: Path) -
     )  # the weights are fine: it loads, runs nothing
     obs, masks = _states("farkle", 2, 4)
     assert agent.act_batch(obs, masks).shape == (len(obs),)
-    env = gym.make("dice_envs/Farkle-v0", opponents=[str(evil)])
+    env = gym.make("dice_envs/Farkle-v1", opponents=[str(evil)])
     env.reset(seed=0)
     env.close()
     assert not marker.exists()
@@ -229,9 +229,9 @@ def test_pickled_weights_are_refused(saved_farkle: Path, tmp_path: Path) -> None
     text = str(err.value)
     assert "GLOBAL exec " in text and "\x1b" not in text and "weights_only` set to `False" not in text
     with pytest.raises(ConfigError, match="not a plain tensor file"):
-        gym.make("dice_envs/Farkle-v0", opponents=[str(evil)])
+        gym.make("dice_envs/Farkle-v1", opponents=[str(evil)])
     with pytest.raises(ConfigError, match="not a plain tensor file"):
-        gym.make_vec("dice_envs/Farkle-v0", num_envs=2, opponents=[str(evil)]).reset(seed=0)
+        gym.make_vec("dice_envs/Farkle-v1", num_envs=2, opponents=[str(evil)]).reset(seed=0)
     assert not marker.exists()
     assert _snapshot(tmp_path) == before
 

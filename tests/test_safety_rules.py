@@ -23,7 +23,7 @@ def test_numpy_scalars_are_plain_rule_values() -> None:
     assert hash(r) == hash(make_rules("spiffel", upper_bonus=40, joker=False, num_throws=2))
     assert type(r.upper_bonus) is int and type(r.joker) is bool and type(r.num_throws) is int
     assert json.loads(json.dumps(r.to_dict()))["upper_bonus"] == 40  # JSON-safe (model cards, results)
-    env = gym.make("dice_envs/Farkle-v0", target=np.int32(2000), max_turns=np.int64(30))
+    env = gym.make("dice_envs/Farkle-v1", target=np.int32(2000), max_turns=np.int64(30))
     assert env.unwrapped.rules.target == 2000 and type(env.unwrapped.rules.max_turns) is int
 
 

@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 
 import dice_envs  # noqa: F401
-from dice_envs.multiagent import dice_poker_v0, farkle_v0, spiffel_v0, yahtzee_v0
+from dice_envs.multiagent import dice_poker_v0, farkle_v1, spiffel_v0, yahtzee_v0
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("torchrl")
 from torchrl.envs.libs.gym import GymWrapper  # noqa: E402
 from torchrl.envs.libs.pettingzoo import PettingZooWrapper  # noqa: E402
 
-ENV_IDS = ["dice_envs/Spiffel-v0", "dice_envs/DicePoker-v0", "dice_envs/Yahtzee-v0", "dice_envs/Farkle-v0"]
-MODULES = [spiffel_v0, dice_poker_v0, yahtzee_v0, farkle_v0]
+ENV_IDS = ["dice_envs/Spiffel-v0", "dice_envs/DicePoker-v0", "dice_envs/Yahtzee-v0", "dice_envs/Farkle-v1"]
+MODULES = [spiffel_v0, dice_poker_v0, yahtzee_v0, farkle_v1]
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
@@ -46,7 +46,7 @@ def test_gym_wrapper_rollout_with_action_masks(env_id: str) -> None:
 def test_pettingzoo_wrapper_with_masks_plays_whole_games(module, players: int) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        kwargs = {"max_turns": 8} if module is farkle_v0 else {}
+        kwargs = {"max_turns": 8} if module is farkle_v1 else {}
         env = PettingZooWrapper(env=module.env(num_players=players, **kwargs), use_mask=True, seed=0)
     groups = env.group_map  # group -> agents (TorchRL's default grouping)
     assert sum(len(v) for v in groups.values()) == players

@@ -27,6 +27,7 @@ CARD_KEYS = {
     "rules",
     "num_players",
     "observation_encoding",
+    "env_id",  # the Gymnasium id whose observations the model reads
     "n_actions",
     "algorithm",
     "config",
@@ -69,6 +70,7 @@ def _check_model(
     import dice_envs  # noqa: F401
     from dice_envs.encoding import encode, encoding_id, observation_size
     from dice_envs.engine import new_game
+    from dice_envs.games import env_id_of
     from dice_envs.layouts import legacy_size
     from dice_envs.rules import make_rules
 
@@ -83,6 +85,7 @@ def _check_model(
     # the current encoding, or an older one that the current observation begins with (read cut)
     legacy = legacy_size(card["observation_encoding"], rules, num_players)
     assert card["observation_encoding"] == encoding_id(rules) or legacy is not None
+    assert card["env_id"] == env_id_of(game, card["observation_encoding"])
     n_obs = legacy or observation_size(rules, num_players)
     assert card["algorithm"] == "MaskablePPO" and card["steps"] == steps and card["command"] == command
     model = MaskablePPO.load(path, device="cpu")  # plain SB3 load, no custom objects

@@ -31,7 +31,7 @@ IDS = {
     "spiffel": "dice_envs/Spiffel-v0",
     "dice_poker": "dice_envs/DicePoker-v0",
     "yahtzee": "dice_envs/Yahtzee-v0",
-    "farkle": "dice_envs/Farkle-v0",
+    "farkle": "dice_envs/Farkle-v1",
 }
 
 

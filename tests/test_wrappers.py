@@ -11,7 +11,7 @@ from gymnasium.utils.env_checker import check_env
 from pettingzoo import AECEnv
 
 from agents import RandomAgent
-from dice_envs.multiagent import farkle_v0, spiffel_v0
+from dice_envs.multiagent import farkle_v1, spiffel_v0
 from dice_envs.wrappers import SingleAgentEnv
 
 
@@ -135,7 +135,7 @@ def test_opponents_fill_the_other_seats_in_order():
 
 def test_seed_replays_dice_opponents_and_seat():
     def episode(seed):
-        env = SingleAgentEnv(farkle_v0.raw_env(num_players=3, target=1000), [RandomAgent(), RandomAgent()])
+        env = SingleAgentEnv(farkle_v1.raw_env(num_players=3, target=1000), [RandomAgent(), RandomAgent()])
         env.reset(seed=seed)
         actions = []
         while True:

@@ -3,15 +3,17 @@
 Examples::
 
     # Spiffel solitaire: 1000 games per agent, gap to the exact optimum
-    python scripts/evaluate.py --game spiffel --agents random greedy optimal --games 1000 --out runs/eval
+    dice-envs evaluate --game spiffel --agents random greedy optimal --games 1000
     # Farkle 2-player round robin: 200 deals per pairing, each played in both seat orders
-    python scripts/evaluate.py --game farkle --agents random heuristic threshold:1000 --games 200 --out runs/f
+    dice-envs evaluate --game farkle --agents random heuristic threshold:1000 --games 200 --out runs/f
     # changed rules
-    python scripts/evaluate.py --game farkle --agents random heuristic --rules target=5000 --out /tmp/e
+    dice-envs evaluate --game farkle --agents random heuristic --rules target=5000 --out /tmp/e
 
 Writes ``OUT/results.json``, ``OUT/games.csv``, ``OUT/scores.png`` and (multi-player)
-``OUT/win_matrix.png``, each atomically; prints a summary table. ``--out`` is checked before any
-game is played: files of an earlier run there are not overwritten without ``--force``.
+``OUT/win_matrix.png``, each atomically; prints a summary table (intervals are 95% confidence
+intervals) and the folder it wrote. Without ``--out`` the folder is ``runs/eval-<game>``, or
+``runs/eval-<game>-2``, ``-3``, ... when that one holds an earlier run. A given ``--out`` is checked
+before any game is played: files of an earlier run there are not overwritten without ``--force``.
 ``--backend ray [--address ...]`` spreads the games over a Ray cluster (same results as the local
 pool for the same seed). Exit status 2 on bad input.
 """
@@ -26,8 +28,8 @@ from typing import Any
 
 from agents.evaluation import OUTPUT_FILES, evaluate, parse_rule_overrides, write_outputs
 from agents.registry import check_seed_arg
-from dice_envs.io import check_out_dir
-from dice_envs.rules import GAMES, ConfigError
+from dice_envs.io import check_out_dir, fresh_folder
+from dice_envs.rules import GAMES, ConfigError, rules_class
 
 
 def _interactive() -> bool:
@@ -40,8 +42,9 @@ def _interactive() -> bool:
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     p = argparse.ArgumentParser(
+        prog="dice-envs evaluate",
         description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("\n\n", 1)[1],
+        epilog=__doc__.split("\n\n", 1)[1].replace("Examples::\n\n", "examples:\n").replace("``", ""),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--game", required=True, help=f"one of: {', '.join(GAMES)}")
@@ -53,7 +56,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--players", type=int, default=None, help="seats per game (default: 1 scorecard games, 2 Farkle)"
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the deals and agents (default 0)")
-    p.add_argument("--out", required=True, type=Path, help="output directory")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="output folder (default runs/eval-<game>, or runs/eval-<game>-2, ... when that holds "
+        "an earlier run)",
+    )
     p.add_argument("--force", action="store_true", help="overwrite the files of an earlier run in --out")
     p.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
     p.add_argument(
@@ -79,17 +88,32 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def games_played(summary: dict[str, Any]) -> str:
+    """What the games of a results.json dict were: per agent (solitaire) or per pairing (tables,
+    each deal played once in every seat rotation), and how many in all."""
+    total = summary["total_games"]
+    if summary["players"] == 1:
+        return f"{summary['games']} games per agent ({total} in all)"
+    k, pairings = summary["players"], len(summary["pairings"])
+    orders = "both seat orders" if k == 2 else f"all {k} seat rotations"
+    return (
+        f"{summary['games']} deals per pairing, each played in {orders} "
+        f"({summary['games'] * k} games per pairing, {pairings} pairing{'s' * (pairings != 1)}, "
+        f"{total} games in all)"
+    )
+
+
 def format_table(summary: dict[str, Any]) -> str:
     """A plain-text summary of a results.json dict."""
     lines = []
     solo = summary["players"] == 1
     head = f"{summary['game']} ({'solitaire' if solo else str(summary['players']) + '-player'}), "
-    head += f"{summary['total_games']} games, seed {summary['seed']}"
+    head += f"{games_played(summary)}, seed {summary['seed']}"
     if summary.get("optimum") is not None:
         head += f", optimum {summary['optimum']:.2f}"
     lines.append(head)
     for spec, s in summary["agents"].items():
-        row = f"  {spec:<22} mean {s['mean_score']:9.2f} ± {s['mean_score'] - s['ci95'][0]:7.2f}"
+        row = f"  {spec:<22} mean {s['mean_score']:9.2f} ± {s['mean_score'] - s['ci95'][0]:7.2f} (95% CI)"
         row += f"  median {s['median']:8.1f}  sd {s['std']:8.1f}"
         if "upper_bonus_rate" in s:
             row += f"  bonus {s['upper_bonus_rate']:.3f}  5-kind {s['five_kind_rate']:.3f}"
@@ -100,14 +124,14 @@ def format_table(summary: dict[str, Any]) -> str:
             row += f"  target {s['target_rate']:.3f}  turns→target {ttt if ttt is None else round(ttt, 1)}"
         if s["win_rate"] is not None:
             lo, hi = s["rating_ci95"]
-            row += f"  win {s['win_rate']:.3f}  rating {s['rating']:.0f} [{lo:.0f}, {hi:.0f}]"
+            row += f"  win {s['win_rate']:.3f}  rating {s['rating']:.0f} (95% CI {lo:.0f} to {hi:.0f})"
         lines.append(row)
     for p in summary["pairings"]:
         rates = "  ".join(
             f"{a} {r:.3f} [{lo:.3f}, {hi:.3f}]"
             for a, r, (lo, hi) in zip(p["agents"], p["win_rate"], p["ci95"], strict=True)
         )
-        lines.append(f"  {' vs '.join(p['agents'])}: {p['games']} games: {rates}")
+        lines.append(f"  {' vs '.join(p['agents'])}: {p['games']} games, win rates [95% CI]: {rates}")
     return "\n".join(lines)
 
 
@@ -124,8 +148,11 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --agents human needs a terminal (stdin is not a tty)", file=sys.stderr)
         return 2
     try:  # the output folder is checked before any game is played
+        if args.out is None:  # a new folder, never an earlier run's (as dice-envs train picks)
+            args.out = fresh_folder(Path("runs") / f"eval-{rules_class(args.game)().game}")
+            print(f"no --out given: writing to {args.out}", file=sys.stderr)
         check_out_dir(args.out, args.force, files=OUTPUT_FILES)
-    except OSError as exc:
+    except (ConfigError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
@@ -164,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
                 print("\n".join(exact_table(refs)))
     if not args.quiet:
         print(format_table(result.summary()))
-        print(f"wrote {', '.join(str(p) for p in paths.values())} in {time.perf_counter() - t0:.1f} s")
+        names = ", ".join(p.name for p in paths.values())
+        print(f"wrote {names} in {args.out} ({time.perf_counter() - t0:.1f} s)")
     return 0
 
 

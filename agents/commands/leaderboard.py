@@ -5,8 +5,8 @@ to the exact optimum; Farkle: rate of reaching the target and turns to it), and 
 round robin (win rates with 95% CIs per pairing, Bradley-Terry ratings fitted to all games). Each run's
 ``results.json``, ``games.csv`` and plots go to ``--runs DIR/<game>-<mode>/``.
 
-    python scripts/leaderboard.py --out leaderboard.md                 # default budget, ~minutes
-    python scripts/leaderboard.py --games 2000 --tournament-games 500  # tighter intervals
+    dice-envs leaderboard --out leaderboard.md                 # default budget, ~minutes
+    dice-envs leaderboard --games 2000 --tournament-games 500  # tighter intervals
 
 Agents that a game does not support (``agents.load`` raises ``ConfigError``) are left out of
 that game's table, and ``pretrained:<game>`` is included when ``agents/pretrained/`` ships it.
@@ -152,7 +152,12 @@ def check_numbers(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run every evaluation and write the markdown leaderboard."""
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="dice-envs leaderboard",
+        description=__doc__.split("\n\n")[0],
+        epilog="examples:\n" + __doc__.split("\n\n")[2],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--out", type=Path, default=Path("leaderboard.md"), help="the markdown file to write")
     ap.add_argument("--runs", type=Path, default=Path("runs/leaderboard"), help="per-run outputs")
     ap.add_argument("--games", type=int, default=300, help="solitaire games per agent and game (default 300)")

@@ -1,8 +1,8 @@
 """Play a dice game in the terminal against any agents.
 
-    python scripts/play.py --game spiffel --opponents optimal heuristic --hint --seed 1
-    python scripts/play.py --game farkle --opponents max-expected --rules target=3000
-    python scripts/play.py --game spiffel --opponents pretrained:spiffel
+    dice-envs play --game spiffel --opponents optimal heuristic --hint --seed 1
+    dice-envs play --game farkle --opponents max-expected --rules target=3000
+    dice-envs play --game spiffel --opponents pretrained:spiffel
 
 You hold seat 1; the opponents follow in the order given (none: solitaire). After every move the
 card (or the Farkle standings) is shown. ``--hint`` shows what the optimal agent (max-expected
@@ -99,7 +99,12 @@ def show_farkle(game: FarkleGame, names: list[str], out: TextIO) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="dice-envs play",
+        description=__doc__.splitlines()[0],
+        epilog="examples:\n" + __doc__.split("\n\n", 1)[1].replace("``", ""),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--game", default="spiffel", choices=sorted(GAMES), help="the game (default spiffel)")
     parser.add_argument(
         "--opponents",

@@ -1,13 +1,15 @@
-"""``dice-envs solve GAME [--param value ...]``: solve a game and print its value.
+"""dice-envs solve GAME [--rules KEY=VALUE ...]: solve a game exactly and print its value.
 
 Scorecard games print the optimal solitaire expected grand total; Farkle the expected points of
-one max-expected turn. Parameters are the rule parameters of the game (--yahtzee_bonus 0
---joker false; none for an unlimited bonus). --no-cache solves without the disk cache.
+one max-expected turn. Rule parameters are given as in every dice-envs command, with --rules
+(--rules yahtzee_bonus=0 joker=false; yahtzee_bonus_limit=none for an unlimited bonus).
+--no-cache solves without the disk cache.
 """
 
 from __future__ import annotations
 
 import argparse
+import shlex
 import time
 
 from agents.evaluation import parse_rule_overrides
@@ -18,28 +20,39 @@ from dice_envs.rules import GAMES, ConfigError, FarkleRules, make_rules
 
 __all__ = ["main"]
 
-
-def _value(text: str) -> object:
-    low = text.lower()
-    if low in ("none", "null", "unlimited"):
-        return None
-    if low in ("true", "yes", "on"):
-        return True
-    if low in ("false", "no", "off"):
-        return False
-    try:
-        return int(text)
-    except ValueError:
-        return text
+EXAMPLES = """examples:
+  dice-envs solve yahtzee                                        # 254.5877
+  dice-envs solve yahtzee --rules joker_rule=verhoeff            # 254.5896
+  dice-envs solve yahtzee --rules yahtzee_bonus=0 joker=false    # 245.8708
+  dice-envs solve farkle --rules target=5000 bank_minimum=300"""
 
 
-def main(argv: list[str] | None = None, prog: str = "dice-envs solve") -> int:
+def _as_rules(rest: list[str]) -> list[str] | None:
+    """``--param value`` / ``--param=value`` pairs in ``rest`` as ``--rules`` items
+    (``param=value``); None when ``rest`` is not made of such pairs."""
+    items, i = [], 0
+    while i < len(rest):
+        flag = rest[i]
+        if not flag.startswith("--") or len(flag) < 3:
+            return None
+        name, eq, value = flag[2:].partition("=")
+        if not eq:
+            if i + 1 >= len(rest) or rest[i + 1].startswith("--"):
+                return None
+            value = rest[i + 1]
+            i += 1
+        items.append(f"{name.replace('-', '_')}={value}")
+        i += 1
+    return items
+
+
+def main(argv: list[str] | None = None) -> int:
     """Solve the game named in ``argv`` and print its value; returns the exit status."""
     parser = argparse.ArgumentParser(
-        prog=prog,
+        prog="dice-envs solve",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="example: dice-envs solve yahtzee --yahtzee_bonus 0 --joker false   # 245.8708",
+        epilog=EXAMPLES,
     )
     parser.add_argument("game", choices=sorted(GAMES), help="the game to solve")
     parser.add_argument("--no-cache", action="store_true", help="solve without reading or writing the cache")
@@ -48,23 +61,17 @@ def main(argv: list[str] | None = None, prog: str = "dice-envs solve") -> int:
         nargs="*",
         default=[],
         metavar="KEY=VALUE",
-        help="rule parameters, e.g. --rules yahtzee_bonus=0 joker=false (as every dice-envs command)",
+        help="rule parameters, e.g. --rules yahtzee_bonus=0 joker=false",
     )
     args, rest = parser.parse_known_args(argv)
-
+    if rest:  # '--joker false' (an older spelling) is answered with its --rules form
+        items = _as_rules(rest)
+        if items is None:
+            parser.error(f"unrecognized arguments: {' '.join(rest)}")
+        wanted = " ".join(shlex.quote(item) for item in [*args.rules, *items])
+        parser.error(f"rule parameters are given as --rules KEY=VALUE: use --rules {wanted}")
     try:
-        params: dict[str, object] = parse_rule_overrides(args.rules)
-    except ConfigError as exc:
-        parser.error(str(exc))
-    i = 0
-    while i < len(rest):
-        key = rest[i]
-        if not key.startswith("--") or i + 1 >= len(rest):
-            parser.error(f"expected '--parameter value' pairs, got {rest[i:]!r}")
-        params[key[2:].replace("-", "_")] = _value(rest[i + 1])
-        i += 2
-    try:
-        rules = make_rules(args.game, **params)
+        rules = make_rules(args.game, **parse_rule_overrides(args.rules))
     except ConfigError as exc:
         parser.error(str(exc))
     start = time.perf_counter()

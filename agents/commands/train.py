@@ -37,7 +37,7 @@ def parser() -> argparse.ArgumentParser:
         prog="dice-envs train",
         description="Train an agent (native PPO by default) on a dice-envs game; see configs/train/.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=__doc__.split("Examples::", 1)[1].split("Products", 1)[0],
+        epilog="examples:" + __doc__.split("Examples::", 1)[1].split("Products", 1)[0],
     )
     p.add_argument(
         "--config",
@@ -54,7 +54,11 @@ def parser() -> argparse.ArgumentParser:
         help="override a config key (value parsed as YAML, e.g. net_arch=[64,64]); repeatable",
     )
     p.add_argument(
-        "--rules", nargs="+", default=[], metavar="K=V", help="rule parameters, e.g. --rules target=5000"
+        "--rules",
+        nargs="+",
+        default=[],
+        metavar="KEY=VALUE",
+        help="rule parameters, e.g. --rules target=5000",
     )
     p.add_argument("--seed", type=int, help="random seed (overrides the config)")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], help="torch device (overrides the config)")

@@ -5,11 +5,13 @@ object. Every card holds :data:`REQUIRED_KEYS`::
 
     {"format": "dice-envs-model-card", "format_version": 1,
      "game": "spiffel", "rules": {...rule parameters...}, "num_players": 1,
-     "observation_encoding": "scorecard-v1", "n_actions": 45,
+     "observation_encoding": "scorecard-v1", "env_id": "dice_envs/Spiffel-v0", "n_actions": 45,
      "algorithm": "MaskablePPO", "config": {...}, "steps": 1000000, "wall_time_s": 812.4,
      "evaluation": {...}, "command": "python scripts/train.py ..."}
 
-A training run adds its provenance (``created``, ``seed``, ``library_versions``; see
+Its ``env_id``, the Gymnasium id whose observations the model reads, is :func:`dice_envs.games.env_id_of`
+its game and ``observation_encoding`` (checked; :func:`read_card` adds it to older cards). A training
+run adds its provenance (``created``, ``seed``, ``library_versions``; see
 :func:`make_card`) and may add more (the native trainer: ``trainer``, ``machine`` from
 :func:`machine_info`). :func:`agents.models.files.save_model` and :func:`agents.models.files.stamp_card`
 bind the card to its weights:
@@ -34,8 +36,8 @@ rule parameters changed on purpose excepted); anything else raises
 
 >>> from dice_envs.rules import make_rules
 >>> card = make_card(make_rules("spiffel"), 1, steps=10)
->>> card["observation_encoding"], card["n_actions"]
-('scorecard-v1', 45)
+>>> card["observation_encoding"], card["env_id"], card["n_actions"]
+('scorecard-v1', 'dice_envs/Spiffel-v0', 45)
 >>> check_card(card, make_rules("dice_poker"), 1)
 Traceback (most recent call last):
 ...
@@ -59,6 +61,7 @@ import numpy as np
 from agents.models.activations import ACTIVATION_NAMES
 from agents.models.seat_views import SeatView, seat_view
 from dice_envs.encoding import encoding_id, observation_bounds, observation_size
+from dice_envs.games import env_id_of
 from dice_envs.io import atomic_write_text
 from dice_envs.layouts import legacy_size
 from dice_envs.rules import GAMES, ConfigError, RuleConfig, make_rules
@@ -141,6 +144,7 @@ def make_card(
         "rules": _plain(rules.to_dict()),
         "num_players": int(num_players),
         "observation_encoding": encoding_id(rules),
+        "env_id": env_id_of(rules.game, encoding_id(rules)),
         "n_actions": int(rules.n_actions),  # type: ignore[attr-defined]
         "algorithm": algorithm,
         "config": config or {},
@@ -230,6 +234,9 @@ def validate_card(card: Any, where: str) -> dict[str, Any]:
     missing = [k for k in REQUIRED_KEYS if k not in card]
     if missing:
         raise ConfigError(f"{where}: the model card lacks {', '.join(missing)}")
+    want = env_id_of(card["game"], card["observation_encoding"])
+    if want is not None and card.get("env_id", want) != want:
+        raise ConfigError(f"{where}: env_id {card['env_id']!r} does not fit its game and encoding ({want!r})")
     return card
 
 
@@ -287,7 +294,7 @@ def lineage_totals(cards: list[dict[str, Any]]) -> tuple[int, float]:
 
 
 def read_card(path: str | Path) -> dict[str, Any]:
-    """Read and validate the card of a model (``path`` is the model's ``.zip`` or its ``.json``)."""
+    """Read and validate a model's card (``path``: its ``.zip`` or ``.json``); older cards get ``env_id``."""
     p = card_path(path)
     if not p.is_file():
         raise ConfigError(
@@ -297,7 +304,9 @@ def read_card(path: str | Path) -> dict[str, Any]:
         card = json.loads(p.read_text())
     except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot read model card {p}: {exc}") from exc
-    return validate_card(card, str(p))
+    card = validate_card(card, str(p))
+    card.setdefault("env_id", env_id_of(card["game"], card["observation_encoding"]))  # older cards lack it
+    return card
 
 
 def write_card(path: str | Path, card: dict[str, Any], *, overwrite: bool = True) -> Path:

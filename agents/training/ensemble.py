@@ -260,6 +260,7 @@ def merge_model_files(
         command=command,
         provenance=True,
         observation_encoding=base["observation_encoding"],
+        env_id=base["env_id"],
         ensemble={
             "method": ENSEMBLE_METHOD,
             "members": [

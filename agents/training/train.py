@@ -17,7 +17,7 @@ from pathlib import Path
 
 from agents.training.config import AGENT_LIST_KEYS, REMOVED_KEYS, RESUMABLE_KEYS, TrainConfig
 from agents.training.products import TrainResult
-from dice_envs.io import atomic_write_text
+from dice_envs.io import atomic_write_text, fresh_folder, occupied
 from dice_envs.rules import ConfigError
 
 __all__ = [
@@ -47,11 +47,6 @@ def _holds_run(folder: Path) -> bool:
     return folder.is_dir() and (any(folder.glob("*.zip")) or (folder / "checkpoints").is_dir())
 
 
-def _occupied(folder: Path) -> bool:
-    """Anything there: a file, or a folder with something in it."""
-    return folder.exists() and (not folder.is_dir() or any(folder.iterdir()))
-
-
 def output_folder(cfg: TrainConfig, out: str | Path | None, resume: bool) -> Path:
     """The run's folder. Default ``runs/<name>``, or ``runs/<name>-2``, ``-3``, ... when something
     is there already (unless resuming it). A given ``out`` must be a new or empty folder, or, with
@@ -67,7 +62,7 @@ def output_folder(cfg: TrainConfig, out: str | Path | None, resume: bool) -> Pat
             raise ConfigError(
                 f"{out} already holds a training run; pass --resume to continue it, or choose another --out"
             )
-        if _occupied(out):
+        if occupied(out):
             found = sorted(p.name for p in out.iterdir())
             shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
             raise ConfigError(
@@ -76,12 +71,7 @@ def output_folder(cfg: TrainConfig, out: str | Path | None, resume: bool) -> Pat
             )
         return out
     base = Path("runs") / cfg.name
-    if resume or not _occupied(base):
-        return base
-    n = 2
-    while _occupied(base.with_name(f"{cfg.name}-{n}")):
-        n += 1
-    return base.with_name(f"{cfg.name}-{n}")
+    return base if resume else fresh_folder(base)
 
 
 def check_resume_point(folder: Path) -> None:

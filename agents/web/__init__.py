@@ -92,6 +92,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="dice-envs serve",
         description="The dice-envs game pad: play in the browser against people and bots.",
+        epilog="examples:\n"
+        "  dice-envs serve                        # then open http://127.0.0.1:8000/\n"
+        "  dice-envs serve --port 8080 --bot-delay 0.3\n"
+        "  dice-envs serve --model mybot=runs/quickstart/quickstart.zip   # seat it as mybot",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
@@ -114,7 +119,10 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"seconds after which an idle room is dropped (1 to {MAX_IDLE_TTL:.0f}; default 3600)",
     )
     p.add_argument(
-        "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]
+        "--log-level",
+        default="warning",
+        choices=["critical", "error", "warning", "info", "debug"],
+        help="the server's log level (default warning)",
     )
     return p
 

@@ -1,7 +1,7 @@
-"""Gymnasium env of Farkle: ``gym.make("dice_envs/Farkle-v0")``.
+"""Gymnasium env of Farkle: ``gym.make("dice_envs/Farkle-v1")``.
 
 =====================  ==================================================================
-Id                     ``dice_envs/Farkle-v0`` (``FarkleEnv``)
+Id                     ``dice_envs/Farkle-v1`` (``FarkleEnv``)
 Action space           ``Discrete(128)``: ``mask + 64 * bank``; bit ``i`` of ``mask`` sets aside
                        die ``i`` of the sorted throw; ``bank = 1`` banks afterwards, ``0`` throws
                        the remaining dice (all six after hot dice)
@@ -16,8 +16,17 @@ Episode                terminated when the round in which a seat reached ``targe
                        truncated after ``max_turns`` turns per seat (default 100)
 Arguments              see :mod:`dice_envs.envs.base`; rule parameters of
                        :class:`dice_envs.rules.FarkleRules`
-Version                v0
+Version                v1
 =====================  ==================================================================
+
+Version history:
+
+* ``v1``: observation ``farkle-v3`` only, ``48 + 2N`` values: ``farkle-v2`` with the own seat
+  (one-hot) appended after ``lead``.
+* ``v0``, retired: it served ``farkle-v1`` (``49 + N`` values, an always-zero spare slot after
+  ``lead``), then ``farkle-v2`` (``48 + N``, the spare slot dropped), then ``farkle-v3``.
+  ``gym.make("dice_envs/Farkle-v0")`` raises ``gymnasium.error.DeprecatedEnv`` saying so and
+  naming ``dice_envs/Farkle-v1``.
 
 >>> env = FarkleEnv(opponents=["random"], target=3000)
 >>> obs, info = env.reset(seed=0)
@@ -29,7 +38,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ..multiagent.farkle_v0 import raw_env
+from ..multiagent.farkle_v1 import raw_env
 from .base import DiceEnv
 
 __all__ = ["FarkleEnv"]

@@ -2,8 +2,13 @@
 
 Every game of :data:`dice_envs.games.GAME_SPECS` is registered under its ``env_id``
 (``dice_envs/Spiffel-v0``, ``dice_envs/DicePoker-v0``, ``dice_envs/Yahtzee-v0``,
-``dice_envs/Farkle-v0``), with its Gymnasium class as entry point and its native vector env as
+``dice_envs/Farkle-v1``), with its Gymnasium class as entry point and its native vector env as
 vector entry point.
+
+A retired id (``dice_envs/Farkle-v0``: its observation changed) stays registered with an entry
+point that raises ``gymnasium.error.DeprecatedEnv`` saying so and naming the served id, for
+``gym.make`` and ``gym.make_vec`` alike (Gymnasium's own message for an unregistered older
+version names the newer id but not why).
 
 ``gym.make`` returns the env unwrapped (no order-enforcing or passive-checker wrapper), so
 ``env.action_masks()`` is reachable directly.
@@ -14,9 +19,12 @@ no-op (safe on re-import).
 
 from __future__ import annotations
 
+import functools
+from typing import Any, NoReturn
+
 import gymnasium as gym
 
-from ..games import GAME_SPECS
+from ..games import GAME_SPECS, GameSpec
 
 __all__ = ["ENV_IDS", "register_envs"]
 
@@ -34,10 +42,20 @@ ENV_IDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+def _retired(spec: GameSpec, version: int, *args: Any, **kwargs: Any) -> NoReturn:
+    """The entry point of a retired id: raises ``DeprecatedEnv`` naming the id that replaces it."""
+    raise gym.error.DeprecatedEnv(spec.retired_message(version))
+
+
 def register_envs() -> list[str]:
     """Register every id not registered yet; return the ids registered by this call."""
     added = []
     for spec in GAME_SPECS.values():
+        for version, env_id in enumerate(spec.retired_env_ids):
+            if env_id not in gym.registry:
+                retired = functools.partial(_retired, spec, version)
+                gym.register(id=env_id, entry_point=retired, vector_entry_point=retired)
+                added.append(env_id)
         env_id = spec.env_id
         if env_id in gym.registry:
             continue

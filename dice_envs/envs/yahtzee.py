@@ -18,6 +18,11 @@ Arguments              see :mod:`dice_envs.envs.base`; rule parameters of
 Version                v0
 =====================  ==================================================================
 
+Version history:
+
+* ``v0``: observation ``scorecard-v1``, the only one this id has served since it was first
+  registered.
+
 >>> env = YahtzeeEnv()
 >>> obs, info = env.reset(seed=0)
 >>> obs.shape, int(env.action_space.n), env.encoding

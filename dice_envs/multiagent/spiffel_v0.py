@@ -21,6 +21,11 @@ Rules                  keyword parameters of :class:`dice_envs.rules.SpiffelRule
 Version                ``spiffel_v0``
 =====================  ==================================================================
 
+Version history:
+
+* ``spiffel_v0``: observation ``scorecard-v1``, the only one this module has served since it was first
+  published.
+
 >>> e = env(num_players=2)
 >>> e.reset(seed=0)
 >>> e.agent_selection, int(e.action_space("player_0").n)

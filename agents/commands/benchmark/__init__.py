@@ -55,7 +55,7 @@ EXAMPLES = {
 HELP = {
     "engine": "engine steps/s of the one-game rules engines (random legal play)",
     "envs": "env steps/s: Gymnasium env, SyncVectorEnv, native vector env (with opponents)",
-    "training": "env steps/s of whole training loops: native PPO, MaskablePPO, matmul bound",
+    "training": "env steps/s of whole training loops: native PPO and MaskablePPO",
     "recipe": "a training recipe's rollout and loop steps/s per vec_env backend",
 }
 

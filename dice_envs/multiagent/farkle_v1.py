@@ -1,7 +1,7 @@
 """PettingZoo AEC env of Farkle (seed ``001``, "Space Dice"): six dice, push your luck.
 
 =====================  ==================================================================
-Import                 ``from dice_envs.multiagent import farkle_v0``
+Import                 ``from dice_envs.multiagent import farkle_v1``
 Agents                 ``player_0 .. player_{N-1}``, ``N = num_players`` (1 to 8, default 2)
 Action space           ``Discrete(128)``: ``mask + 64 * bank``; bit ``i`` of ``mask`` sets aside
                        die ``i`` of the sorted throw, ``bank = 1`` banks afterwards (only when the
@@ -18,8 +18,17 @@ Reward                 ``"win"`` (default, N >= 2): zero-sum at the end (+1 / -1
 End                    terminated when the round in which someone reached ``target`` is over;
                        truncated after ``max_turns`` turns per player
 Rules                  keyword parameters of :class:`dice_envs.rules.FarkleRules`
-Version                ``farkle_v0``
+Version                ``farkle_v1``
 =====================  ==================================================================
+
+Version history:
+
+* ``farkle_v1``: observation ``farkle-v3`` only, ``48 + 2N`` values: ``farkle-v2`` with the own
+  seat (one-hot) appended after ``lead``.
+* ``farkle_v0``, retired: it served ``farkle-v1`` (``49 + N`` values, an always-zero spare slot
+  after ``lead``), then ``farkle-v2`` (``48 + N``, the spare slot dropped), then ``farkle-v3``.
+  ``from dice_envs.multiagent import farkle_v0`` raises ``ImportError`` saying so and naming
+  ``farkle_v1``.
 
 >>> e = env(num_players=3, target=2000)
 >>> e.reset(seed=0)
@@ -41,7 +50,7 @@ __all__ = ["env", "raw_env"]
 class raw_env(DiceAECEnv):
     """Farkle game logic (no wrappers); see the module docstring."""
 
-    metadata: ClassVar[dict[str, Any]] = {**DiceAECEnv.metadata, "name": "farkle_v0"}
+    metadata: ClassVar[dict[str, Any]] = {**DiceAECEnv.metadata, "name": "farkle_v1"}
     game_name: ClassVar[str] = "farkle"
 
 
