@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 from pathlib import Path
 
@@ -177,11 +178,26 @@ def test_solve_help_shows_one_style(capsys) -> None:
 
 
 def test_readme_solve_lines_use_the_rules_form() -> None:
-    lines = [ln for ln in (ROOT / "README.md").read_text().splitlines() if ln.startswith("dice-envs solve ")]
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    lines = [ln for p in pages for ln in p.read_text().splitlines() if ln.startswith("dice-envs solve ")]
     assert len(lines) >= 3
     for line in lines:
         flags = {w for w in line.split("#")[0].split() if w.startswith("--")}
         assert flags <= {"--rules", "--no-cache"}, line
+
+
+def test_readme_help_lines_run(capsys) -> None:
+    """Every ``dice-envs COMMAND --help`` line of the README's bash blocks prints its help."""
+    text = (ROOT / "README.md").read_text()
+    bash = "".join(re.findall(r"```bash\n(.*?)```", text, re.S))
+    lines = [ln.strip() for ln in bash.splitlines()]
+    names = [ln.split()[1] for ln in lines if re.fullmatch(r"dice-envs [a-z]+ --help", ln)]
+    assert names
+    for name in names:
+        with pytest.raises(SystemExit) as exc:
+            cli.resolve(name)(["--help"])
+        assert exc.value.code == 0
+        assert capsys.readouterr().out.startswith(f"usage: dice-envs {name}")
 
 
 # ----------------------------------------------------------------------------- every help

@@ -17,7 +17,7 @@ widths], "vf": [...]}``: its file is a normal model (``agents.load``, ``opponent
 
 Why: independently trained policies make partly independent mistakes. The shipped
 ``pretrained:farkle-scratch-ppo`` is three self-play runs of one recipe (seeds 0-2) merged this way
-(README, "Farkle").
+(docs/history.md, "The shipped bots").
 
 >>> import numpy as np, torch
 >>> from agents.models.card import card_spaces, make_card

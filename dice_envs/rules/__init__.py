@@ -1,13 +1,13 @@
 """The games themselves: rule configurations, dice and the scoring functions.
 
-=============  =====================================  =========================================
-name           rules class                            its game (:mod:`dice_envs.engine`)
-=============  =====================================  =========================================
-``spiffel``    :class:`~.spiffel.SpiffelRules`        ``ScorecardGame`` / ``ScorecardEngine``
-``dice_poker`` :class:`~.dice_poker.DicePokerRules`   ``ScorecardGame`` / ``ScorecardEngine``
-``yahtzee``    :class:`~.yahtzee.YahtzeeRules`        ``ScorecardGame`` / ``ScorecardEngine``
-``farkle``     :class:`~.farkle.FarkleRules`          ``FarkleGame`` / ``FarkleEngine``
-=============  =====================================  =========================================
+==============  =====================================  =========================================
+name            rules class                            its game (:mod:`dice_envs.engine`)
+==============  =====================================  =========================================
+``spiffel``     :class:`~.spiffel.SpiffelRules`        ``ScorecardGame`` / ``ScorecardEngine``
+``dice_poker``  :class:`~.dice_poker.DicePokerRules`   ``ScorecardGame`` / ``ScorecardEngine``
+``yahtzee``     :class:`~.yahtzee.YahtzeeRules`        ``ScorecardGame`` / ``ScorecardEngine``
+``farkle``      :class:`~.farkle.FarkleRules`          ``FarkleGame`` / ``FarkleEngine``
+==============  =====================================  =========================================
 
 The game flow lives one layer down, in :mod:`dice_envs.engine` (``new_game`` is there).
 

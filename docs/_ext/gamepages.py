@@ -1,0 +1,279 @@
+"""Sphinx extension: one page per game, written from the package itself at every build.
+
+On ``builder-inited`` it writes ``docs/games/<game>.md`` for each game of
+:data:`dice_envs.games.GAME_SPECS` and ``docs/games/index.md``, and a picture of each game
+(``gym.make(env_id, render_mode="rgb_array")`` after a few seeded steps) to
+``docs/_generated/<game>.png``. Every fact on a page (ids, spaces, rule parameters, observation
+fields, actions, rewards, version history) is read from the code, so the pages cannot drift from
+it. Both folders are build outputs (git-ignored).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+#: Seed rule texts under docs/seeds/, by game (Yahtzee is a reference variant with no seed text).
+SEED_FILES = {
+    "spiffel": "000_36ec8d1398221d1f.txt",
+    "farkle": "001_7dfb3dba21fba936.txt",
+    "dice_poker": "003_0d0ff47194229ec3.txt",
+}
+#: Players of the example observation table (shows the per-opponent fields).
+TABLE_PLAYERS = 2
+#: Seeded steps before the picture is taken.
+PICTURE_STEPS = 4
+
+
+def _write(path: Path, text: str) -> None:
+    """Write ``text`` unless the file already holds it (keeps incremental builds incremental)."""
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)  # whole or not at all, should two builds run at once
+
+
+def _first_paragraph(doc: str | None) -> str:
+    return inspect.cleandoc(doc or "").split("\n\n")[0].replace("\n", " ")
+
+
+def _section(doc: str | None, title: str) -> str:
+    """The section of a docstring that starts with the line ``title`` (up to the next doctest)."""
+    text = inspect.cleandoc(doc or "")
+    start = text.find(title)
+    if start < 0:
+        return ""
+    body = text[start + len(title) :]
+    end = body.find("\n>>>")
+    return (body if end < 0 else body[:end]).strip()
+
+
+def _rst(text: str) -> str:
+    """A MyST block that renders ``text`` (docstring reStructuredText) as reStructuredText."""
+    return f"```{{eval-rst}}\n{text}\n```\n"
+
+
+def _name(spec: Any) -> str:
+    return spec.name.replace("_", " ").title()
+
+
+def _cell(value: Any) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _picture(spec: Any, out: Path) -> None:
+    """Save the rgb_array render of ``spec``'s env after a few seeded legal steps."""
+    import gymnasium as gym
+    import numpy as np
+    from matplotlib.image import imsave
+
+    env = gym.make(spec.env_id, render_mode="rgb_array")
+    try:
+        _, info = env.reset(seed=0)
+        rng = np.random.default_rng(0)
+        for _ in range(PICTURE_STEPS):
+            legal = np.flatnonzero(info["action_mask"])
+            _, _, terminated, truncated, info = env.step(int(rng.choice(legal)))
+            if terminated or truncated:
+                break
+        frame = env.render()
+    finally:
+        env.close()
+    tmp = out.with_name(f".{out.stem}.{os.getpid()}.png")
+    imsave(tmp, _trim(frame))
+    os.replace(tmp, out)
+
+
+def _trim(frame: Any, margin: int = 12) -> Any:
+    """``frame`` cut to what differs from its background (the top-left pixel), plus a margin."""
+    import numpy as np
+
+    ink = np.any(frame != frame[0, 0], axis=-1)
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    if not len(rows):
+        return frame
+    top, bottom = max(rows[0] - margin, 0), min(rows[-1] + margin + 1, frame.shape[0])
+    left, right = max(cols[0] - margin, 0), min(cols[-1] + margin + 1, frame.shape[1])
+    return frame[top:bottom, left:right]
+
+
+def _action_rows(spec: Any, rules: Any) -> list[list[Any]]:
+    """Groups of action indices and what they do, described by the game's own engine."""
+    from dice_envs.engine.farkle_game import BANK_FLAG
+    from dice_envs.engine.scorecard_game import N_REROLL_ACTIONS
+
+    if spec.name == "farkle":
+        return [
+            [f"0 – {BANK_FLAG - 1}", "set aside the dice of bit mask `a` (bit `i` = die `i` of the "
+             "sorted throw), then throw the remaining dice (all six after hot dice)"],
+            [f"{BANK_FLAG} – {2 * BANK_FLAG - 1}", f"set aside the dice of mask `a - {BANK_FLAG}`, "
+             "then bank the turn total"],
+        ]  # fmt: skip
+    rows: list[list[Any]] = [
+        ["0", "re-throw nothing (never legal)"],
+        [f"1 – {N_REROLL_ACTIONS - 1}", "re-throw the dice of bit mask `a` (bit `i` = die `i` of the "
+         "sorted throw), holding the others; legal while throws are left"],
+    ]  # fmt: skip
+    for i, box in enumerate(rules.categories):
+        rows.append([N_REROLL_ACTIONS + i, f"score the throw in box `{box}`"])
+    return rows
+
+
+def _example_param(rules_class: type) -> str:
+    first = next(f for f in dataclasses.fields(rules_class) if f.init)
+    return f"{first.name}={getattr(rules_class(), first.name)!r}"
+
+
+def _rule_rows(rules_class: type) -> list[list[Any]]:
+    rows = []
+    for f in dataclasses.fields(rules_class):
+        if not f.init:
+            continue
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        rows.append([f"`{f.name}`", f"`{default!r}`", f"`{f.type}`"])
+    return rows
+
+
+def _layout_rows(rules: Any) -> list[list[Any]]:
+    from dice_envs.layouts import layout
+
+    lay = layout(rules, TABLE_PLAYERS)
+    return [[f"`{f.name}`", f"{f.start}:{f.start + f.size}", f"{f.scale:g}", f.doc] for f in lay.fields]
+
+
+def game_page(spec: Any, picture: str) -> str:
+    """The Markdown page of one game."""
+    import gymnasium as gym
+
+    from dice_envs import outcome
+    from dice_envs.layouts import layout
+    from dice_envs.options import MAX_PLAYERS, REWARD_MODES
+
+    rules = spec.rules_class()
+    rules_module = importlib.import_module(spec.rules_class.__module__)
+    env_module = importlib.import_module(spec.env_class.partition(":")[0])
+    env = gym.make(spec.env_id)
+    try:
+        n_actions = int(env.action_space.n)
+        obs_shape = env.observation_space.shape
+    finally:
+        env.close()
+    sizes = ", ".join(f"{n}: {layout(rules, n).size}" for n in (1, 2, 4))
+    summary = _table(
+        ["Property", "Value"],
+        [
+            ["Env id", f"`{spec.env_id}`"],
+            ["Gymnasium class", f"`{spec.env_class.replace(':', '.')}`"],
+            ["PettingZoo module", f"`{spec.aec_module}`"],
+            ["Native vector env", f"`{spec.vector_class.replace(':', '.')}` (`gym.make_vec`)"],
+            ["Players", f"1 – {MAX_PLAYERS} (solitaire by default)"],
+            ["Action space", f"`Discrete({n_actions})`, with an action mask"],
+            ["Observation shape", f"`{obs_shape}` in solitaire; by number of players: {sizes}"],
+            ["Observation encoding", f"`{spec.encoding}`"],
+            ["Rules class", f"`{spec.rules_class.__module__}.{spec.rules_class.__name__}`"],
+        ],
+    )
+    seed = SEED_FILES.get(spec.name)
+    rule_links = ["the settled rules in {doc}`../RULES`"]
+    if seed:
+        rule_links.insert(0, f"{{download}}`the original rule text <../seeds/{seed}>`")
+    history = _section(env_module.__doc__, "Version history:")
+    served = "\n".join(
+        f"* `{spec.versioned_env_id(v)}`{' (served)' if v == spec.version else ' (retired)'}: "
+        + ", then ".join(f"`{e}`" for e in encs)
+        for v, encs in enumerate(spec.observations)
+    )
+    parts = [
+        f"# {_name(spec)}\n",
+        summary,
+        f"```{{figure}} /_generated/{picture}\n:alt: {spec.env_id} rendered with "
+        f'render_mode="rgb_array"\n:width: 420px\n\n`env.render()` with `render_mode="rgb_array"` '
+        f"after {PICTURE_STEPS} seeded random legal steps.\n```\n",
+        "```python\nimport gymnasium as gym\nimport dice_envs  # noqa: F401  (registers the envs)\n\n"
+        f'env = gym.make("{spec.env_id}")\nobs, info = env.reset(seed=0)\n'
+        'obs, reward, terminated, truncated, info = env.step(int(info["action_mask"].argmax()))\n```\n',
+        "## Rules in brief\n",
+        _rst(inspect.cleandoc(rules_module.__doc__ or "").split("\n>>>")[0].strip()),
+        f"Rule text: {' and '.join(rule_links)}.\n",
+        "## Rule parameters\n",
+        f"Fields of `{spec.rules_class.__name__}`; pass any of them to `gym.make` "
+        f"(e.g. `gym.make({spec.env_id!r}, {_example_param(spec.rules_class)})`) or in a rules file.\n",
+        _table(["Parameter", "Default", "Type"], _rule_rows(spec.rules_class)),
+        "## Observation\n",
+        f"`{spec.encoding}` with {TABLE_PLAYERS} players, from the learner's seat "
+        "(`dice_envs.layouts.layout(rules, num_players)`). A field stores `value / scale`; "
+        "`other<k>_…` fields describe the seat `k` places after the learner.\n",
+        _table(["Field", "Slice", "Scale", "Meaning"], _layout_rows(rules)),
+        "## Actions\n",
+        f'`Discrete({n_actions})`; `info["action_mask"]` and `env.action_masks()` mark the legal ones.\n',
+        _table(["Action", "Effect"], _action_rows(spec, rules)),
+        "## The Gymnasium env\n",
+        f"From the docstring of `{env_module.__name__}`:\n",
+        _rst(
+            inspect.cleandoc(env_module.__doc__ or "").split("Version history:")[0].split("\n>>>")[0].strip()
+        ),
+        "## Rewards\n",
+        f"`reward=` one of {', '.join(f'`{m}`' for m in REWARD_MODES)}:\n",
+        _rst(_reward_text()),
+        "## Illegal actions, termination and truncation\n",
+        _rst(_section(outcome.__doc__, "construction. The rule:")),
+        "## Version history\n",
+        f"Observation encodings each version served (`dice_envs.games.GAME_SPECS[{spec.name!r}]`):\n",
+        served + "\n",
+        (_rst(history) if history else ""),
+    ]
+    return "\n".join(parts)
+
+
+def _reward_text() -> str:
+    """The ``reward`` row of the Gymnasium env's keyword table (:mod:`dice_envs.envs.base`)."""
+    from dice_envs.envs import base
+
+    match = re.search(r"``reward``\s+(.*?)\n``illegal_action``", base.__doc__ or "", re.S)
+    text = " ".join(line.strip() for line in (match.group(1) if match else "").splitlines())
+    return text
+
+
+def index_page(specs: list[Any]) -> str:
+    rows = [
+        [f"[{_name(s)}]({s.name}.md)", f"`{s.env_id}`", f"`{s.aec_module}`", f"`{s.encoding}`"] for s in specs
+    ]
+    return (
+        "# Games\n\nEach page below is written by the docs build from `dice_envs.games.GAME_SPECS`, "
+        "the rules classes, the observation layouts and the env docstrings.\n\n"
+        + _table(["Game", "Gymnasium id", "PettingZoo module", "Encoding"], rows)
+        + "\n```{toctree}\n:hidden:\n\n"
+        + "\n".join(s.name for s in specs)
+        + "\n```\n"
+    )
+
+
+def generate(app: Any) -> None:
+    from dice_envs.games import GAME_SPECS
+
+    src = Path(app.srcdir)
+    games, generated = src / "games", src / "_generated"
+    games.mkdir(exist_ok=True)
+    generated.mkdir(exist_ok=True)
+    specs = list(GAME_SPECS.values())
+    for spec in specs:
+        picture = f"{spec.name}.png"
+        _picture(spec, generated / picture)
+        _write(games / f"{spec.name}.md", game_page(spec, picture))
+    _write(games / "index.md", index_page(specs))
+
+
+def setup(app: Any) -> dict[str, Any]:
+    app.connect("builder-inited", generate)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
