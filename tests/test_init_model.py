@@ -171,18 +171,39 @@ def test_a_model_whose_weights_were_changed_is_refused(parent: Path, tmp_path: P
         start_from_model(_fresh_policy(cfg), cfg)
 
 
-def test_a_model_of_an_older_encoding_is_widened_and_plays_exactly_as_before() -> None:
-    """pretrained:farkle reads farkle-v2 (today's observation cut to its first 50 values): its input
-    layers get zero columns for the new fields, so the widened network's logits and values on
-    today's observations are the model's on the cut ones."""
+def _older_farkle_model(path: Path) -> Path:
+    """A 2-player Farkle model of the older encoding farkle-v2 (farkle-v3 less its ``seat`` field),
+    made here from a hand-made card and a fresh network (no shipped model reads farkle-v2 any more)."""
+    from sb3_contrib import MaskablePPO
+
+    from agents.models.card import card_spaces, make_card
+    from agents.models.files import save_model
+    from agents.training.policy import SpacesOnlyEnv
+    from dice_envs.rules import make_rules
+
+    card = dict(
+        make_card(make_rules("farkle"), 2, command="test"),
+        observation_encoding="farkle-v2",
+        env_id="dice_envs/Farkle-v0",
+    )
+    policy_kwargs = {"net_arch": [256, 256], "activation_fn": torch.nn.ReLU}
+    model = MaskablePPO("MlpPolicy", SpacesOnlyEnv(*card_spaces(card)), policy_kwargs=policy_kwargs, seed=0)
+    return save_model(model, path, card)
+
+
+def test_a_model_of_an_older_encoding_is_widened_and_plays_exactly_as_before(tmp_path: Path) -> None:
+    """A farkle-v2 model reads today's observation cut to its first 50 values: its input layers get
+    zero columns for the new fields, so the widened network's logits and values on today's
+    observations are the model's on the cut ones."""
     from dice_envs.layouts import legacy_size
 
+    path = _older_farkle_model(tmp_path / "older.zip")
     cfg = TrainConfig.from_dict(
         {"game": "farkle", "num_players": 2, "self_play": True, "pool_builtin": ["heuristic"]}
     ).with_overrides(
-        [*TINY, "net_arch=[256, 256]", "activation=relu", "warm_start=model", "init_model=pretrained:farkle"]
+        [*TINY, "net_arch=[256, 256]", "activation=relu", "warm_start=model", f"init_model={path}"]
     )
-    card = read_card(Path(__file__).resolve().parents[1] / "agents" / "pretrained" / "farkle.zip")
+    card = read_card(path)
     old = legacy_size(card["observation_encoding"], cfg.rule_config(), 2)
     assert old is not None and card["observation_encoding"] == "farkle-v2"
     policy = _fresh_policy(cfg)
@@ -195,7 +216,7 @@ def test_a_model_of_an_older_encoding_is_widened_and_plays_exactly_as_before() -
     assert obs_t.shape[1] > old and (obs_t[:, old:] != 0).any()  # the new fields carry information
     from agents.training.ensemble import policy_logits
 
-    source = load_policy(Path(__file__).resolve().parents[1] / "agents" / "pretrained" / "farkle.zip", card)
+    source = load_policy(path, card)
     with torch.no_grad():
         torch.testing.assert_close(policy_logits(policy, obs_t), policy_logits(source, obs_t[:, :old]))
         torch.testing.assert_close(policy.predict_values(obs_t), source.predict_values(obs_t[:, :old]))

@@ -43,7 +43,7 @@ CARD_KEYS = {
     "policy",
 }
 #: Keys a card may add (the native trainer names itself and the machine it ran on).
-CARD_EXTRA_KEYS = {"trainer", "machine", "ensemble"}
+CARD_EXTRA_KEYS = {"trainer", "machine", "ensemble", "notes"}  # notes: changes made after training
 
 
 def _train(cfg: TrainConfig, out: Path, resume: bool = False):

@@ -13,8 +13,9 @@ Its ``env_id``, the Gymnasium id whose observations the model reads, is :func:`d
 its game and ``observation_encoding`` (checked; :func:`read_card` adds it to older cards). A training
 run adds its provenance (``created``, ``seed``, ``library_versions``; see
 :func:`make_card`) and may add more (the native trainer: ``trainer``, ``machine`` from
-:func:`machine_info`). :func:`agents.models.files.save_model` and :func:`agents.models.files.stamp_card`
-bind the card to its weights:
+:func:`machine_info`). A model file changed after its run (e.g. re-stamped for a newer observation)
+says how in ``notes``, a list of sentences. :func:`agents.models.files.save_model` and
+:func:`agents.models.files.stamp_card` bind the card to its weights:
 
 ``weights_sha256``  SHA-256 (hex) of the zip member ``policy.pth``
 ``zip_sha256``      SHA-256 (hex) of the whole zip file
