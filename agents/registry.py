@@ -10,9 +10,13 @@ spec                   agent
 ``max-expected``       exact max-expected points per turn (Farkle)
 ``threshold:N``        bank as soon as the turn total is at least N (Farkle)
 ``win-optimal``        exact two-player win-probability optimum (Farkle; ``seat=`` optional)
+``search:<model>``     exact search to the end of each turn over a model's value of turn starts:
+                       a value model (scorecard games, ``trainer: search``) or a two-player
+                       Farkle model's critic (then the same agent as ``planner:<model>``)
 ``planner:<model>``    exact search within each turn over a model's critic (Farkle, 2 players)
 ``pretrained:<name>``  a trained model from ``agents/pretrained/<name>.zip`` (+ its card)
-``path/to/model.zip``  a trained model file (+ its card ``path/to/model.json``)
+``path/to/model.zip``  a trained model file (+ its card ``path/to/model.json``); a value model
+                       ``path/to/model.npz`` plays by search
 ``human``              a person at the terminal
 =====================  ===================================================================
 
@@ -56,9 +60,9 @@ def known_specs(game: str | RuleConfig = "spiffel") -> list[str]:
     """The spec strings :func:`load` accepts for ``game``."""
     rules = make_rules(game)
     special = (
-        ["max-expected", "threshold:N", "win-optimal", "planner:<model>"]
+        ["max-expected", "threshold:N", "win-optimal", "planner:<model>", "search:<model>"]
         if isinstance(rules, FarkleRules)
-        else ["optimal"]
+        else ["optimal", "search:<model>"]
     )
     return _COMMON + special + _TAIL
 
@@ -94,7 +98,7 @@ def load(
     overrides = dict(rules or {})
     name = spec.strip()
     key = name.lower()
-    if key.startswith("planner:"):
+    if key.startswith(_SEARCH_PREFIXES):
         model = planner_model(name)
         return _load_model(spec, model, game, num_players, seed, overrides, kwargs, planner=True)
     if _names_model(name):
@@ -118,8 +122,8 @@ def check_spec(spec: str, game: str | RuleConfig = "spiffel") -> None:
     rules = make_rules(game)
     name = str(spec).strip()
     key = name.lower()
-    if key.startswith("planner:"):
-        if not isinstance(rules, FarkleRules):
+    if key.startswith(_SEARCH_PREFIXES):
+        if key.startswith("planner:") and not isinstance(rules, FarkleRules):
             known = ", ".join(known_specs(rules))
             raise ConfigError(f"agent spec {spec!r} is not available for {rules.game}; known: {known}")
         name = planner_model(name)
@@ -151,7 +155,7 @@ def check_fit(spec: str, rules: RuleConfig, num_players: int) -> None:
     table is built); for commands that check every agent before long work starts."""
     check_spec(spec, rules)
     name = str(spec).strip()
-    name = planner_model(name) if name.lower().startswith("planner:") else name
+    name = planner_model(name) if name.lower().startswith(_SEARCH_PREFIXES) else name
     if _names_model(name):
         load(name, game=rules, num_players=num_players)
 
@@ -217,11 +221,20 @@ def _load_model(
     rules_cfg = make_rules(trained, **overrides) if overrides else trained
     n = int(card.get("num_players", 1)) if num_players is None else num_players
     check_int("num_players", n, 1, 8)
+    from agents.search.agent import SearchAgent, is_value_card
+
+    if is_value_card(card):  # a value model plays by search, with or without the search: prefix
+        path = resolve_model_path(name)
+        return _build(spec, SearchAgent.from_file, name, path, rules_cfg, num_players=n, seed=seed, **kwargs)
     if planner:
         from agents.players.planner import PlannerAgent
 
         if not isinstance(rules_cfg, FarkleRules):
-            raise ConfigError(f"{spec!r}: the planner searches Farkle turns; {name} is a {card_game} model")
+            raise ConfigError(
+                f"{spec!r}: {name} is a {card.get('algorithm')} policy; search over a {card_game} model "
+                "needs a value model of turn starts (dice-envs train --config "
+                f"configs/train/{card_game}-search.yaml, or pretrained:{card_game}-search)"
+            )
         return _build(spec, PlannerAgent, name, rules_cfg, num_players=n, seed=seed, **kwargs)
     return _build(
         spec,
@@ -247,25 +260,32 @@ def anchored_spec(spec: str, folder: str | Path) -> str:
     ['heuristic', 'pretrained:farkle-scratch', '/m.zip']
     """
     name = spec.strip()
-    if name.lower().startswith("planner:"):
-        return "planner:" + anchored_spec(planner_model(name), folder)
+    if name.lower().startswith(_SEARCH_PREFIXES):
+        prefix = name.split(":", 1)[0]
+        return f"{prefix}:" + anchored_spec(planner_model(name), folder)
     if name.lower().startswith("pretrained:") or Path(name).expanduser().is_absolute():
         return spec
     here = Path(folder) / name
     return str(here) if name.lower().endswith(".zip") or _is_file(str(here)) else spec
 
 
-def planner_model(spec: str) -> str:
-    """The model spec inside ``planner:<model>`` (refused by name when missing or itself a planner).
+#: Spec prefixes of the agents that search over a model: ``search:<model>``, ``planner:<model>``.
+_SEARCH_PREFIXES = ("search:", "planner:")
 
-    >>> planner_model("planner:pretrained:farkle-scratch-ppo")
-    'pretrained:farkle-scratch-ppo'
+
+def planner_model(spec: str) -> str:
+    """The model spec inside ``search:<model>`` / ``planner:<model>`` (refused by name when missing
+    or itself a search spec).
+
+    >>> planner_model("planner:pretrained:farkle-scratch-ppo"), planner_model("search:runs/x/v.npz")
+    ('pretrained:farkle-scratch-ppo', 'runs/x/v.npz')
     """
     model = spec.strip().split(":", 1)[1].strip()
-    if not model or model.lower().startswith("planner:"):
+    if not model or model.lower().startswith(_SEARCH_PREFIXES):
         raise ConfigError(
-            "planner spec needs a two-player Farkle model, e.g. planner:pretrained:farkle-scratch-ppo "
-            f"or planner:runs/x/model.zip; got {spec!r}"
+            "a search spec needs a model: search:pretrained:spiffel-search, search:runs/x/x.npz (a value "
+            "model), planner:pretrained:farkle-scratch-ppo (a two-player Farkle model); "
+            f"got {spec!r}"
         )
     return model
 
@@ -324,9 +344,9 @@ def _threshold(spec: str, key: str) -> int:
 
 
 def _names_model(name: str) -> bool:
-    """Whether a spec (not a planner's) names a model: ``pretrained:<name>``, a ``.zip``, a file."""
+    """Whether a spec (not a search's) names a model: ``pretrained:<name>``, a ``.zip`` / ``.npz``, a file."""
     key = name.lower()
-    return key.startswith("pretrained:") or key.endswith(".zip") or _is_file(name)
+    return key.startswith("pretrained:") or key.endswith((".zip", ".npz")) or _is_file(name)
 
 
 def _is_file(name: str) -> bool:

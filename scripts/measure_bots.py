@@ -78,8 +78,12 @@ def measure(path: Path, games: int, opponents: list[str], seeds: list[int]) -> d
     card = json.loads(path.with_suffix(".json").read_text())
     rules = make_rules(card["game"], **card["rules"])
     players = int(card["num_players"])
-    # weights only, checked against the card, seen through the card's view (seats, older encodings)
-    agent = ModelAgent.from_file(path, rules, players, deterministic=True)
+    if path.suffix == ".npz":  # a value model: search over it (its weights and card checked)
+        from agents.search.agent import SearchAgent
+
+        agent = SearchAgent.from_file(str(path), path, rules, players)
+    else:  # weights only, checked against the card, seen through the card's view (seats, older encodings)
+        agent = ModelAgent.from_file(path, rules, players, deterministic=True)
     t0 = time.perf_counter()
     result: dict = {
         "bot": path.stem,
@@ -92,7 +96,9 @@ def measure(path: Path, games: int, opponents: list[str], seeds: list[int]) -> d
         parts = [play_games(agent, rules, games, seed=seed, batch=128) for seed in seeds]
         mean, stderr, std = _pooled_scores(parts)
         best = optimum(rules) if rules.game != "farkle" else None
-        result.update(mean_score=mean, stderr=stderr, std=std)
+        result.update(
+            mean_score=mean, stderr=stderr, std=std, ci95=[mean - 1.96 * stderr, mean + 1.96 * stderr]
+        )
         if len(seeds) > 1:
             result["per_seed_mean_score"] = [p.mean_score for p in parts]
         if best is not None:
@@ -165,6 +171,18 @@ def read_figures(out: Path, flag: str = "--out") -> dict:
     return figures
 
 
+def bot_names(folder: Path) -> list[str]:
+    """The bots of ``folder``: policies (``.zip``) and value models (``.npz``), by name."""
+    return sorted(
+        p.stem for p in folder.iterdir() if p.suffix in (".zip", ".npz") and p.with_suffix(".json").is_file()
+    )
+
+
+def bot_path(folder: Path, name: str) -> Path | None:
+    """The model file of bot ``name`` in ``folder`` (``None`` if it has none)."""
+    return next((p for s in (".zip", ".npz") if (p := folder / f"{name}{s}").is_file()), None)
+
+
 def check_args(args: argparse.Namespace, names: list[str], out: Path | None) -> dict:
     """Every input checked before any game (``ConfigError`` naming it): the counts and seeds,
     the bots and their cards, the opponents against each multi-player bot's game, and the
@@ -179,10 +197,9 @@ def check_args(args: argparse.Namespace, names: list[str], out: Path | None) -> 
         check_seed_arg(seed, "--seeds", none=False)
     check_seed_arg(args.seed, "--seed", none=False)
     for name in names:
-        path = args.dir / f"{name}.zip"
-        if not path.is_file():
-            bots = ", ".join(p.stem for p in sorted(args.dir.glob("*.zip")))
-            raise ConfigError(f"no bot {path}; bots: {bots}")
+        path = bot_path(args.dir, name)
+        if path is None:
+            raise ConfigError(f"no bot {name} in {args.dir}; bots: {', '.join(bot_names(args.dir))}")
         card = read_card(path)
         rules = card_rules(card, str(path))
         if int(card.get("num_players", 1)) > 1:
@@ -198,7 +215,7 @@ def check_args(args: argparse.Namespace, names: list[str], out: Path | None) -> 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--bots", nargs="*", help="bot names (default: every .zip in agents/pretrained)")
+    parser.add_argument("--bots", nargs="*", help="bot names (default: every bot in agents/pretrained)")
     parser.add_argument("--games", type=int, default=5000, help="games per bot and opponent")
     parser.add_argument(
         "--opponents", nargs="*", default=["heuristic"], help="opponents of multi-player bots"
@@ -219,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from dice_envs.rules import ConfigError
 
-    names = args.bots or sorted(p.stem for p in args.dir.glob("*.zip"))
+    names = args.bots or (bot_names(args.dir) if args.dir.is_dir() else [])
     if not names:
         print(f"error: no bots in {args.dir}", file=sys.stderr)
         return 2
@@ -230,11 +247,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     for name in names:
-        path = args.dir / f"{name}.zip"
+        path = bot_path(args.dir, name)
+        assert path is not None  # checked above
         res = measure(path, args.games, args.opponents, args.seeds or [args.seed])
         figures[name] = res
         if res["num_players"] == 1:
-            line = f"{name:<11} {res['games']} games: mean {res['mean_score']:.2f} ± {res['stderr']:.2f} s.e."
+            lo, hi = res["ci95"]
+            line = (
+                f"{name:<11} {res['games']} games: mean {res['mean_score']:.2f} ± {res['stderr']:.2f} s.e., "
+                f"95% CI [{lo:.2f}, {hi:.2f}]"
+            )
             if "per_seed_mean_score" in res:
                 line += " (per seed: " + ", ".join(f"{x:.2f}" for x in res["per_seed_mean_score"]) + ")"
             if "optimum" in res:

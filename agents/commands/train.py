@@ -63,7 +63,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="random seed (overrides the config)")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], help="torch device (overrides the config)")
     p.add_argument(
-        "--trainer", choices=["ppo", "sb3"], help="native PPO (default) or sb3-contrib MaskablePPO"
+        "--trainer",
+        choices=["ppo", "sb3", "search"],
+        help="native PPO (default), sb3-contrib MaskablePPO, or the search learner (trainer: search)",
     )
     p.add_argument(
         "--total-timesteps", type=int, help="environment steps in total (resume: including earlier)"
@@ -86,6 +88,53 @@ def main(argv: list[str] | None = None) -> int:
         return _main(argv)
 
 
+def _trainer(config: Path | str, args: argparse.Namespace) -> str:
+    """The trainer a run uses: ``--trainer``, a ``--set trainer=...``, else the recipe's ``trainer`` key."""
+    from agents.training.recipes import read_recipe
+
+    if args.trainer:
+        return str(args.trainer)
+    for text in reversed(args.overrides):
+        key, _, value = text.partition("=")
+        if key.strip() == "trainer":
+            return value.strip()
+    return str(read_recipe(config).get("trainer", "ppo"))
+
+
+def _search(config: Path | str, args: argparse.Namespace, rules: dict, command: str) -> int:
+    """Run a search-learner recipe (:mod:`agents.search.learner`)."""
+    from agents.search.config import SearchConfig
+    from agents.search.learner import run
+    from agents.training.train import output_folder
+
+    if args.total_timesteps is not None:
+        raise ConfigError("the search learner counts iterations, not steps: use --set iterations=N")
+    if args.device == "cuda":
+        raise ConfigError(
+            "the search learner runs on the CPU (numpy search, a small torch fit): use --device cpu"
+        )
+    cfg = SearchConfig.from_yaml(
+        config,
+        args.overrides,
+        seed=args.seed,
+        trainer="search",
+        progress_bar=False if args.no_progress else None,
+    )
+    if rules:
+        cfg = SearchConfig.from_dict({**cfg.to_dict(), "rules": {**cfg.rules, **rules}})
+    folder = output_folder(cfg, args.out, args.resume)  # type: ignore[arg-type]
+    if args.resume and not folder.is_dir():
+        raise ConfigError(f"--resume: no run folder {folder}")
+    result = run(cfg, folder, args.resume, command)
+    print(f"trained {result.steps} steps ({cfg.iterations} iterations) in {result.wall_time_s:.0f}s")
+    print(f"model: {result.model_path}\ncard:  {result.card_path}")
+    if result.curve_path:
+        print(f"curve: {result.curve_path}")
+    if result.table:
+        print(result.table)
+    return 0
+
+
 def _warning_line(message: Warning | str, category: type[Warning], *args: object, **kwargs: object) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
@@ -104,6 +153,8 @@ def _main(argv: list[str] | None) -> int:
         if config is None:
             config = DEFAULT_CONFIG
             print("no --config given: running the quick start's recipe (quickstart)", file=sys.stderr)
+        if _trainer(config, args) == "search":
+            return _search(config, args, rules, command)
         cfg = load_config(
             config,
             args.overrides,

@@ -73,10 +73,14 @@ def _sha(data: bytes) -> str:
 
 
 def check_model_path(path: str | Path) -> Path:
-    """A user-given model path, checked: it exists, is a file, ends in ``.zip``, has its card beside it."""
+    """A user-given model path, checked: it exists, is a file, ends in ``.zip`` or ``.npz``, has
+    its card beside it."""
     p = Path(path).expanduser()
-    if p.suffix.lower() != ".zip":
-        raise ConfigError(f"a model file must be a .zip (with its .json card beside it), got {str(path)!r}")
+    if p.suffix.lower() not in (".zip", ".npz"):
+        raise ConfigError(
+            "a model file must be a .zip policy or a .npz value model (with its .json card beside it), "
+            f"got {str(path)!r}"
+        )
     try:
         exists, is_file, has_card = p.exists(), p.is_file(), card_path(p).is_file()
     except (OSError, ValueError) as exc:  # a name no file can have (too long, NUL byte, ...)

@@ -27,8 +27,10 @@ from agents.models.card import fit_card, read_card
 from agents.models.seat_views import SeatView
 from dice_envs.rules import ConfigError, RuleConfig
 
-__all__ = ["PRETRAINED_DIR", "ModelAgent", "pretrained_names", "resolve_model_path"]
+__all__ = ["MODEL_SUFFIXES", "PRETRAINED_DIR", "ModelAgent", "pretrained_names", "resolve_model_path"]
 
+#: Model files: policies (``.zip``, sb3-contrib) and value models (``.npz``, :mod:`agents.search`).
+MODEL_SUFFIXES = (".zip", ".npz")
 #: Where ``pretrained:<name>`` models live.
 PRETRAINED_DIR = Path(__file__).resolve().parents[1] / "pretrained"
 
@@ -37,14 +39,14 @@ def pretrained_names() -> list[str]:
     """Names ``<name>`` of the models usable as ``pretrained:<name>``."""
     if not PRETRAINED_DIR.is_dir():
         return []
-    return sorted(p.stem for p in PRETRAINED_DIR.glob("*.zip"))
+    return sorted(p.stem for p in PRETRAINED_DIR.iterdir() if p.suffix in MODEL_SUFFIXES)
 
 
 def resolve_model_path(spec: str) -> Path:
     """The model file named by a ``pretrained:<name>`` spec or a path, checked; ``ConfigError`` if not.
 
     ``<name>`` must be one of :func:`pretrained_names` (no paths: ``/``, ``\\``, ``..`` are
-    refused); a path must be an existing ``.zip`` file with its card beside it.
+    refused); a path must be an existing ``.zip`` (or value model ``.npz``) file with its card beside it.
     """
     from agents.models.files import check_model_path
 
@@ -57,7 +59,7 @@ def resolve_model_path(spec: str) -> Path:
                 f"available: {', '.join(known) or 'none yet'}"
                 " (pretrained:<name> takes only these names; give other models as a path to their .zip)"
             )
-        return PRETRAINED_DIR / f"{name}.zip"
+        return next(p for s in MODEL_SUFFIXES if (p := PRETRAINED_DIR / f"{name}{s}").is_file())
     return check_model_path(spec)
 
 

@@ -84,12 +84,26 @@ class _PlanningAgent(_ScorecardAgent):
     (:meth:`~_ScorecardAgent.turn_states`), plans the new turn states together (:meth:`_plans`:
     each plan the very one its state alone gets) and chooses for all rows at once."""
 
-    def _plans(self, cards: Sequence[tuple[int, int, int]]) -> list[TurnPlan]:  # pragma: no cover
-        """The plan of each card ``(filled-box mask, upper total, five-of-a-kind state)``."""
+    def __init__(self, rules: ScorecardRules, num_players: int = 1, seed: int | None = None) -> None:
+        super().__init__(rules, num_players, seed)
+        self._solver = turn_solver(rules)
+        self._plan_cache = PlanCache(self._turn_plans)  # a bound method, so the agent pickles
+
+    def _turn_plans(self, cards: list[State]) -> list[TurnPlan]:  # pragma: no cover
+        """The turn plans of ``cards`` (filled-box mask, capped upper total, five-of-a-kind state)."""
         raise NotImplementedError
 
-    def decide(self, view: ScorecardView, legal: np.ndarray) -> int:  # pragma: no cover
-        raise NotImplementedError
+    def _plans(self, cards: Sequence[tuple[int, int, int]]) -> list[TurnPlan]:
+        """The plan of each card ``(filled-box mask, upper total, five-of-a-kind state)`` (cached)."""
+        c = self._solver
+        return self._plan_cache.get([(int(m), int(min(u, c.T)), int(z)) for m, u, z in cards])
+
+    def decide(self, view: ScorecardView, legal: np.ndarray) -> int:
+        """The agent's action for the decoded state ``view`` among the ``legal`` action indices."""
+        c = self._solver
+        mask = sum(1 << i for i, v in enumerate(view.boxes) if v is not None)
+        (plan,) = self._plans([(mask, view.upper_total, c.z_of(view.boxes[c.five], view.five_kind_bonuses))])
+        return _choose(plan, view, legal)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         legal = check_mask(action_mask, self.rules)
@@ -188,9 +202,7 @@ class HeuristicAgent(_PlanningAgent):
 
     def __init__(self, rules: ScorecardRules, num_players: int = 1, seed: int | None = None) -> None:
         super().__init__(rules, num_players, seed)
-        self._solver = turn_solver(rules)
         c = self._solver
-        self._plan_cache = PlanCache(self._turn_plans)  # a bound method, so the agent pickles
         self._five_rows = np.isin(np.arange(c.normal.shape[0]), c.fk_rows)  # the five-of-a-kind throws
         self._faces5 = np.array([5 * c.face[o] for o in c.upper_idx], dtype=np.int64)  # upper boxes, 5 dice
         self._boxes = np.arange(c.k)
@@ -247,17 +259,6 @@ class HeuristicAgent(_PlanningAgent):
                 val[:, fk] = np.where(legal_five[:, :, b], val[:, fk], NEG)
         out[closed] = NEG
         return out
-
-    def decide(self, view: ScorecardView, legal: np.ndarray) -> int:
-        """The heuristic's action for the decoded state ``view`` among the ``legal`` actions."""
-        c = self._solver
-        mask = sum(1 << i for i, v in enumerate(view.boxes) if v is not None)
-        (plan,) = self._plans([(mask, view.upper_total, c.z_of(view.boxes[c.five], view.five_kind_bonuses))])
-        return _choose(plan, view, legal)
-
-    def _plans(self, cards: Sequence[tuple[int, int, int]]) -> list[TurnPlan]:
-        c = self._solver
-        return self._plan_cache.get([(int(m), int(min(u, c.T)), int(z)) for m, u, z in cards])
 
 
 #: Batches from this many rows on choose with :func:`_choose_rows` (fewer: row by row, faster).

@@ -173,6 +173,7 @@ class RunReporter:
         total_timesteps: int,
         tensorboard: bool,
         progress_bar: bool,
+        unit: str = "step",
     ) -> None:
         self.log = ProgressLog(out / "progress.csv", fields, resume_steps=steps if resumed else None)
         self.writer: Any = None
@@ -189,7 +190,7 @@ class RunReporter:
             from tqdm.auto import tqdm
 
             self.bar = tqdm(
-                total=total_timesteps, initial=steps, unit="step", unit_scale=True, dynamic_ncols=True
+                total=total_timesteps, initial=steps, unit=unit, unit_scale=unit == "step", dynamic_ncols=True
             )
 
     def report(self, row: dict[str, Any], samples: int) -> None:

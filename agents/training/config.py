@@ -228,32 +228,10 @@ class TrainConfig:
         twice and a file with no keys are refused: YAML would keep the last value, or train
         every default, without a word.
         """
-        import yaml
+        from agents.training.recipes import find_config, read_recipe
 
-        from agents.training.recipes import find_config
-        from dice_envs.rules.config import _unique_key_loader
-
-        try:
-            path = find_config(path, "train")
-        except ConfigError as exc:
-            raise ConfigError(f"training {exc}") from None
-        try:
-            data = yaml.load(path.read_text(encoding="utf-8"), Loader=_unique_key_loader())
-            if data is None:
-                raise ConfigError(
-                    f"{path}: the file holds no config keys (an empty recipe would train every default); "
-                    "start from one of configs/train/*.yaml"
-                )
-        except UnicodeDecodeError as exc:
-            raise ConfigError(f"{path}: not a UTF-8 text file ({exc.reason} at byte {exc.start})") from None
-        except yaml.YAMLError as exc:
-            where = getattr(exc, "problem_mark", None)
-            at = f" (line {where.line + 1}, column {where.column + 1})" if where is not None else ""
-            raise ConfigError(f"{path}: not valid YAML{at}: {getattr(exc, 'problem', exc)}") from None
-        except OSError as exc:
-            raise ConfigError(f"{path}: cannot read the training config: {exc.strerror}") from None
-        if not isinstance(data, dict):
-            raise ConfigError(f"{path}: expected a mapping of config keys, got {type(data).__name__}")
+        data = read_recipe(path)
+        path = find_config(path, "train")
         try:
             return cls.from_dict(data)
         except ConfigError as exc:

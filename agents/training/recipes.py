@@ -16,10 +16,11 @@ True
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from dice_envs.rules import ConfigError
 
-__all__ = ["CONFIG_DIR", "available_configs", "find_config"]
+__all__ = ["CONFIG_DIR", "available_configs", "find_config", "read_recipe"]
 
 #: The shipped configs (``rules/`` and ``train/``).
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
@@ -48,3 +49,37 @@ def find_config(path: str | Path, kind: str = "train") -> Path:
                 return candidate
     known = ", ".join(available_configs(kind)) or "none"
     raise ConfigError(f"config file not found: {path} (shipped {kind} configs: {known})")
+
+
+def read_recipe(path: str | Path) -> dict[str, Any]:
+    """The mapping of keys of the training recipe ``path`` (found by :func:`find_config`).
+
+    A key given twice and a file with no keys are refused: YAML would keep the last value, or
+    train every default, without a word. ``ConfigError`` names the file and what is wrong.
+    """
+    import yaml
+
+    from dice_envs.rules.config import _unique_key_loader
+
+    try:
+        path = find_config(path, "train")
+    except ConfigError as exc:
+        raise ConfigError(f"training {exc}") from None
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_unique_key_loader())
+        if data is None:
+            raise ConfigError(
+                f"{path}: the file holds no config keys (an empty recipe would train every default); "
+                "start from one of configs/train/*.yaml"
+            )
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not a UTF-8 text file ({exc.reason} at byte {exc.start})") from None
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        at = f" (line {where.line + 1}, column {where.column + 1})" if where is not None else ""
+        raise ConfigError(f"{path}: not valid YAML{at}: {getattr(exc, 'problem', exc)}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the training config: {exc.strerror}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of config keys, got {type(data).__name__}")
+    return data

@@ -1,0 +1,175 @@
+"""The hyper-parameters of the search learner (:mod:`agents.search.learner`) in one dataclass.
+
+A recipe is a YAML mapping with ``trainer: search`` (``configs/train/*-search*.yaml``);
+``dice-envs train --config <recipe>`` reads it here. Unknown keys, wrong types and values out of
+range are refused naming the key and what is allowed.
+
+>>> cfg = SearchConfig.from_dict({"name": "demo", "game": "yahtzee", "iterations": 3})
+>>> cfg.trainer, cfg.games_per_iteration, cfg.hidden
+('search', 512, [256, 256])
+>>> SearchConfig.from_dict({"iteration": 3})
+Traceback (most recent call last):
+...
+dice_envs.rules.config.ConfigError: unknown search config key 'iteration' (did you mean 'iterations'?); ...
+"""
+
+# ruff: noqa: RUF009  (_knob returns dataclasses.field(...), which ruff cannot see through)
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agents.training.config import _knob
+from dice_envs.rules import GAMES, ConfigError, RuleConfig, ScorecardRules, make_rules
+from dice_envs.rules.config import did_you_mean
+
+__all__ = ["RESUMABLE", "SearchConfig"]
+
+#: Keys that may change when a run is resumed.
+RESUMABLE = ("iterations", "progress_bar", "eval_every", "final_eval_games", "checkpoint_every")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+#: Training games of iteration ``i`` use dice seeds ``seed * SEED_STRIDE + i * games_per_iteration``.
+SEED_STRIDE = 10**7
+
+
+@dataclass
+class SearchConfig:
+    """All hyper-parameters of a search-learner run (every field documented)."""
+
+    name: str = _knob("search", "run name; the default output folder is runs/<name>")
+    game: str = _knob("spiffel", "spiffel | dice_poker | yahtzee (the scorecard games)")
+    rules: dict = _knob({}, "rule parameters (RuleConfig fields); empty = RULES.md defaults")
+    num_players: int = _knob(1, "1: solitaire, the value is the points still to come")
+    reward: str = _knob("score", "score: the value is expected points")
+    trainer: str = _knob("search", "search (this learner)")
+    seed: int = _knob(0, "seeds the network, the training dice and the minibatches")
+    iterations: int = _knob(300, "play-and-fit iterations")
+    games_per_iteration: int = _knob(512, "games played per iteration (their turn starts are the data)")
+    buffer_iterations: int = _knob(10, "the targets of this many latest iterations are fitted")
+    fit_steps: int = _knob(200, "Adam steps per iteration")
+    batch_size: int = _knob(512, "states per Adam step")
+    learning_rate: float = _knob(1e-3, "Adam step size at the start")
+    lr_final: float = _knob(1e-4, "Adam step size at the end (linear in iterations)")
+    hidden: list = _knob([256, 256], "hidden layers of the value network (ReLU)")
+    eval_every: int = _knob(10, "evaluate every this many iterations (0 = only at the end)")
+    eval_games: int = _knob(1000, "games per evaluation (dice seeds never used for training)")
+    final_eval_games: int = _knob(10_000, "games of the evaluation written on the card")
+    checkpoint_every: int = _knob(25, "save a checkpoint every this many iterations (0 = only at the end)")
+    torch_threads: int = _knob(
+        1, "torch CPU threads for the fit (fixed: the same seed trains the same model)"
+    )
+    progress_bar: bool = _knob(True, "show a progress bar (tqdm) over the iterations")
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        """Every allowed key, in declaration order."""
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any] | None = None, **overrides: Any) -> SearchConfig:
+        """A validated config from a mapping; unknown keys raise :class:`ConfigError`."""
+        merged = {**dict(values or {}), **{k: v for k, v in overrides.items() if v is not None}}
+        allowed = cls.field_names()
+        for key in merged:
+            if key not in allowed:
+                raise ConfigError(
+                    f"unknown search config key {key!r}{did_you_mean(key, allowed)}; "
+                    f"allowed: {', '.join(allowed)}"
+                )
+        if merged.get("rules") is None:
+            merged["rules"] = {}
+        cfg = cls(**merged)
+        cfg.validate()
+        return cfg
+
+    @classmethod
+    def from_yaml(cls, path: str | Path, overrides: Sequence[str] = (), **values: Any) -> SearchConfig:
+        """A recipe file (or a shipped recipe's name), then ``key=value`` overrides and keyword values."""
+        from agents.training.recipes import read_recipe
+        from dice_envs.rules.config import yaml_value
+
+        data = read_recipe(path)
+        for text in overrides:
+            if "=" not in text:
+                raise ConfigError(f"override {text!r} must look like key=value")
+            key, raw = text.split("=", 1)
+            data[key.strip()] = yaml_value(raw) if raw.strip() else ""
+        try:
+            return cls.from_dict(data, **values)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {exc}") from None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON/YAML-friendly dict of every field."""
+        return dataclasses.asdict(self)
+
+    def rule_config(self) -> ScorecardRules:
+        """The rules of the game trained."""
+        rules: RuleConfig = make_rules(self.game, **self.rules)
+        assert isinstance(rules, ScorecardRules)
+        return rules
+
+    def seed_of(self, iteration: int) -> int:
+        """The dice seed of iteration ``iteration``'s first training game."""
+        return self.seed * SEED_STRIDE + iteration * self.games_per_iteration
+
+    def validate(self) -> None:
+        """Raise :class:`ConfigError` naming the first bad value and what is allowed."""
+        if not isinstance(self.name, str) or not _NAME.match(self.name) or ".." in self.name:
+            raise ConfigError(
+                "config 'name' must be a plain run name (letters, digits, '.', '_', '-'), got "
+                + repr(self.name)
+            )
+        scorecard = [g for g in GAMES if g != "farkle"]
+        if self.game not in scorecard:
+            raise ConfigError(
+                f"config 'game': the search learner trains {', '.join(scorecard)}, got {self.game!r} "
+                "(two-player Farkle searches over a model's critic: planner:<model>)"
+            )
+        if self.trainer != "search":
+            raise ConfigError(f"config 'trainer' must be 'search' here, got {self.trainer!r}")
+        if self.num_players != 1 or self.reward != "score":
+            raise ConfigError(
+                "the search learner trains solitaire play for points: num_players 1, reward score; "
+                f"got num_players {self.num_players!r}, reward {self.reward!r}"
+            )
+        if not isinstance(self.rules, dict):
+            raise ConfigError(f"config 'rules' must be a mapping of rule parameters, got {self.rules!r}")
+        self.rule_config()
+        ints = {
+            "seed": (0, 10**6),
+            "iterations": (1, 10**6),
+            "games_per_iteration": (1, 1 << 16),
+            "buffer_iterations": (1, 1000),
+            "fit_steps": (0, 10**6),
+            "batch_size": (1, 1 << 20),
+            "eval_every": (0, 10**6),
+            "eval_games": (1, 10**6),
+            "final_eval_games": (0, 10**7),
+            "checkpoint_every": (0, 10**6),
+            "torch_threads": (1, 256),
+        }
+        for key, (lo, hi) in ints.items():
+            v = getattr(self, key)
+            if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+                raise ConfigError(f"config {key!r} must be an integer in [{lo}, {hi}], got {v!r}")
+        for key in ("learning_rate", "lr_final"):
+            v = getattr(self, key)
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v < 1:
+                raise ConfigError(f"config {key!r} must be a number in [0, 1), got {v!r}")
+        ok = (
+            isinstance(self.hidden, list)
+            and self.hidden
+            and all(isinstance(h, int) and not isinstance(h, bool) and 1 <= h <= 4096 for h in self.hidden)
+        )
+        if not ok:
+            raise ConfigError(
+                "config 'hidden' must be a list of layer widths (1-4096), e.g. [256, 256]; "
+                f"got {self.hidden!r}"
+            )
+        if not isinstance(self.progress_bar, bool):
+            raise ConfigError(f"config 'progress_bar' must be true or false, got {self.progress_bar!r}")

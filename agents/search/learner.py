@@ -1,0 +1,194 @@
+"""``trainer: search``: learn a value of turn starts from the agent's own games, from scratch.
+
+Fitted value iteration over visited states. Each iteration:
+
+1. **play** ``games_per_iteration`` solitaire games on the batched engine with the search agent
+   over the current network (:func:`agents.search.play.play_games`): each turn is searched exactly
+   to its end (the dice, the holds, the box) over the network's values of the states it can end in;
+2. **targets**: the searched value of each turn-start state met, i.e. this turn's expected points
+   plus the network's value of where the turn leads, under the best play of the turn (a Bellman
+   backup with the turn's chance handled exactly, so targets carry little noise; a filled card is
+   worth 0 by the rules, which anchors the backups at the game's end);
+3. **fit** the network to the targets of the last ``buffer_iterations`` iterations:
+   ``fit_steps`` Adam steps on minibatches of ``batch_size`` (mean squared error), the learning
+   rate linear from ``learning_rate`` to ``lr_final`` over the run.
+
+It starts from random weights and uses the rules, the dice probabilities and the tables derived
+from scoring; it never reads the exact solver's values (an empty solver cache stays empty). Every
+``eval_every`` iterations the network plays ``eval_games`` games on dice seeds never used for
+training (the learning curve's evaluation points).
+
+Products in the run folder: ``<name>.npz`` (weights) and its card ``<name>.json``
+(:mod:`agents.search.agent`), ``progress.csv``, ``learning_curve.png`` (score against wall-clock
+time and against games played), ``config.json`` and ``checkpoints/`` (every
+``checkpoint_every`` iterations: the network, Adam's moments and the replay buffer's states and
+targets, as plain arrays; ``--resume`` continues exactly where the checkpoint stopped).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.search.config import RESUMABLE, SearchConfig
+from agents.search.play import play_games
+from agents.search.value import VALUE_SCALE, LearnedValues, ValueNet, state_features
+from agents.solver.cache import single_thread_blas
+from agents.solver.scorecard import turn_solver
+from agents.training.products import TrainResult
+from dice_envs.io import atomic_write_text
+from dice_envs.rules import ConfigError
+
+__all__ = ["EVAL_SEED_OFFSET", "evaluate_net", "run", "train_search"]
+
+#: Evaluation games use dice seeds from here on; training games use seeds below it.
+EVAL_SEED_OFFSET = 10**9
+_FIELDS = ["steps", "iteration", "games", "wall_s", "train_return", "value_start", "loss", "eval", "eval_se"]
+
+
+def _torch_net(net: ValueNet, threads: int) -> Any:
+    """A torch copy of ``net`` (float32) to fit."""
+    import torch
+
+    torch.set_num_threads(threads)
+    layers: list[Any] = []
+    for i, (w, b) in enumerate(zip(net.weights, net.biases, strict=True)):
+        lin = torch.nn.Linear(*w.shape)
+        with torch.no_grad():
+            lin.weight.copy_(torch.as_tensor(w.T))
+            lin.bias.copy_(torch.as_tensor(b))
+        layers += [lin] if i == len(net.weights) - 1 else [lin, torch.nn.ReLU()]
+    return torch.nn.Sequential(*layers)
+
+
+def _numpy_net(model: Any) -> ValueNet:
+    """The :class:`ValueNet` of a torch copy (weights as float64)."""
+    lins = [m for m in model if hasattr(m, "weight")]
+    return ValueNet(
+        [m.weight.detach().double().numpy().T.copy() for m in lins],
+        [m.bias.detach().double().numpy().copy() for m in lins],
+    )
+
+
+def evaluate_net(cfg: SearchConfig, net: ValueNet, games: int, seed: int) -> tuple[float, float]:
+    """Mean score and its standard error over ``games`` games of ``net``'s search agent."""
+    solver = turn_solver(cfg.rule_config())
+    with single_thread_blas():
+        scores = play_games(solver, LearnedValues(net, solver), games, seed).scores
+    return float(scores.mean()), float(scores.std(ddof=1) / np.sqrt(len(scores)))
+
+
+def train_search(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainResult:
+    """Run the search learner of ``cfg`` in ``folder`` (module docstring); the run's products."""
+    import torch
+
+    from agents.search import products
+
+    rules = cfg.rule_config()
+    solver = turn_solver(rules)
+    torch.manual_seed(cfg.seed)
+    net = ValueNet.random(solver, cfg.hidden, seed=cfg.seed)
+    model = _torch_net(net, cfg.torch_threads)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
+    start, games, steps, spent = 0, 0, 0, 0.0
+    buffer: list[tuple[np.ndarray, np.ndarray]] = []
+    resumed_from = None
+    if resume:
+        got = products.load_checkpoint(folder, model, opt)
+        if got is not None:
+            resumed_from, state = got
+            start, games, steps, spent, buffer = (
+                state["iteration"],
+                state["games"],
+                state["steps"],
+                state["wall_s"],
+                state["buffer"],
+            )
+            net = _numpy_net(model)
+    log = products.open_log(folder, _FIELDS, resume_steps=steps if resume else None, cfg=cfg, start=start)
+    t0 = time.perf_counter() - spent
+    try:
+        for it in range(start, cfg.iterations):
+            with single_thread_blas():
+                out = play_games(solver, LearnedValues(net, solver), cfg.games_per_iteration, cfg.seed_of(it))
+            games += cfg.games_per_iteration
+            steps += out.steps
+            buffer = [*buffer, (out.states, out.targets)][-cfg.buffer_iterations :]
+            loss = _fit(cfg, model, opt, solver, buffer, it)
+            net = _numpy_net(model)
+            row: dict[str, Any] = {
+                "steps": steps,
+                "iteration": it + 1,
+                "games": games,
+                "train_return": float(out.scores.mean()),
+                "value_start": float(out.targets[0]),
+                "loss": loss,
+            }
+            last = it + 1 == cfg.iterations
+            if cfg.eval_every and ((it + 1) % cfg.eval_every == 0 or last):
+                row["eval"], row["eval_se"] = evaluate_net(
+                    cfg, net, cfg.eval_games, EVAL_SEED_OFFSET + cfg.seed
+                )
+            row["wall_s"] = time.perf_counter() - t0
+            log.report(row, 1)
+            if cfg.checkpoint_every and ((it + 1) % cfg.checkpoint_every == 0 or last):
+                state = {"iteration": it + 1, "games": games, "steps": steps, "wall_s": row["wall_s"]}
+                products.save_checkpoint(folder, model, opt, state, buffer)
+    finally:
+        log.close()
+    wall = time.perf_counter() - t0
+    return products.save_model(
+        cfg, folder, net, command, games=games, steps=steps, wall_s=wall, resumed_from=resumed_from
+    )
+
+
+def _fit(cfg: SearchConfig, model: Any, opt: Any, solver: Any, buffer: list[Any], it: int) -> float:
+    """``fit_steps`` Adam steps on the buffer's states and targets; the mean minibatch loss."""
+    import torch
+
+    states = np.concatenate([s for s, _ in buffer])
+    x = torch.as_tensor(state_features(solver, *states.T), dtype=torch.float32)
+    y = torch.as_tensor(np.concatenate([t for _, t in buffer]) / VALUE_SCALE, dtype=torch.float32)
+    frac = it / max(1, cfg.iterations - 1)
+    for group in opt.param_groups:
+        group["lr"] = cfg.learning_rate + frac * (cfg.lr_final - cfg.learning_rate)
+    rng = np.random.default_rng([cfg.seed, it])  # minibatches: a function of the seed and iteration
+    total = 0.0
+    for _ in range(cfg.fit_steps):
+        idx = torch.as_tensor(rng.integers(0, len(x), cfg.batch_size))
+        loss = ((model(x[idx])[:, 0] - y[idx]) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        total += loss.item()
+    return total / max(1, cfg.fit_steps)
+
+
+def run(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainResult:
+    """:func:`train_search` in ``folder`` (from :func:`agents.training.train.output_folder`): a resumed
+    run's ``config.json`` must equal ``cfg`` but for :data:`~agents.search.config.RESUMABLE` keys
+    (else ``ConfigError`` naming them, nothing touched); the config is written before training."""
+    if resume:
+        path = folder / "config.json"
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"--resume: cannot read {path}: {exc}") from None
+        now = cfg.to_dict()
+        differ = (
+            [k for k in now if k not in RESUMABLE and saved.get(k) != now[k]]
+            if isinstance(saved, dict)
+            else ["*"]
+        )
+        if differ:
+            raise ConfigError(
+                f"--resume: the config differs from the run's {path} in {', '.join(differ)}; "
+                f"only {', '.join(RESUMABLE)} may change on resume"
+            )
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(folder / "config.json", json.dumps(cfg.to_dict(), indent=2) + "\n", overwrite=True)
+    return train_search(cfg, folder, resume, command)

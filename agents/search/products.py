@@ -1,0 +1,224 @@
+"""What a search-learner run writes: progress, checkpoints, the value model, its card and curve.
+
+Every file is written atomically (:mod:`dice_envs.io`); checkpoints and weights are plain arrays
+in ``.npz`` files, read back with ``allow_pickle=False``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.search.agent import ALGORITHM
+from agents.search.config import SearchConfig
+from agents.search.value import FEATURES, ValueNet, npz_bytes
+from agents.training.artifacts import ProgressLog, RunReporter
+from agents.training.products import TrainResult
+from dice_envs.io import atomic_write_bytes
+
+__all__ = ["LEARNER", "load_checkpoint", "open_log", "save_checkpoint", "save_model"]
+
+#: How the card names the learner.
+LEARNER = (
+    "fitted value iteration over the agent's own turn-start states; targets: exact expectimax of the "
+    "turn over the current network (agents.search.learner); no solver values read"
+)
+_CKPT = re.compile(r"^iter-(\d{7})\.npz$")
+_KEEP = 2
+
+
+def open_log(
+    folder: Path, fields: list[str], resume_steps: int | None, cfg: SearchConfig, start: int
+) -> RunReporter:
+    """The run's ``progress.csv`` and progress bar (over iterations)."""
+    reporter = RunReporter(
+        folder,
+        fields,
+        steps=resume_steps or 0,
+        resumed=resume_steps is not None,
+        total_timesteps=cfg.iterations,
+        tensorboard=False,
+        progress_bar=cfg.progress_bar,
+        unit="it",
+    )
+    if reporter.bar is not None:  # the bar counts iterations, not steps
+        reporter.bar.n = start
+        reporter.bar.refresh()
+    return reporter
+
+
+def _torch_state(model: Any, opt: Any) -> dict[str, np.ndarray]:
+    arrays: dict[str, np.ndarray] = {}
+    for i, p in enumerate(model.parameters()):
+        arrays[f"param{i}"] = p.detach().numpy().copy()
+        st = opt.state.get(p, {})
+        if st:
+            arrays[f"adam_step{i}"] = np.asarray(float(st["step"]))
+            arrays[f"adam_m{i}"] = st["exp_avg"].numpy().copy()
+            arrays[f"adam_v{i}"] = st["exp_avg_sq"].numpy().copy()
+    return arrays
+
+
+def save_checkpoint(folder: Path, model: Any, opt: Any, state: dict[str, Any], buffer: list[Any]) -> Path:
+    """Write ``checkpoints/iter-<n>.npz`` (network, Adam moments, buffer, counters); keep the newest two."""
+    arrays = _torch_state(model, opt)
+    for key in ("iteration", "games", "steps", "wall_s"):
+        arrays[key] = np.asarray(state[key])
+    for j, (s, t) in enumerate(buffer):
+        arrays[f"buffer_states{j}"], arrays[f"buffer_targets{j}"] = s, t
+    path = folder / "checkpoints" / f"iter-{int(state['iteration']):07d}.npz"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, npz_bytes(arrays), overwrite=True)
+    for old in sorted(p for p in path.parent.iterdir() if _CKPT.match(p.name))[:-_KEEP]:
+        old.unlink()
+    return path
+
+
+def load_checkpoint(folder: Path, model: Any, opt: Any) -> tuple[Path, dict[str, Any]] | None:
+    """Load the newest readable checkpoint of ``folder`` into ``model`` / ``opt``; its counters and
+    buffer, or ``None`` when there is none (a file that does not read is skipped with a warning)."""
+    import torch
+
+    ckpts = sorted(
+        (p for p in (folder / "checkpoints").glob("iter-*.npz") if _CKPT.match(p.name)), reverse=True
+    )
+    for path in ckpts:
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                arrays = {k: data[k] for k in data.files}
+            params = list(model.parameters())
+            with torch.no_grad():
+                for i, p in enumerate(params):
+                    p.copy_(torch.as_tensor(arrays[f"param{i}"]))
+            for i, p in enumerate(params):
+                if f"adam_m{i}" in arrays:
+                    opt.state[p] = {
+                        "step": torch.tensor(float(arrays[f"adam_step{i}"])),
+                        "exp_avg": torch.as_tensor(arrays[f"adam_m{i}"]).clone(),
+                        "exp_avg_sq": torch.as_tensor(arrays[f"adam_v{i}"]).clone(),
+                    }
+            n = len([k for k in arrays if k.startswith("buffer_states")])
+            buffer = [(arrays[f"buffer_states{j}"], arrays[f"buffer_targets{j}"]) for j in range(n)]
+        except (OSError, ValueError, KeyError, RuntimeError) as exc:
+            warnings.warn(f"checkpoint {path} does not read ({exc}); trying an older one", stacklevel=2)
+            continue
+        state = {k: arrays[k].item() for k in ("iteration", "games", "steps", "wall_s")}
+        state["iteration"], state["games"], state["steps"] = (
+            int(state[k]) for k in ("iteration", "games", "steps")
+        )
+        state["buffer"] = buffer
+        return path, state
+    return None
+
+
+def save_model(
+    cfg: SearchConfig,
+    folder: Path,
+    net: ValueNet,
+    command: str,
+    *,
+    games: int,
+    steps: int,
+    wall_s: float,
+    resumed_from: Path | None,
+) -> TrainResult:
+    """Evaluate ``net`` on ``final_eval_games`` games, write ``<name>.npz``, its card and the curve."""
+    from agents.models.card import make_card, write_card
+    from agents.search.learner import EVAL_SEED_OFFSET, evaluate_net
+
+    evaluation: dict[str, Any] = {}
+    if cfg.final_eval_games:
+        mean, se = evaluate_net(cfg, net, cfg.final_eval_games, EVAL_SEED_OFFSET + 7_777_777 + cfg.seed)
+        evaluation = {"games": cfg.final_eval_games, "mean_score": mean, "stderr": se}
+    data = net.to_bytes()
+    model_path = atomic_write_bytes(folder / f"{cfg.name}.npz", data, overwrite=True)
+    rows = ProgressLog.read(folder / "progress.csv")
+    curve = [
+        {k: float(r[k]) for k in ("games", "wall_s", "eval", "eval_se") if r.get(k) not in (None, "")}
+        for r in rows
+        if r.get("eval") not in (None, "")
+    ]
+    card = make_card(
+        cfg.rule_config(),
+        1,
+        algorithm=ALGORITHM,
+        config=cfg.to_dict(),
+        steps=steps,
+        wall_time_s=wall_s,
+        evaluation=evaluation,
+        command=command,
+        seed=cfg.seed,
+        provenance=True,
+        trainer="search",
+        learner=LEARNER,
+        games=games,
+        value={"features": FEATURES, "hidden": net.hidden, "activation": "relu"},
+        weights_sha256=hashlib.sha256(data).hexdigest(),
+        learning_curve=curve,
+    )
+    card_path = write_card(model_path, card)
+    curve_path = plot_curve(folder, cfg, rows)
+    table = ""
+    if evaluation:
+        mean, se = evaluation["mean_score"], evaluation["stderr"]
+        table = (
+            f"{cfg.game}: mean score {mean:.2f} ± {se:.2f} (s.e.), 95% CI [{mean - 1.96 * se:.2f}, "
+            f"{mean + 1.96 * se:.2f}] over {cfg.final_eval_games} games"
+        )
+    return TrainResult(
+        model_path=model_path,
+        card_path=card_path,
+        curve_path=curve_path,
+        steps=steps,
+        steps_this_run=steps,
+        wall_time_s=wall_s,
+        env_steps_per_s=steps / wall_s if wall_s > 0 else 0.0,
+        backend="search learner",
+        resumed_from=resumed_from,
+        evaluation=evaluation,
+        table=table,
+    )
+
+
+def plot_curve(folder: Path, cfg: SearchConfig, rows: list[dict[str, str]]) -> Path | None:
+    """``learning_curve.png``: the evaluation score against wall-clock minutes and against games played."""
+    pts = [
+        (float(r["wall_s"]), float(r["games"]), float(r["eval"]), float(r.get("eval_se") or 0))
+        for r in rows
+        if r.get("eval")
+    ]
+    if not pts:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from agents.solver.scorecard import known_optimum
+
+    wall, games, score, se = (np.array(c) for c in zip(*pts, strict=True))
+    optimum = known_optimum(cfg.rule_config())  # a constant of the default rules: no solve
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    for ax, x, label in ((axes[0], wall / 60, "wall-clock minutes"), (axes[1], games, "games played")):
+        ax.plot(
+            x, score, "o-", ms=3, color="tab:orange", label=f"evaluation ({cfg.eval_games} games, ± s.e.)"
+        )
+        ax.fill_between(x, score - se, score + se, color="tab:orange", alpha=0.25)
+        if optimum is not None:
+            ax.axhline(optimum, color="0.3", ls="--", lw=1, label=f"exact optimum ({optimum:.2f})")
+        ax.set_xlabel(label)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("mean score")
+    axes[1].legend(loc="lower right")
+    fig.suptitle(f"{cfg.name}: search learner on {cfg.game}")
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=100, format="png")
+    plt.close(fig)
+    return atomic_write_bytes(folder / "learning_curve.png", buf.getvalue(), overwrite=True)
