@@ -257,7 +257,7 @@ class ForwardBatch:
             setattr(out, name, getattr(self, name).copy())
         return out
 
-    def take(self, rows: Sequence[int] | np.ndarray) -> Any:
+    def take(self, rows: Rows) -> Any:
         """A new batch of the rows ``rows`` (repeats allowed: one state expanded many times)."""
         rows = np.asarray(rows, dtype=np.int64)
         out = object.__new__(type(self))
@@ -265,6 +265,35 @@ class ForwardBatch:
         for name in self._fields:
             setattr(out, name, getattr(self, name)[rows])
         return out
+
+    def put(self, rows: Rows, other: ForwardBatch) -> Any:
+        """A new batch: this one with rows ``rows`` replaced by the rows of ``other`` (in order)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        out = self.copy()
+        for name in self._fields:
+            getattr(out, name)[rows] = getattr(other, name)
+        return out
+
+    def apply_actions(self, values: Rows) -> Any:
+        """OpenSpiel's step on every row, as a new batch: ``values[i]`` is a legal action where
+        row ``i`` is a decision node, an outcome index where it is a chance node, and ignored where
+        it is terminal (such a row is left as it is; rows may be of all three kinds)."""
+        v = np.asarray(values, dtype=np.int64).reshape(-1)
+        if v.shape != self.done.shape:
+            raise ValueError(f"expected {len(self)} values, got {v.size}")
+        chance = self.to_throw > 0
+        out = self.copy()
+        decide = np.flatnonzero(~chance & ~self.done)
+        if decide.size:
+            out = out.put(decide, self.take(decide).afterstates(v[decide]))
+        throw = np.flatnonzero(chance)
+        if throw.size:
+            out = out.put(throw, self.take(throw).apply_outcomes(v[throw]))
+        return out
+
+    def afterstates(self, actions: Rows) -> Any:  # pragma: no cover - abstract
+        """A new batch: each row (a decision node) after its legal action, up to the next throw."""
+        raise NotImplementedError
 
     def is_chance_node(self) -> np.ndarray:
         """``(N,)`` bool: the next step of the row is a throw of ``to_throw`` dice."""
@@ -288,11 +317,11 @@ class ForwardBatch:
         (:func:`throw_outcomes`); a row throwing ``k`` dice takes an index into it."""
         return throw_outcomes(k)
 
-    def apply_outcomes(self, outcome_index: Sequence[int] | np.ndarray) -> Any:  # pragma: no cover
+    def apply_outcomes(self, outcome_index: Rows) -> Any:  # pragma: no cover - abstract
         """A new batch: each row (a chance node) after its throw shows outcome ``outcome_index``."""
         raise NotImplementedError
 
-    def _check_outcomes(self, outcome_index: Sequence[int] | np.ndarray) -> np.ndarray:
+    def _check_outcomes(self, outcome_index: Rows) -> np.ndarray:
         idx = np.asarray(outcome_index, dtype=np.int64).reshape(-1)
         if idx.shape != self.done.shape:
             raise ValueError(f"expected {len(self)} outcome indices, got {idx.size}")

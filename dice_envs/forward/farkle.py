@@ -268,7 +268,7 @@ class FarkleBatch(ForwardBatch):
         return self.banked
 
     # ------------------------------------------------------------------ transitions
-    def afterstates(self, actions: Sequence[int] | np.ndarray) -> FarkleBatch:
+    def afterstates(self, actions: Rows) -> FarkleBatch:
         """A new batch: each row (a decision node) after its legal action, up to the next throw.
 
         Raises ``ValueError`` naming the first illegal row and its legal actions (this batch is
@@ -311,7 +311,7 @@ class FarkleBatch(ForwardBatch):
         self.to_throw[g] = np.where(done, 0, NUM_DICE)
         self.first_throw[g[~done]] = True
 
-    def apply_outcomes(self, outcome_index: Sequence[int] | np.ndarray) -> FarkleBatch:
+    def apply_outcomes(self, outcome_index: Rows) -> FarkleBatch:
         """A new batch: each row (a chance node) after its throw shows outcome ``outcome_index``
         (an index into :meth:`chance_outcomes` of the row's ``to_throw`` dice); a throw that
         scores nothing ends the turn as the engine does (farkle, bankruptcy)."""

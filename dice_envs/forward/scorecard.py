@@ -300,7 +300,7 @@ class ScorecardBatch(ForwardBatch):
         return f.joker_status(self.roll[g], self.cards[g, p, f.five], self.bonuses[g, p], cards)
 
     # ------------------------------------------------------------------ transitions
-    def afterstates(self, actions: Sequence[int] | np.ndarray) -> ScorecardBatch:
+    def afterstates(self, actions: Rows) -> ScorecardBatch:
         """A new batch: each row (a decision node) after its legal action, up to the next throw.
 
         Raises ``ValueError`` naming the first illegal row and its legal actions (this batch is
@@ -333,7 +333,7 @@ class ScorecardBatch(ForwardBatch):
         self.roll[g], self.throw[g], self.pending[g] = f.no_roll, 0, -1
         self.to_throw[g] = np.where(over, 0, _FIVE)
 
-    def apply_outcomes(self, outcome_index: Sequence[int] | np.ndarray) -> ScorecardBatch:
+    def apply_outcomes(self, outcome_index: Rows) -> ScorecardBatch:
         """A new batch: each row (a chance node) after its throw shows outcome ``outcome_index``
         (an index into :meth:`chance_outcomes` of the row's ``to_throw`` dice)."""
         idx = self._check_outcomes(outcome_index)
