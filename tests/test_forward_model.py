@@ -449,3 +449,27 @@ def test_batch_children_expand_every_outcome() -> None:
     assert kids.is_chance_node().sum() == 2 * sum(
         TURN.farkle[TURN.roll_index[tuple(r)]] for r in throw_outcomes(6)[0].tolist()
     )
+
+
+@pytest.mark.parametrize("name", SCORECARD_GAMES)
+def test_expectimax_matches_the_keep_tables(name: str) -> None:
+    """A one-throw expectimax on the model equals the same sum over ``keep_to_roll``."""
+    from dice_envs.tables import score_tables, scorecard_tables
+
+    rules = make_rules(name)
+    tables, best = scorecard_tables(), score_tables(type(rules)).normal.max(axis=1)
+    rng = random.Random(name)
+    for _ in range(2):
+        faces = tuple(sorted(rng.randint(1, 6) for _ in range(5)))
+        s = ScorecardState.new(rules).apply_outcome(faces)
+        holds = [a for a in s.legal_actions() if a < N_REROLL_ACTIONS]
+        batch = ScorecardBatch.from_states([s] * len(holds)).afterstates(holds)
+        kids, parent, probs = batch.children()
+        leaf = best[kids.roll]  # a fresh card: no joker, every box open
+        model = np.bincount(parent, weights=probs * leaf, minlength=len(holds))
+        r = tables.roll_index[faces]
+        exact = [tables.keep_to_roll[tables.reroll_keep[r, a]] @ best for a in holds]
+        np.testing.assert_allclose(model, exact, rtol=1e-12)
+        one = s.afterstate(holds[-1])
+        scalar = sum(p * max(c.game.box_points(b) for b in c.game.legal_boxes()) for c, p in one.children())
+        assert scalar == pytest.approx(exact[-1], rel=1e-12)
