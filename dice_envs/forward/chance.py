@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from functools import cache
-from typing import Any
+from typing import TypeVar
 
 import numpy as np
 
@@ -44,6 +44,9 @@ MAX_DICE = 6
 
 #: Row indices or one value per row: a sequence of ints or an integer array.
 Rows = Sequence[int] | np.ndarray
+
+_S = TypeVar("_S", bound="ForwardState")
+_B = TypeVar("_B", bound="ForwardBatch")
 
 
 @cache
@@ -111,7 +114,7 @@ class ForwardState:
     num_players: int
 
     # ------------------------------------------------------------------ to implement
-    def clone(self) -> Any:  # pragma: no cover - abstract
+    def clone(self: _S) -> _S:  # pragma: no cover - abstract
         """An independent copy."""
         raise NotImplementedError
 
@@ -178,7 +181,7 @@ class ForwardState:
             raise ValueError(f"illegal action {action!r} for seat {self.seat}; legal actions: {legal}")
         return int(action)  # type: ignore[call-overload]
 
-    def afterstate(self, action: int) -> Any:
+    def afterstate(self: _S, action: int) -> _S:
         """A new state: this one after the legal ``action``, up to (not including) the next throw.
 
         Raises ``ValueError`` naming the legal actions when ``action`` is not legal (this state
@@ -189,7 +192,7 @@ class ForwardState:
         child._act(a)
         return child
 
-    def apply_outcome(self, outcome: Sequence[int]) -> Any:
+    def apply_outcome(self: _S, outcome: Sequence[int]) -> _S:
         """A new state: this chance node after the dice show ``outcome`` (``k`` faces, any order)."""
         k = self.dice_to_throw
         if not k:
@@ -210,7 +213,7 @@ class ForwardState:
             return
         self._act(self._check_action(action))
 
-    def children(self) -> list[tuple[Any, float]]:
+    def children(self: _S) -> list[tuple[_S, float]]:
         """Every ``(state after outcome, probability)`` of a chance node (empty otherwise)."""
         k = self.dice_to_throw
         out = []
@@ -249,7 +252,7 @@ class ForwardBatch:
     def __len__(self) -> int:
         return len(self.done)
 
-    def copy(self) -> Any:
+    def copy(self: _B) -> _B:
         """An independent copy."""
         out = object.__new__(type(self))
         out.__dict__.update(self.__dict__)
@@ -257,7 +260,7 @@ class ForwardBatch:
             setattr(out, name, getattr(self, name).copy())
         return out
 
-    def take(self, rows: Rows) -> Any:
+    def take(self: _B, rows: Rows) -> _B:
         """A new batch of the rows ``rows`` (repeats allowed: one state expanded many times)."""
         rows = np.asarray(rows, dtype=np.int64)
         out = object.__new__(type(self))
@@ -266,7 +269,7 @@ class ForwardBatch:
             setattr(out, name, getattr(self, name)[rows])
         return out
 
-    def put(self, rows: Rows, other: ForwardBatch) -> Any:
+    def put(self: _B, rows: Rows, other: ForwardBatch) -> _B:
         """A new batch: this one with rows ``rows`` replaced by the rows of ``other`` (in order)."""
         rows = np.asarray(rows, dtype=np.int64)
         out = self.copy()
@@ -274,7 +277,7 @@ class ForwardBatch:
             getattr(out, name)[rows] = getattr(other, name)
         return out
 
-    def apply_actions(self, values: Rows) -> Any:
+    def apply_actions(self: _B, values: Rows) -> _B:
         """OpenSpiel's step on every row, as a new batch: ``values[i]`` is a legal action where
         row ``i`` is a decision node, an outcome index where it is a chance node, and ignored where
         it is terminal (such a row is left as it is; rows may be of all three kinds)."""
@@ -291,7 +294,7 @@ class ForwardBatch:
             out = out.put(throw, self.take(throw).apply_outcomes(v[throw]))
         return out
 
-    def afterstates(self, actions: Rows) -> Any:  # pragma: no cover - abstract
+    def afterstates(self: _B, actions: Rows) -> _B:  # pragma: no cover - abstract
         """A new batch: each row (a decision node) after its legal action, up to the next throw."""
         raise NotImplementedError
 
@@ -317,7 +320,7 @@ class ForwardBatch:
         (:func:`throw_outcomes`); a row throwing ``k`` dice takes an index into it."""
         return throw_outcomes(k)
 
-    def apply_outcomes(self, outcome_index: Rows) -> Any:  # pragma: no cover - abstract
+    def apply_outcomes(self: _B, outcome_index: Rows) -> _B:  # pragma: no cover - abstract
         """A new batch: each row (a chance node) after its throw shows outcome ``outcome_index``."""
         raise NotImplementedError
 
@@ -338,7 +341,7 @@ class ForwardBatch:
             )
         return idx
 
-    def children(self) -> tuple[Any, np.ndarray, np.ndarray]:
+    def children(self: _B) -> tuple[_B, np.ndarray, np.ndarray]:
         """Every outcome of every row (all chance nodes): ``(children, parent, probs)``, the
         children as one batch, ``parent[j]`` the row child ``j`` comes from and ``probs[j]`` its
         probability (each row's probabilities sum to 1)."""

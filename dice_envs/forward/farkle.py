@@ -221,6 +221,8 @@ class FarkleBatch(ForwardBatch):
     @classmethod
     def from_states(cls, states: Sequence[FarkleState]) -> FarkleBatch:
         """A batch of scalar states (same rules and number of players)."""
+        if not states:
+            raise ValueError("a batch needs at least one state")
         games = [s.game for s in states]
         return cls(
             games[0].rules,

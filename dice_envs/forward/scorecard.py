@@ -239,6 +239,8 @@ class ScorecardBatch(ForwardBatch):
     @classmethod
     def from_states(cls, states: Sequence[ScorecardState]) -> ScorecardBatch:
         """A batch of scalar states (same rules and number of players)."""
+        if not states:
+            raise ValueError("a batch needs at least one state")
         games = [s.game for s in states]
         g0 = games[0]
         return cls(
