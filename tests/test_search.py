@@ -232,3 +232,11 @@ def test_train_command_runs_a_search_recipe(tmp_path):
         timeout=120,
     )
     assert bad.returncode == 2 and "iterations" in bad.stderr and not (tmp_path / "r").exists()
+
+
+def test_search_over_a_farkle_model_is_the_planner():
+    from agents.players.planner import PlannerAgent
+
+    bot = agents.load("search:pretrained:farkle-scratch-ppo", game="farkle", num_players=2)
+    assert isinstance(bot, PlannerAgent)
+    assert "search:<model>" in agents.known_specs("farkle") and "search:<model>" in agents.known_specs("yahtzee")

@@ -49,10 +49,13 @@ def warm_start(model: Any, cfg: TrainConfig, device: str = "cpu") -> dict[str, A
         f"accuracy {bc.accuracy:.3f}, {bc.collect_s + bc.fit_s:.0f}s"
     )
     record = {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in bc.to_dict().items()}
-    if cfg.expert_spec.strip().lower().startswith("planner:"):  # expert iteration: the model it searched over
+    spec = cfg.expert_spec.strip()
+    if spec.lower().startswith(("planner:", "search:")):  # expert iteration: the model it searched over
         from agents.registry import planner_model
 
-        record["expert_model"] = _lineage(planner_model(cfg.expert_spec))
+        spec = planner_model(spec)
+    if spec.lower().startswith("pretrained:") or spec.lower().endswith((".zip", ".npz")):  # a model's lineage
+        record["expert_model"] = _lineage(spec)
     return {"kind": "bc", **record}
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from functools import cache
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -244,10 +244,34 @@ class ForwardBatch:
     state), ``done``, ``current`` and the ``last_rewards`` ``(N, P)`` of the last transition."""
 
     _fields: tuple[str, ...] = ()
+    #: How many of the first ``_fields`` are the batched engine's own arrays.
+    _engine_fields = 0
+    num_players: int
     to_throw: np.ndarray
     done: np.ndarray
     current: np.ndarray
     last_rewards: np.ndarray
+
+    def _set_arrays(self, arrays: dict[str, np.ndarray], **defaults: Any) -> None:
+        """Store ``arrays`` (copied) as the rows; ``to_throw`` and ``last_rewards`` default to
+        decision nodes with no reward, ``defaults`` give fill values of other fields."""
+        n = len(arrays["done"])
+        arrays.setdefault("to_throw", np.zeros(n, dtype=np.int64))
+        arrays.setdefault("last_rewards", np.zeros((n, self.num_players), dtype=np.int64))
+        for name, value in defaults.items():
+            arrays.setdefault(name, np.full(n, value, dtype=np.int64))
+        missing = set(self._fields) - set(arrays)
+        if missing:
+            raise ValueError(f"missing state arrays: {sorted(missing)}")
+        for name in self._fields:
+            setattr(self, name, np.array(arrays[name]))
+
+    @classmethod
+    def from_engine(cls: type[_B], engine: Any, games: Rows | None = None) -> _B:
+        """The states of the batched ``engine``'s games ``games`` (default: all), copied."""
+        g = np.arange(engine.num_games) if games is None else np.asarray(games, dtype=np.int64)
+        arrays = {name: getattr(engine, name)[g] for name in cls._fields[: cls._engine_fields]}
+        return cls(engine.rules, engine.num_players, **arrays)  # type: ignore[call-arg]
 
     def __len__(self) -> int:
         return len(self.done)

@@ -196,27 +196,14 @@ class FarkleBatch(ForwardBatch):
         "to_throw",
         "last_rewards",
     )
+    _engine_fields = 9
 
     def __init__(self, rules: FarkleRules, num_players: int, **arrays: np.ndarray) -> None:
         """Rows of state arrays (see the class docs; ``to_throw`` and ``last_rewards`` default to
         decision nodes with no reward)."""
         self.rules, self.num_players = rules, int(num_players)
         self._t = turn.farkle_turn_tables()
-        n = len(arrays["done"])
-        arrays.setdefault("to_throw", np.zeros(n, dtype=np.int64))
-        arrays.setdefault("last_rewards", np.zeros((n, self.num_players), dtype=np.int64))
-        missing = set(self._fields) - set(arrays)
-        if missing:
-            raise ValueError(f"missing state arrays: {sorted(missing)}")
-        for name in self._fields:
-            setattr(self, name, np.array(arrays[name]))
-
-    @classmethod
-    def from_engine(cls, engine: FarkleEngine, games: Rows | None = None) -> FarkleBatch:
-        """The states of ``engine``'s games ``games`` (default: all), copied."""
-        g = np.arange(engine.num_games) if games is None else np.asarray(games, dtype=np.int64)
-        arrays = {name: getattr(engine, name)[g] for name in cls._fields[:9]}
-        return cls(engine.rules, engine.num_players, **arrays)
+        self._set_arrays(arrays)
 
     @classmethod
     def from_states(cls, states: Sequence[FarkleState]) -> FarkleBatch:
