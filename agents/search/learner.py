@@ -34,8 +34,9 @@ from typing import Any
 
 import numpy as np
 
+from agents.search import products
 from agents.search.config import RESUMABLE, SearchConfig
-from agents.search.play import play_games
+from agents.search.play import EVAL_SEED_OFFSET, evaluate_net, play_games
 from agents.search.value import VALUE_SCALE, LearnedValues, ValueNet, state_features
 from agents.solver.cache import single_thread_blas
 from agents.solver.scorecard import turn_solver
@@ -43,10 +44,8 @@ from agents.training.products import TrainResult
 from dice_envs.io import atomic_write_text
 from dice_envs.rules import ConfigError
 
-__all__ = ["EVAL_SEED_OFFSET", "evaluate_net", "run", "train_search"]
+__all__ = ["run", "train_search"]
 
-#: Evaluation games use dice seeds from here on; training games use seeds below it.
-EVAL_SEED_OFFSET = 10**9
 _FIELDS = ["steps", "iteration", "games", "wall_s", "train_return", "value_start", "loss", "eval", "eval_se"]
 
 
@@ -74,19 +73,9 @@ def _numpy_net(model: Any) -> ValueNet:
     )
 
 
-def evaluate_net(cfg: SearchConfig, net: ValueNet, games: int, seed: int) -> tuple[float, float]:
-    """Mean score and its standard error over ``games`` games of ``net``'s search agent."""
-    solver = turn_solver(cfg.rule_config())
-    with single_thread_blas():
-        scores = play_games(solver, LearnedValues(net, solver), games, seed).scores
-    return float(scores.mean()), float(scores.std(ddof=1) / np.sqrt(len(scores)))
-
-
 def train_search(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainResult:
     """Run the search learner of ``cfg`` in ``folder`` (module docstring); the run's products."""
     import torch
-
-    from agents.search import products
 
     rules = cfg.rule_config()
     solver = turn_solver(rules)
@@ -131,7 +120,7 @@ def train_search(cfg: SearchConfig, folder: Path, resume: bool, command: str) ->
             last = it + 1 == cfg.iterations
             if cfg.eval_every and ((it + 1) % cfg.eval_every == 0 or last):
                 row["eval"], row["eval_se"] = evaluate_net(
-                    cfg, net, cfg.eval_games, EVAL_SEED_OFFSET + cfg.seed
+                    solver, net, cfg.eval_games, EVAL_SEED_OFFSET + cfg.seed
                 )
             row["wall_s"] = time.perf_counter() - t0
             log.report(row, 1)

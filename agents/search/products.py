@@ -17,6 +17,7 @@ import numpy as np
 
 from agents.search.agent import ALGORITHM
 from agents.search.config import SearchConfig
+from agents.search.play import EVAL_SEED_OFFSET, evaluate_net
 from agents.search.value import FEATURES, ValueNet, npz_bytes
 from agents.training.artifacts import ProgressLog, RunReporter
 from agents.training.products import TrainResult
@@ -130,11 +131,12 @@ def save_model(
 ) -> TrainResult:
     """Evaluate ``net`` on ``final_eval_games`` games, write ``<name>.npz``, its card and the curve."""
     from agents.models.card import make_card, write_card
-    from agents.search.learner import EVAL_SEED_OFFSET, evaluate_net
+    from agents.solver.scorecard import turn_solver
 
     evaluation: dict[str, Any] = {}
     if cfg.final_eval_games:
-        mean, se = evaluate_net(cfg, net, cfg.final_eval_games, EVAL_SEED_OFFSET + 7_777_777 + cfg.seed)
+        solver = turn_solver(cfg.rule_config())
+        mean, se = evaluate_net(solver, net, cfg.final_eval_games, EVAL_SEED_OFFSET + 7_777_777 + cfg.seed)
         evaluation = {"games": cfg.final_eval_games, "mean_score": mean, "stderr": se}
     data = net.to_bytes()
     model_path = atomic_write_bytes(folder / f"{cfg.name}.npz", data, overwrite=True)
