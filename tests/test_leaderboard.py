@@ -1,4 +1,5 @@
-"""The leaderboard page (agents.commands.leaderboard): ranked by the exact measures."""
+"""The leaderboard page (agents.commands.leaderboard): ranked by the exact measures, bots found by
+their cards."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import pytest
 from agents.commands import leaderboard
 from agents.commands import leaderboard_tables as tables
 from agents.evaluation.regret import FARKLE_MISTAKES, FarkleRegretResult, RegretResult
+from agents.models.card import make_card, read_card, write_card
+from agents.players import model
 from dice_envs.rules import make_rules
 
 
@@ -152,3 +155,33 @@ def test_no_exact_ranks_by_mean_score(tmp_path: Path, monkeypatch) -> None:
     page = _page(tmp_path, monkeypatch, "spiffel", ["random", "greedy"], "--no-exact")
     assert "ranked by mean score" in page and "regret" not in page.split("\n## ")[1].split("\n")[0]
     assert "--no-exact" in page.splitlines()[2]
+
+
+# ----------------------------------------------------------------------------- shipped bots
+def _card(folder: Path, stem: str, game: str, suffix: str = ".onnx") -> None:
+    write_card(folder / f"{stem}{suffix}", make_card(make_rules(game), 2 if game == "farkle" else 1))
+
+
+def test_shipped_bots_are_found_by_their_cards(tmp_path: Path, monkeypatch) -> None:
+    _card(tmp_path, "onnx-bot", "spiffel")  # a model of another file type: its card names the game
+    (tmp_path / "onnx-bot.onnx").write_bytes(b"weights")
+    _card(tmp_path, "zip-bot", "spiffel", ".zip")
+    _card(tmp_path, "farkle-bot", "farkle")  # a card of another game
+    _card(tmp_path, "measurements", "spiffel")  # a valid card by that name is still not a bot
+    (tmp_path / "notes.json").write_text('{"a": 1}')  # not a card
+    (tmp_path / "broken.json").write_text("{")
+    (tmp_path / "spiffel-old.zip").write_bytes(b"no card")  # a model without a card is no bot
+    monkeypatch.setattr(model, "PRETRAINED_DIR", tmp_path)
+    assert leaderboard.shipped_bots("spiffel") == ["pretrained:onnx-bot", "pretrained:zip-bot"]
+    assert leaderboard.shipped_bots("farkle") == ["pretrained:farkle-bot"]
+    specs = leaderboard.candidate_specs("spiffel")
+    assert specs[-2:] == ["pretrained:onnx-bot", "pretrained:zip-bot"] and "optimal" in specs
+    assert not any(s.startswith("pretrained:") for s in leaderboard.candidate_specs("yahtzee"))
+    assert leaderboard.shipped_bots("spiffel", tmp_path / "missing") == []
+
+
+def test_every_shipped_model_is_a_candidate_of_its_game() -> None:
+    cards = [p for p in model.PRETRAINED_DIR.glob("*.json") if p.name not in leaderboard.NOT_CARDS]
+    assert cards
+    for path in cards:
+        assert f"pretrained:{path.stem}" in leaderboard.candidate_specs(read_card(path)["game"])

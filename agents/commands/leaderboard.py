@@ -18,7 +18,9 @@ confidence interval. Each run's ``results.json``, ``games.csv``, plots and ``reg
 * **Solitaire Farkle** has no exact measure: ranked by mean turns to reach the target.
 
 Agents that a game does not support (``agents.load`` raises ``ConfigError``) are left out of
-that game's tables, and ``pretrained:<game>`` is included when ``agents/pretrained/`` ships it.
+that game's tables. Shipped bots are found by their cards: every model card
+``agents/pretrained/<stem>.json`` whose ``game`` is the game adds ``pretrained:<stem>``, whatever
+the file type of the model beside it.
 
 The default budget (``--games 300 --regret-games 300 --tournament-games 100``) plays in under 10
 minutes on 2 cores. Measured on 2 cores of an AMD EPYC shared with other work (2026-12-06; a
@@ -70,14 +72,40 @@ from dice_envs.rules import GAMES, ConfigError, FarkleRules, RuleConfig, make_ru
 THRESHOLDS: tuple[int, ...] = (400, 1000)
 #: What a run folder holds besides :data:`agents.evaluation.OUTPUT_FILES`.
 REGRET_FILE = "regret.json"
+#: Files in ``agents/pretrained/`` that are not model cards.
+NOT_CARDS = frozenset({"measurements.json"})
+
+
+def shipped_bots(game: str, folder: Path | None = None) -> list[str]:
+    """``pretrained:<stem>`` for every model card ``<stem>.json`` in ``folder`` (default
+    :data:`agents.players.model.PRETRAINED_DIR`) whose ``game`` is ``game``, by name.
+
+    A card names its game whatever the model file beside it is; :data:`NOT_CARDS` and JSON
+    files that are not model cards (:func:`agents.models.card.read_card` refuses them) are skipped.
+    """
+    from agents.models.card import read_card
+
+    folder = _model.PRETRAINED_DIR if folder is None else folder
+    if not folder.is_dir():
+        return []
+    specs = []
+    for path in sorted(folder.glob("*.json")):
+        if path.name in NOT_CARDS:
+            continue
+        try:
+            card = read_card(path)
+        except (ConfigError, KeyError, TypeError, ValueError):
+            continue
+        if card.get("game") == game:
+            specs.append(f"pretrained:{path.stem}")
+    return specs
 
 
 def candidate_specs(game: str) -> list[str]:
     """Built-in specs of ``game`` (from ``agents.registry.known_specs``) plus its shipped bots.
 
     ``threshold:N`` becomes one entry per :data:`THRESHOLDS`; interactive (``human``) and
-    placeholder entries are left out; ``pretrained:<stem>`` is added for every
-    ``agents/pretrained/<game>*.zip``.
+    placeholder entries are left out; :func:`shipped_bots` adds ``pretrained:<stem>``.
     """
     specs: list[str] = []
     for spec in known_specs(game):
@@ -85,9 +113,7 @@ def candidate_specs(game: str) -> list[str]:
             specs += [f"threshold:{n}" for n in THRESHOLDS]
         elif spec != "human" and "<" not in spec and " " not in spec:
             specs.append(spec)
-    if _model.PRETRAINED_DIR.is_dir():
-        specs += [f"pretrained:{p.stem}" for p in sorted(_model.PRETRAINED_DIR.glob(f"{game}*.zip"))]
-    return specs
+    return specs + [s for s in shipped_bots(game) if s not in specs]
 
 
 def available_specs(game: str, players: int) -> list[str]:
