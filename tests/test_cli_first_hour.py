@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 import dice_envs.io
-from agents.commands import cli, evaluate, leaderboard, solve
+from agents.commands import cli, evaluate, leaderboard_tables, solve
 from agents.evaluation import evaluate as run_evaluation
-from agents.evaluation.regret import exact_table
+from agents.evaluation.regret import FARKLE_MISTAKES, FarkleRegretResult, RegretResult, exact_table
 from agents.training import score_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,7 +116,18 @@ def test_every_plus_minus_of_evaluate_says_what_it_is(tmp_path: Path, capsys) ->
 
 def test_every_plus_minus_of_the_other_tables_says_what_it_is() -> None:
     solo = run_evaluation("spiffel", ["greedy", "random"], games=3, workers=1, optimum=False).summary()
-    assert _unlabelled("\n".join(leaderboard.solitaire_table(solo))) == []
+    assert _unlabelled("\n".join(leaderboard_tables.scorecard_section(solo))) == []
+    regrets = {spec: RegretResult(spec, 3, 9.0, (8.0, 10.0), (), 100) for spec in ("greedy", "random")}
+    assert _unlabelled("\n".join(leaderboard_tables.scorecard_section(solo, regrets))) == []
+    kinds = dict.fromkeys(FARKLE_MISTAKES, 0.01)
+    farkle = {
+        "heuristic": FarkleRegretResult("heuristic", "win-optimal", 4, 0.1, (0.0, 0.2), kinds, 0.1, 90, ())
+    }
+    assert _unlabelled("\n".join(leaderboard_tables.farkle_regret_section(farkle))) == []
+    robin = run_evaluation("farkle", ["random", "greedy"], games=2, players=2, workers=1).summary()
+    assert _unlabelled("\n".join(leaderboard_tables.tournament_section(robin, True))) == []
+    alone = run_evaluation("farkle", ["random", "greedy"], games=2, players=1, workers=1).summary()
+    assert _unlabelled("\n".join(leaderboard_tables.farkle_solitaire_section(alone))) == []
     refs = {"greedy": {"regret": 60.0, "regret_ci95": [58.0, 62.0], "regret_games": 3}}
     assert _unlabelled("\n".join(exact_table(refs))) == []
     row = score_table.GameStats("model", "solitaire", 10, 200.0, 30.0, 0, 0, 0)

@@ -1,15 +1,51 @@
-"""Leaderboard: every built-in agent (and shipped bot) on every game, as a markdown page.
+"""Leaderboard: every built-in agent and shipped bot on every game, as a markdown page.
 
-For each game a solitaire table (mean ± 95% CI, median, upper-bonus and five-of-a-kind rates, gap
-to the exact optimum; Farkle: rate of reaching the target and turns to it), and a 2-player Farkle
-round robin (win rates with 95% CIs per pairing, Bradley-Terry ratings fitted to all games). Each run's
-``results.json``, ``games.csv`` and plots go to ``--runs DIR/<game>-<mode>/``.
+Each table is ranked by the least noisy measure its game has; every ``±`` and ``[..]`` is a 95%
+confidence interval. Each run's ``results.json``, ``games.csv``, plots and ``regret.json`` go to
+``--runs DIR/<game>-<mode>/``.
 
-    dice-envs leaderboard --out leaderboard.md                 # default budget, ~minutes
-    dice-envs leaderboard --games 2000 --tournament-games 500  # tighter intervals
+    dice-envs leaderboard --out leaderboard.md           # default budget, under 10 minutes on 2 cores
+    dice-envs leaderboard --games 1000 --regret-games 1000 --tournament-games 300  # tighter intervals
+
+* **Scorecard games** (spiffel, dice_poker, yahtzee): one table per game ranked by **regret per
+  game** (:func:`agents.evaluation.regret.scorecard_regret`: the points an agent's decisions lose
+  against the solver's exact value table, every decision scored; ``optimal`` is first at 0), with
+  the mean score, median, upper-bonus and five-of-a-kind rates of a solitaire series beside it.
+* **Two-player Farkle**: a table ranked by the **chance of winning lost per game** against
+  ``win-optimal``'s exact tables (:func:`agents.evaluation.regret.farkle_regret`, split by kind
+  of mistake; ``win-optimal`` is first at 0), then the round robin (win rates per pairing,
+  Bradley-Terry ratings) as noisy head-to-head.
+* **Solitaire Farkle** has no exact measure: ranked by mean turns to reach the target.
 
 Agents that a game does not support (``agents.load`` raises ``ConfigError``) are left out of
-that game's table, and ``pretrained:<game>`` is included when ``agents/pretrained/`` ships it.
+that game's tables. Shipped bots are found by their cards: every model card
+``agents/pretrained/<stem>.json`` whose ``game`` is the game adds ``pretrained:<stem>``, whatever
+the file type of the model beside it.
+
+The default budget (``--games 300 --regret-games 300 --tournament-games 100``) plays in under 10
+minutes on 2 cores. Measured on 2 cores of an AMD EPYC shared with other work (2026-12-06; a
+range is runs at different loads), default rules, one process, 100 games per agent::
+
+    python -m timeit -n 1 -r 1 -s "from agents.evaluation.regret import scorecard_regret as r" \\
+        "r('optimal', 'spiffel', games=100)"
+    python -m timeit -n 1 -r 1 -s "from agents.evaluation.regret import farkle_regret as r" \\
+        "r('heuristic', games=100)"
+
+=========================  =========================================================================
+``scorecard_regret``       ``optimal`` 0.8-1.6 s (spiffel), 1.6 s (dice_poker), 1.9 s (yahtzee); other
+                           built-in agents 0.6-2.0 s, shipped bots 2.1-5.0 s; 35 s for the 17 agents
+                           of the three games
+``farkle_regret``          ``heuristic`` 6.3-7.9 s (the tables' load included); other built-in
+                           agents 5.5-7.2 s, shipped bots 8.4-12.0 s; 71 s for the 9 agents played
+                           (``win-optimal``, the reference, is not)
+``evaluate`` (2 workers)   a scorecard solitaire series of 300 games per agent 2.7-6.0 s; Farkle
+                           solitaire, 100 games 3.1 s; the 2-player round robin of 10 agents, 30
+                           deals per pairing 30.5 s
+=========================  =========================================================================
+
+So the defaults cost about 105 s (scorecard regret) + 215 s (Farkle regret) of one core, 100 s
+(round robin) + 15 s (solitaire series) on 2 workers: about 7.5 minutes even if the regrets get one
+core, less with them spread over the ``--workers`` processes (one agent a process, the default).
 """
 
 from __future__ import annotations
@@ -21,25 +57,55 @@ import platform
 import sys
 import time
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from agents.commands import leaderboard_tables as tables
 from agents.evaluation import OUTPUT_FILES, evaluate, write_outputs
-from agents.players.model import PRETRAINED_DIR
+from agents.players import model as _model
 from agents.registry import check_seed_arg, known_specs, load
 from dice_envs.io import atomic_write_text, check_out_dir
-from dice_envs.rules import GAMES, ConfigError, make_rules
+from dice_envs.rules import GAMES, ConfigError, FarkleRules, RuleConfig, make_rules
 
 #: What a ``threshold:N`` entry of ``known_specs`` is expanded to.
 THRESHOLDS: tuple[int, ...] = (400, 1000)
+#: What a run folder holds besides :data:`agents.evaluation.OUTPUT_FILES`.
+REGRET_FILE = "regret.json"
+#: Files in ``agents/pretrained/`` that are not model cards.
+NOT_CARDS = frozenset({"measurements.json"})
+
+
+def shipped_bots(game: str, folder: Path | None = None) -> list[str]:
+    """``pretrained:<stem>`` for every model card ``<stem>.json`` in ``folder`` (default
+    :data:`agents.players.model.PRETRAINED_DIR`) whose ``game`` is ``game``, by name.
+
+    A card names its game whatever the model file beside it is; :data:`NOT_CARDS` and JSON
+    files that are not model cards (:func:`agents.models.card.read_card` refuses them) are skipped.
+    """
+    from agents.models.card import read_card
+
+    folder = _model.PRETRAINED_DIR if folder is None else folder
+    if not folder.is_dir():
+        return []
+    specs = []
+    for path in sorted(folder.glob("*.json")):
+        if path.name in NOT_CARDS:
+            continue
+        try:
+            card = read_card(path)
+        except (ConfigError, KeyError, TypeError, ValueError):
+            continue
+        if card.get("game") == game:
+            specs.append(f"pretrained:{path.stem}")
+    return specs
 
 
 def candidate_specs(game: str) -> list[str]:
-    """Built-in specs of ``game`` (from ``agents.registry.known_specs``) plus shipped bots.
+    """Built-in specs of ``game`` (from ``agents.registry.known_specs``) plus its shipped bots.
 
     ``threshold:N`` becomes one entry per :data:`THRESHOLDS`; interactive (``human``) and
-    placeholder entries are left out; ``pretrained:<stem>`` is added for every
-    ``agents/pretrained/<game>*.zip``.
+    placeholder entries are left out; :func:`shipped_bots` adds ``pretrained:<stem>``.
     """
     specs: list[str] = []
     for spec in known_specs(game):
@@ -47,9 +113,7 @@ def candidate_specs(game: str) -> list[str]:
             specs += [f"threshold:{n}" for n in THRESHOLDS]
         elif spec != "human" and "<" not in spec and " " not in spec:
             specs.append(spec)
-    if PRETRAINED_DIR.is_dir():
-        specs += [f"pretrained:{p.stem}" for p in sorted(PRETRAINED_DIR.glob(f"{game}*.zip"))]
-    return specs
+    return specs + [s for s in shipped_bots(game) if s not in specs]
 
 
 def available_specs(game: str, players: int) -> list[str]:
@@ -66,60 +130,63 @@ def available_specs(game: str, players: int) -> list[str]:
     return ok
 
 
-def _f(x: float | None, nd: int = 1) -> str:
-    return "–" if x is None else f"{x:.{nd}f}"
+def _one_thread() -> None:
+    """A pool worker's set-up: one torch thread (the workers already share the cores)."""
+    torch = sys.modules.get("torch")
+    if torch is not None:  # pragma: no cover - only with torch-based agents
+        torch.set_num_threads(1)
 
 
-def solitaire_table(summary: dict[str, Any]) -> list[str]:
-    """Markdown rows of a solitaire results.json dict, best mean first."""
-    if summary["game"] == "farkle":  # fewer turns is better; a truncated game counts max_turns
-        rows = sorted(summary["agents"].items(), key=lambda kv: kv[1]["mean_turns"])
-        lines = [
-            "| agent | mean turns (all games) | reached target | turns to target | final score ± 95% CI |",
-            "|---|---:|---:|---:|---:|",
-        ]
-        for spec, s in rows:
-            half = s["mean_score"] - s["ci95"][0]
-            lines.append(
-                f"| `{spec}` | {s['mean_turns']:.1f} | {s['target_rate']:.1%} | "
-                f"{_f(s['mean_turns_to_target'])} | {s['mean_score']:.0f} ± {half:.0f} |"
-            )
-        return lines
-    rows = sorted(summary["agents"].items(), key=lambda kv: -kv[1]["mean_score"])
-    lines = [
-        "| agent | mean ± 95% CI | median | sd | upper bonus | five of a kind | gap to optimum |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for spec, s in rows:
-        half = s["mean_score"] - s["ci95"][0]
-        lines.append(
-            f"| `{spec}` | {s['mean_score']:.1f} ± {half:.1f} | {s['median']:.0f} | {s['std']:.1f} | "
-            f"{s['upper_bonus_rate']:.1%} | {s['five_kind_rate']:.1%} | {_f(s['gap_to_optimum'], 2)} |"
-        )
-    return lines
+def _one_regret(spec: str, rules: RuleConfig, games: int, seed: int) -> Any:
+    from agents.evaluation.regret import farkle_regret, scorecard_regret
+
+    if isinstance(rules, FarkleRules):
+        return farkle_regret(spec, tables.REFERENCE, rules, games=games, seed=seed)
+    return scorecard_regret(spec, rules, games=games, seed=seed)
 
 
-def tournament_tables(summary: dict[str, Any]) -> list[str]:
-    """Markdown: ratings per agent, then one row per pairing."""
-    rows = sorted(summary["agents"].items(), key=lambda kv: -kv[1]["rating"])
-    lines = [
-        "| agent | rating (Bradley-Terry, Elo scale) [95% CI] | win rate ± 95% CI | mean score |",
-        "|---|---:|---:|---:|",
-    ]
-    for spec, s in rows:
-        lo, hi = s["win_rate_ci95"]
-        rlo, rhi = s["rating_ci95"]
-        lines.append(
-            f"| `{spec}` | {s['rating']:.0f} [{rlo:.0f}, {rhi:.0f}] | {s['win_rate']:.1%} "
-            f"[{lo:.1%}, {hi:.1%}] | {s['mean_score']:.0f} |"
-        )
-    lines += ["", "| pairing | games | win rate of first [95% CI] | shared wins |", "|---|---:|---:|---:|"]
-    for p in summary["pairings"]:
-        a, b = p["agents"]
-        lo, hi = p["ci95"][0]
-        rate = f"{p['win_rate'][0]:.1%} [{lo:.1%}, {hi:.1%}]"
-        lines.append(f"| `{a}` vs `{b}` | {p['games']} | {rate} | {p['shared_wins']} |")
-    return lines
+def regrets(
+    rules: RuleConfig, specs: Sequence[str], games: int, seed: int, workers: int | None, progress: bool
+) -> dict[str, Any]:
+    """Per spec: :func:`~agents.evaluation.regret.scorecard_regret` (scorecard rules) or
+    :func:`~agents.evaluation.regret.farkle_regret` against ``win-optimal`` (Farkle rules, two
+    players; ``win-optimal`` itself is the reference, 0 by definition and not played), one agent
+    per process of a pool of ``workers`` (default: all cores; 1 plays here)."""
+    farkle = isinstance(rules, FarkleRules)
+    jobs = [s for s in specs if not (farkle and s == tables.REFERENCE)]
+    jobs.sort(key=lambda s: not s.startswith("pretrained:"))  # the slowest first
+    run = partial(_one_regret, rules=rules, games=games, seed=seed)
+    n = (os.cpu_count() or 1) if workers is None else workers
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(jobs), desc=f"{rules.game} regret", unit="agent", dynamic_ncols=True)
+    done: dict[str, Any] = {}
+    try:
+        if n == 1 or len(jobs) < 2:
+            for spec in jobs:
+                done[spec] = run(spec)
+                if bar is not None:
+                    bar.update(1)
+        else:
+            import multiprocessing as mp
+            from concurrent.futures import ProcessPoolExecutor, as_completed
+
+            ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+            with ProcessPoolExecutor(min(n, len(jobs)), mp_context=ctx, initializer=_one_thread) as ex:
+                futures = {ex.submit(run, spec): spec for spec in jobs}
+                for fut in as_completed(futures):
+                    done[futures[fut]] = fut.result()
+                    if bar is not None:
+                        bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    out = {s: done[s] for s in specs if s in done}
+    if farkle and tables.REFERENCE in specs:
+        out[tables.REFERENCE] = tables.reference_result()
+    return out
 
 
 def run_folders(runs: Path, games: Sequence[str]) -> list[Path]:
@@ -136,13 +203,14 @@ def check_outputs(out: Path, runs: Path, games: Sequence[str], force: bool) -> N
         raise FileExistsError(f"--out {out} already exists; pass --force to overwrite it")
     check_out_dir(out.parent if str(out.parent) else Path("."), force=True)
     for folder in run_folders(runs, games):
-        check_out_dir(folder, force, files=OUTPUT_FILES, flag="--runs")
+        check_out_dir(folder, force, files=(*OUTPUT_FILES, REGRET_FILE), flag="--runs")
 
 
 def check_numbers(args: argparse.Namespace) -> None:
     """Refuse (``ConfigError`` naming the flag) a count below 1 or a negative seed, before any game."""
     counts = {
         "--games": args.games,
+        "--regret-games": args.regret_games,
         "--tournament-games": args.tournament_games,
         "--farkle-solitaire-games": args.farkle_solitaire_games,
         "--workers": args.workers,
@@ -163,9 +231,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--out", type=Path, default=Path("leaderboard.md"), help="the markdown file to write")
     ap.add_argument("--runs", type=Path, default=Path("runs/leaderboard"), help="per-run outputs")
-    ap.add_argument("--games", type=int, default=300, help="solitaire games per agent and game (default 300)")
     ap.add_argument(
-        "--tournament-games", type=int, default=150, help="Farkle deals per pairing, ×2 seats (default 150)"
+        "--games", type=int, default=300, help="solitaire games per agent of a scorecard game (default 300)"
+    )
+    ap.add_argument(
+        "--regret-games",
+        type=int,
+        default=300,
+        help="games per agent of each regret measure: scorecard solitaire, and 2-player Farkle "
+        "against win-optimal (default 300)",
+    )
+    ap.add_argument(
+        "--tournament-games", type=int, default=100, help="Farkle deals per pairing, ×2 seats (default 100)"
     )
     ap.add_argument("--farkle-solitaire-games", type=int, default=None, help="default: --games / 3")
     ap.add_argument("--seed", type=int, default=0, help="seed of every evaluation (default 0)")
@@ -176,7 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quiet", action="store_true", help="no progress bars, do not print the page")
     ap.add_argument("--force", action="store_true", help="overwrite --out and the files of earlier runs")
     ap.add_argument(
-        "--no-exact", action="store_true", help="no regret / win-optimal columns (and no win-optimal)"
+        "--no-exact",
+        action="store_true",
+        help="no regret tables (scorecard tables ranked by mean score) and no win-optimal",
     )
     args = ap.parse_args(argv)
     args.only = list(dict.fromkeys(args.only))  # a game named twice is played once
@@ -201,11 +280,14 @@ def page_command(args: argparse.Namespace) -> str:
     """The command that plays the same page: every option that changes what it holds (not where
     it goes, how many processes play it or how much it prints).
 
-    >>> page_command(argparse.Namespace(games=300, tournament_games=150, farkle_solitaire_games=None,
-    ...     seed=0, only=["farkle"], no_exact=True))
-    'scripts/leaderboard.py --games 300 --tournament-games 150 --seed 0 --only farkle --no-exact'
+    >>> page_command(argparse.Namespace(games=300, regret_games=300, tournament_games=100,
+    ...     farkle_solitaire_games=None, seed=0, only=["farkle"], no_exact=True))
+    'dice-envs leaderboard --games 300 --tournament-games 100 --seed 0 --only farkle --no-exact'
     """
-    words = [f"scripts/leaderboard.py --games {args.games} --tournament-games {args.tournament_games}"]
+    words = [f"dice-envs leaderboard --games {args.games}"]
+    if not args.no_exact:
+        words.append(f"--regret-games {args.regret_games}")
+    words.append(f"--tournament-games {args.tournament_games}")
     if args.farkle_solitaire_games is not None:
         words.append(f"--farkle-solitaire-games {args.farkle_solitaire_games}")
     words.append(f"--seed {args.seed}")
@@ -245,75 +327,82 @@ def build_page(args: argparse.Namespace) -> list[str]:
     md = [
         "# Leaderboard",
         "",
-        f"Generated by `{page_command(args)}` (default rules of every game). Intervals are 95%; "
-        "solitaire games of all agents use the same dice seeds.",
+        f"Generated by `{page_command(args)}` (default rules of every game). Every ± and [..] is a "
+        "95% confidence interval; solitaire games of all agents use the same dice seeds. Rank 1 is "
+        "the best agent of a table.",
         "",
         run_line(args.workers),
         "",
     ]
     for game in args.only:
-        solo_games = args.games
+        md += _solitaire(game, args)
         if game == "farkle":
-            solo_games = args.farkle_solitaire_games or max(1, args.games // 3)
-        specs = [s for s in available_specs(game, 1) if s != "win-optimal"]  # a 2-player policy
-        t0 = time.perf_counter()
-        res = evaluate(
-            game,
-            specs,
-            games=solo_games,
-            players=1,
-            seed=args.seed,
-            workers=args.workers,
-            progress=not args.quiet,
-        )
-        write_outputs(res, args.runs / f"{game}-solitaire", overwrite=args.force)
-        summary = res.summary()
-        title = f"## {game} — solitaire, {solo_games} games per agent"
-        if summary["optimum"] is not None:
-            title += f" (exact optimum {summary['optimum']:.2f})"
-        md += [title, "", *solitaire_table(summary), ""]
-        if not args.no_exact and game != "farkle":
-            from agents.evaluation.regret import exact_references, exact_table
-
-            refs = exact_references(res.rules, specs, 1, solo_games, args.seed)
-            md += ["Regret against the exact optimum (same games' dice seeds):", "", *exact_table(refs), ""]
-        md.append(
-            f"_{time.perf_counter() - t0:.0f} s; plots: `{args.runs / (game + '-solitaire')}/scores.png`_"
-        )
-        md.append("")
-        specs2 = available_specs(game, 2) if game == "farkle" else []
-        if args.no_exact:
-            specs2 = [s for s in specs2 if s != "win-optimal"]
-        if len(specs2) >= 2:
-            t0 = time.perf_counter()
-            res2 = evaluate(
-                game,
-                specs2,
-                games=args.tournament_games,
-                players=2,
-                seed=args.seed,
-                workers=args.workers,
-                progress=not args.quiet,
-            )
-            write_outputs(res2, args.runs / "farkle-2p", overwrite=args.force)
-            n = args.tournament_games
-            md += [
-                f"## farkle — 2-player round robin, {n} deals per pairing, each in both seat orders",
-                "",
-                *tournament_tables(res2.summary()),
-                "",
-                f"_{time.perf_counter() - t0:.0f} s; win-rate matrix: "
-                f"`{args.runs / 'farkle-2p'}/win_matrix.png`_",
-                "",
-            ]
-            if not args.no_exact:
-                from agents.evaluation.regret import exact_references, exact_table
-
-                refs = exact_references(res2.rules, specs2, 2, args.tournament_games, args.seed)
-                md += [f"Against `win-optimal`, {args.tournament_games} games in each seat:", ""]
-                md += [*exact_table(refs), ""]
+            md += _two_player_farkle(args)
     md.append(f"Total time {time.perf_counter() - t_start:.0f} s.")
     return md
+
+
+def _solitaire(game: str, args: argparse.Namespace) -> list[str]:
+    """The solitaire section of ``game``: the series, its regrets (scorecard games), the table."""
+    t0 = time.perf_counter()
+    folder = args.runs / f"{game}-solitaire"
+    solo_games = args.games
+    if game == "farkle":
+        solo_games = args.farkle_solitaire_games or max(1, args.games // 3)
+    specs = [s for s in available_specs(game, 1) if s != tables.REFERENCE]  # a 2-player policy
+    progress = not args.quiet
+    res = evaluate(
+        game, specs, games=solo_games, players=1, seed=args.seed, workers=args.workers, progress=progress
+    )
+    write_outputs(res, folder, overwrite=args.force)
+    summary = res.summary()
+    if game == "farkle":
+        md = tables.farkle_solitaire_section(summary)
+    else:
+        found = None
+        if not args.no_exact:
+            found = regrets(res.rules, specs, args.regret_games, args.seed, args.workers, progress)
+            _write_regrets(folder / REGRET_FILE, found, args.force)
+        md = tables.scorecard_section(summary, found)
+    return [*md, f"_{time.perf_counter() - t0:.0f} s; plots: `{folder}/scores.png`_", ""]
+
+
+def _two_player_farkle(args: argparse.Namespace) -> list[str]:
+    """The 2-player Farkle sections: the exact table (unless ``--no-exact``), the round robin."""
+    specs = available_specs("farkle", 2)
+    if args.no_exact:
+        specs = [s for s in specs if s != tables.REFERENCE]
+    if len(specs) < 2:
+        return []
+    folder = args.runs / "farkle-2p"
+    md: list[str] = []
+    rules = make_rules("farkle")
+    if not args.no_exact:
+        t0 = time.perf_counter()
+        found = regrets(rules, specs, args.regret_games, args.seed, args.workers, not args.quiet)
+        _write_regrets(folder / REGRET_FILE, found, args.force)
+        md += [*tables.farkle_regret_section(found), f"_{time.perf_counter() - t0:.0f} s_", ""]
+    t0 = time.perf_counter()
+    res = evaluate(
+        rules,
+        specs,
+        games=args.tournament_games,
+        players=2,
+        seed=args.seed,
+        workers=args.workers,
+        progress=not args.quiet,
+    )
+    write_outputs(res, folder, overwrite=args.force)
+    md += tables.tournament_section(res.summary(), exact_above=not args.no_exact)
+    md += [f"_{time.perf_counter() - t0:.0f} s; win-rate matrix: `{folder}/win_matrix.png`_", ""]
+    return md
+
+
+def _write_regrets(path: Path, found: dict[str, Any], force: bool) -> None:
+    from agents.evaluation.regret import write_json
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json(path, {spec: r.to_dict() for spec, r in found.items()}, overwrite=force)
 
 
 if __name__ == "__main__":
