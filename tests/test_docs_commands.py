@@ -226,15 +226,13 @@ def free_port() -> int:
 
 
 def executable(argv: list[str]) -> list[str]:
-    """``argv`` with ``python`` and ``dice-envs`` made this interpreter's."""
+    """``argv`` with ``python`` and console scripts (``dice-envs``, ``ray``) this interpreter's."""
     if argv[0] == "python":
         return [sys.executable, *argv[1:]]
-    if argv[0] == "dice-envs":
-        script = Path(sys.executable).parent / "dice-envs"
-        found = str(script) if script.exists() else shutil.which("dice-envs")
-        assert found, "the dice-envs console script is not installed (pip install -e .)"
-        return [found, *argv[1:]]
-    return argv
+    script = Path(sys.executable).parent / argv[0]
+    found = str(script) if script.exists() else shutil.which(argv[0])
+    assert found, f"{argv[0]} is not installed (pip install -e '.[dev]')"
+    return [found, *argv[1:]]
 
 
 def budgeted(argv: list[str], chain: int = 1, port: int = 0) -> list[str]:
