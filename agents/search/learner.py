@@ -43,7 +43,7 @@ from agents.training.products import TrainResult
 from dice_envs.io import atomic_write_text
 from dice_envs.rules import ConfigError
 
-__all__ = ["EVAL_SEED_OFFSET", "evaluate_net", "run", "train_search"]
+__all__ = ["EVAL_SEED_OFFSET", "evaluate_net", "prepare_folder", "run", "train_search"]
 
 #: Evaluation games use dice seeds from here on; training games use seeds below it.
 EVAL_SEED_OFFSET = 10**9
@@ -141,8 +141,20 @@ def train_search(cfg: SearchConfig, folder: Path, resume: bool, command: str) ->
     finally:
         log.close()
     wall = time.perf_counter() - t0
+    evaluation: dict[str, Any] = {}
+    if cfg.final_eval_games:
+        mean, se = evaluate_net(cfg, net, cfg.final_eval_games, EVAL_SEED_OFFSET + 7_777_777 + cfg.seed)
+        evaluation = {"games": cfg.final_eval_games, "mean_score": mean, "stderr": se}
     return products.save_model(
-        cfg, folder, net, command, games=games, steps=steps, wall_s=wall, resumed_from=resumed_from
+        cfg,
+        folder,
+        net,
+        command,
+        games=games,
+        steps=steps,
+        wall_s=wall,
+        resumed_from=resumed_from,
+        evaluation=evaluation,
     )
 
 
@@ -168,10 +180,10 @@ def _fit(cfg: SearchConfig, model: Any, opt: Any, solver: Any, buffer: list[Any]
     return total / max(1, cfg.fit_steps)
 
 
-def run(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainResult:
-    """:func:`train_search` in ``folder`` (from :func:`agents.training.train.output_folder`): a resumed
-    run's ``config.json`` must equal ``cfg`` but for :data:`~agents.search.config.RESUMABLE` keys
-    (else ``ConfigError`` naming them, nothing touched); the config is written before training."""
+def prepare_folder(cfg: SearchConfig, folder: Path, resume: bool) -> None:
+    """Check a resumed run's ``config.json`` (it must equal ``cfg`` but for
+    :data:`~agents.search.config.RESUMABLE` keys, else ``ConfigError`` naming them, nothing
+    touched) and write the config into ``folder``."""
     if resume:
         path = folder / "config.json"
         try:
@@ -191,4 +203,10 @@ def run(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainRes
             )
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_text(folder / "config.json", json.dumps(cfg.to_dict(), indent=2) + "\n", overwrite=True)
+
+
+def run(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainResult:
+    """:func:`train_search` in ``folder`` (from :func:`agents.training.train.output_folder`), after
+    :func:`prepare_folder`."""
+    prepare_folder(cfg, folder, resume)
     return train_search(cfg, folder, resume, command)

@@ -127,15 +127,12 @@ def save_model(
     steps: int,
     wall_s: float,
     resumed_from: Path | None,
+    evaluation: dict[str, Any],
 ) -> TrainResult:
-    """Evaluate ``net`` on ``final_eval_games`` games, write ``<name>.npz``, its card and the curve."""
+    """Write ``<name>.npz``, its card (with ``evaluation``: the learner's final evaluation, ``games``,
+    ``mean_score`` and ``stderr``, or empty) and the curve."""
     from agents.models.card import make_card, write_card
-    from agents.search.learner import EVAL_SEED_OFFSET, evaluate_net
 
-    evaluation: dict[str, Any] = {}
-    if cfg.final_eval_games:
-        mean, se = evaluate_net(cfg, net, cfg.final_eval_games, EVAL_SEED_OFFSET + 7_777_777 + cfg.seed)
-        evaluation = {"games": cfg.final_eval_games, "mean_score": mean, "stderr": se}
     data = net.to_bytes()
     model_path = atomic_write_bytes(folder / f"{cfg.name}.npz", data, overwrite=True)
     rows = ProgressLog.read(folder / "progress.csv")
