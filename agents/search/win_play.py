@@ -14,7 +14,7 @@ totals and every turn start met with the searched win chance of that turn (the l
 >>> out = play_win_games(solver, random_win_net(solver, hidden=(8,), seed=0), games=3, seed=1)
 >>> out.totals.shape, out.own.shape, out.other.shape, out.d.shape, out.targets.shape
 ((3, 2), (78, 3), (78, 2), (78,), (78,))
->>> bool(((out.targets >= 0) & (out.targets <= 1)).all())
+>>> bool(((out.targets > -1e-9) & (out.targets < 1 + 1e-9)).all())
 True
 """
 
