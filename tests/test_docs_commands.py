@@ -59,6 +59,11 @@ SERVER_START_S = 60
 TRAIN_STEPS = 512
 #: The budget overrides appended to a long command, keyed by its subcommand (``dice-envs X`` or
 #: ``dice-envs benchmark X``) or script; each flag is the command's own (see its ``--help``).
+#: A ``train`` command of a ``trainer: search`` recipe: a tiny network, few games (+ iterations).
+SEARCH_BUDGET: tuple[str, ...] = (
+    "--no-progress", "--set", "games_per_iteration=16", "--set", "fit_steps=4", "--set", "eval_every=1",
+    "--set", "eval_games=8", "--set", "final_eval_games=16", "--set", "hidden=[16]",
+)  # fmt: skip
 BUDGET: dict[str, tuple[str, ...]] = {
     "train": (
         "--no-progress", "--device", "cpu",
@@ -240,10 +245,20 @@ def budgeted(argv: list[str], chain: int = 1, port: int = 0) -> list[str]:
     if "--help" in argv or "-h" in argv:
         return argv
     name = key(argv)
+    if name == "train" and _trainer(argv) == "search":  # counts iterations, not steps
+        return [*argv, *SEARCH_BUDGET, "--set", f"iterations={2 * chain}"]
     extra = [w.format(port=port) for w in BUDGET.get(name, ())]
     if name == "train":
         extra += ["--total-timesteps", str(chain * TRAIN_STEPS)]
     return [*argv, *extra]
+
+
+def _trainer(argv: list[str]) -> str:
+    """The trainer of a ``train`` command's recipe (``--config``; the quick start's by default)."""
+    from agents.training.recipes import read_recipe
+
+    config = argv[argv.index("--config") + 1] if "--config" in argv else "quickstart"
+    return str(read_recipe(config).get("trainer", "ppo"))
 
 
 def environment() -> dict[str, str]:

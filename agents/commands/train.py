@@ -103,8 +103,8 @@ def _trainer(config: Path | str, args: argparse.Namespace) -> str:
 
 def _search(config: Path | str, args: argparse.Namespace, rules: dict, command: str) -> int:
     """Run a search-learner recipe (:mod:`agents.search.learner`)."""
+    from agents.search import learner, win_learner
     from agents.search.config import SearchConfig
-    from agents.search.learner import run
     from agents.training.train import output_folder
 
     if args.total_timesteps is not None:
@@ -125,6 +125,7 @@ def _search(config: Path | str, args: argparse.Namespace, rules: dict, command: 
     folder = output_folder(cfg, args.out, args.resume)  # type: ignore[arg-type]
     if args.resume and not folder.is_dir():
         raise ConfigError(f"--resume: no run folder {folder}")
+    run = win_learner.run if cfg.reward == "win" else learner.run
     result = run(cfg, folder, args.resume, command)
     print(f"trained {result.steps} steps ({cfg.iterations} iterations) in {result.wall_time_s:.0f}s")
     print(f"model: {result.model_path}\ncard:  {result.card_path}")

@@ -13,7 +13,9 @@ for Farkle: the turn searched exactly over a model's judgement of turn starts, a
 A value model is a pair of files: ``<stem>.npz`` (the network's weights, plain arrays, read with
 ``allow_pickle=False``) and its model card ``<stem>.json`` (:mod:`agents.models.card`; algorithm
 ``search-value``, the feature set, the hidden widths and the weights' SHA-256, checked on load).
-Models are made by the search learner (:mod:`agents.search.learner`).
+Models are made by the search learner (:mod:`agents.search.learner`). A model of the chance to
+win a two-player game (card ``reward: win``, :mod:`agents.search.win_learner`) is played by
+:class:`~agents.search.win_agent.WinSearchAgent`.
 
 >>> import agents
 >>> bot = agents.load("pretrained:spiffel-search")          # doctest: +SKIP
@@ -31,6 +33,8 @@ import numpy as np
 from agents.models.card import fit_card, read_card
 from agents.players.scorecard import _PlanningAgent
 from agents.search.value import FEATURES, LearnedValues, ValueNet
+from agents.search.win import WIN_FEATURES
+from agents.search.win_agent import WinSearchAgent
 from agents.solver.plans import State, TurnPlan
 from dice_envs.rules import ConfigError, ScorecardRules
 
@@ -57,10 +61,10 @@ def load_value_model(
     if not is_value_card(card):
         raise ConfigError(f"{path}: not a value model (its card's algorithm is {card.get('algorithm')!r})")
     value = card.get("value") or {}
-    if value.get("features") != FEATURES:
+    if value.get("features") not in (FEATURES, WIN_FEATURES):
         raise ConfigError(
             f"{path}: the card's feature set {value.get('features')!r} is not one this version "
-            f"reads ({FEATURES!r})"
+            f"reads ({FEATURES!r}, {WIN_FEATURES!r})"
         )
     try:
         data = path.read_bytes()
@@ -109,10 +113,15 @@ class SearchAgent(_PlanningAgent):
         rules: ScorecardRules,
         num_players: int = 1,
         seed: int | None = None,
-    ) -> SearchAgent:
-        """The agent of the value model at ``path`` (checked by :func:`load_value_model`)."""
+    ) -> SearchAgent | WinSearchAgent:
+        """The agent of the value model at ``path`` (checked by :func:`load_value_model`): a
+        :class:`~agents.search.win_agent.WinSearchAgent` for a win model (``reward: win``)."""
         net, card = load_value_model(path, rules, num_players)
-        agent = cls(rules, num_players, seed, net=net, model=model)
+        agent: SearchAgent | WinSearchAgent
+        if card.get("reward") == "win":
+            agent = WinSearchAgent(rules, num_players, seed, net=net, model=model)
+        else:
+            agent = cls(rules, num_players, seed, net=net, model=model)
         agent.card = card
         return agent
 

@@ -43,8 +43,10 @@ class SearchConfig:
     name: str = _knob("search", "run name; the default output folder is runs/<name>")
     game: str = _knob("spiffel", "spiffel | dice_poker | yahtzee (the scorecard games)")
     rules: dict = _knob({}, "rule parameters (RuleConfig fields); empty = RULES.md defaults")
-    num_players: int = _knob(1, "1: solitaire, the value is the points still to come")
-    reward: str = _knob("score", "score: the value is expected points")
+    num_players: int = _knob(1, "1: solitaire (reward score); 2: a two-player game (reward win)")
+    reward: str = _knob(
+        "score", "score: the value is expected points (solitaire); win: the chance to win (two players)"
+    )
     trainer: str = _knob("search", "search (this learner)")
     seed: int = _knob(0, "seeds the network, the training dice and the minibatches")
     iterations: int = _knob(300, "play-and-fit iterations")
@@ -57,6 +59,9 @@ class SearchConfig:
     hidden: list = _knob([256, 256], "hidden layers of the value network (ReLU)")
     eval_every: int = _knob(10, "evaluate every this many iterations (0 = only at the end)")
     eval_games: int = _knob(1000, "games per evaluation (dice seeds never used for training)")
+    eval_opponent: str = _knob(
+        "optimal", "reward win: the opponent of the evaluation games (an agent spec; seats balanced)"
+    )
     final_eval_games: int = _knob(10_000, "games of the evaluation written on the card")
     checkpoint_every: int = _knob(25, "save a checkpoint every this many iterations (0 = only at the end)")
     torch_threads: int = _knob(
@@ -132,11 +137,14 @@ class SearchConfig:
             )
         if self.trainer != "search":
             raise ConfigError(f"config 'trainer' must be 'search' here, got {self.trainer!r}")
-        if self.num_players != 1 or self.reward != "score":
+        if (self.num_players, self.reward) not in ((1, "score"), (2, "win")):
             raise ConfigError(
-                "the search learner trains solitaire play for points: num_players 1, reward score; "
+                "the search learner trains solitaire play for points (num_players 1, reward score) "
+                "or two-player play for the win (num_players 2, reward win); "
                 f"got num_players {self.num_players!r}, reward {self.reward!r}"
             )
+        if not isinstance(self.eval_opponent, str) or not self.eval_opponent:
+            raise ConfigError(f"config 'eval_opponent' must be an agent spec, got {self.eval_opponent!r}")
         if not isinstance(self.rules, dict):
             raise ConfigError(f"config 'rules' must be a mapping of rule parameters, got {self.rules!r}")
         self.rule_config()
@@ -173,3 +181,10 @@ class SearchConfig:
             )
         if not isinstance(self.progress_bar, bool):
             raise ConfigError(f"config 'progress_bar' must be true or false, got {self.progress_bar!r}")
+        if self.reward == "win":
+            for key in ("eval_games", "final_eval_games"):
+                if getattr(self, key) % 2:
+                    raise ConfigError(
+                        f"config {key!r} must be even for reward win (each deal is played from both "
+                        f"seats), got {getattr(self, key)!r}"
+                    )

@@ -36,7 +36,7 @@ import numpy as np
 
 from agents.search import products
 from agents.search.config import RESUMABLE, SearchConfig
-from agents.search.play import EVAL_SEED_OFFSET, evaluate_net, play_games
+from agents.search.play import play_games
 from agents.search.value import VALUE_SCALE, LearnedValues, ValueNet, state_features
 from agents.solver.cache import single_thread_blas
 from agents.solver.scorecard import turn_solver
@@ -44,8 +44,10 @@ from agents.training.products import TrainResult
 from dice_envs.io import atomic_write_text
 from dice_envs.rules import ConfigError
 
-__all__ = ["run", "train_search"]
+__all__ = ["EVAL_SEED_OFFSET", "evaluate_net", "prepare_folder", "run", "train_search"]
 
+#: Evaluation games use dice seeds from here on; training games use seeds below it.
+EVAL_SEED_OFFSET = 10**9
 _FIELDS = ["steps", "iteration", "games", "wall_s", "train_return", "value_start", "loss", "eval", "eval_se"]
 
 
@@ -71,6 +73,14 @@ def _numpy_net(model: Any) -> ValueNet:
         [m.weight.detach().double().numpy().T.copy() for m in lins],
         [m.bias.detach().double().numpy().copy() for m in lins],
     )
+
+
+def evaluate_net(cfg: SearchConfig, net: ValueNet, games: int, seed: int) -> tuple[float, float]:
+    """Mean score and its standard error over ``games`` games of ``net``'s search agent."""
+    solver = turn_solver(cfg.rule_config())
+    with single_thread_blas():
+        scores = play_games(solver, LearnedValues(net, solver), games, seed).scores
+    return float(scores.mean()), float(scores.std(ddof=1) / np.sqrt(len(scores)))
 
 
 def train_search(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainResult:
@@ -120,7 +130,7 @@ def train_search(cfg: SearchConfig, folder: Path, resume: bool, command: str) ->
             last = it + 1 == cfg.iterations
             if cfg.eval_every and ((it + 1) % cfg.eval_every == 0 or last):
                 row["eval"], row["eval_se"] = evaluate_net(
-                    solver, net, cfg.eval_games, EVAL_SEED_OFFSET + cfg.seed
+                    cfg, net, cfg.eval_games, EVAL_SEED_OFFSET + cfg.seed
                 )
             row["wall_s"] = time.perf_counter() - t0
             log.report(row, 1)
@@ -130,8 +140,20 @@ def train_search(cfg: SearchConfig, folder: Path, resume: bool, command: str) ->
     finally:
         log.close()
     wall = time.perf_counter() - t0
+    evaluation: dict[str, Any] = {}
+    if cfg.final_eval_games:
+        mean, se = evaluate_net(cfg, net, cfg.final_eval_games, EVAL_SEED_OFFSET + 7_777_777 + cfg.seed)
+        evaluation = {"games": cfg.final_eval_games, "mean_score": mean, "stderr": se}
     return products.save_model(
-        cfg, folder, net, command, games=games, steps=steps, wall_s=wall, resumed_from=resumed_from
+        cfg,
+        folder,
+        net,
+        command,
+        games=games,
+        steps=steps,
+        wall_s=wall,
+        resumed_from=resumed_from,
+        evaluation=evaluation,
     )
 
 
@@ -157,10 +179,10 @@ def _fit(cfg: SearchConfig, model: Any, opt: Any, solver: Any, buffer: list[Any]
     return total / max(1, cfg.fit_steps)
 
 
-def run(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainResult:
-    """:func:`train_search` in ``folder`` (from :func:`agents.training.train.output_folder`): a resumed
-    run's ``config.json`` must equal ``cfg`` but for :data:`~agents.search.config.RESUMABLE` keys
-    (else ``ConfigError`` naming them, nothing touched); the config is written before training."""
+def prepare_folder(cfg: SearchConfig, folder: Path, resume: bool) -> None:
+    """Check a resumed run's ``config.json`` (it must equal ``cfg`` but for
+    :data:`~agents.search.config.RESUMABLE` keys, else ``ConfigError`` naming them, nothing
+    touched) and write the config into ``folder``."""
     if resume:
         path = folder / "config.json"
         try:
@@ -180,4 +202,10 @@ def run(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainRes
             )
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_text(folder / "config.json", json.dumps(cfg.to_dict(), indent=2) + "\n", overwrite=True)
+
+
+def run(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainResult:
+    """:func:`train_search` in ``folder`` (from :func:`agents.training.train.output_folder`), after
+    :func:`prepare_folder`."""
+    prepare_folder(cfg, folder, resume)
     return train_search(cfg, folder, resume, command)

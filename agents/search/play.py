@@ -26,14 +26,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from agents.players.scorecard import _choose_rows
-from agents.solver.cache import single_thread_blas
 from agents.solver.scorecard import TurnSolver
 from dice_envs.engine.scorecard import ScorecardEngine
 
-__all__ = ["EVAL_SEED_OFFSET", "Played", "engine_states", "evaluate_net", "play_games"]
-
-#: Evaluation games use dice seeds from here on; the learner's training games use seeds below it.
-EVAL_SEED_OFFSET = 10**9
+__all__ = ["Played", "engine_states", "play_games"]
 
 
 class Played(NamedTuple):
@@ -87,13 +83,3 @@ def play_games(solver: TurnSolver, V: Any, games: int, seed: int, chunk: int = 5
         states.append(np.stack(rows, axis=1).reshape(-1, 3))
         targets.append(np.stack(vals, axis=1).reshape(-1))
     return Played(np.concatenate(scores), np.concatenate(states), np.concatenate(targets), steps)
-
-
-def evaluate_net(solver: TurnSolver, net: Any, games: int, seed: int) -> tuple[float, float]:
-    """Mean score and its standard error over ``games`` games of the search agent over ``net``
-    (a :class:`~agents.search.value.ValueNet`), dice seed ``seed``."""
-    from agents.search.value import LearnedValues
-
-    with single_thread_blas():
-        scores = play_games(solver, LearnedValues(net, solver), games, seed).scores
-    return float(scores.mean()), float(scores.std(ddof=1) / np.sqrt(len(scores)))

@@ -17,7 +17,6 @@ import numpy as np
 
 from agents.search.agent import ALGORITHM
 from agents.search.config import SearchConfig
-from agents.search.play import EVAL_SEED_OFFSET, evaluate_net
 from agents.search.value import FEATURES, ValueNet, npz_bytes
 from agents.training.artifacts import ProgressLog, RunReporter
 from agents.training.products import TrainResult
@@ -128,16 +127,12 @@ def save_model(
     steps: int,
     wall_s: float,
     resumed_from: Path | None,
+    evaluation: dict[str, Any],
 ) -> TrainResult:
-    """Evaluate ``net`` on ``final_eval_games`` games, write ``<name>.npz``, its card and the curve."""
+    """Write ``<name>.npz``, its card (with ``evaluation``: the learner's final evaluation, ``games``,
+    ``mean_score`` and ``stderr``, or empty) and the curve."""
     from agents.models.card import make_card, write_card
-    from agents.solver.scorecard import turn_solver
 
-    evaluation: dict[str, Any] = {}
-    if cfg.final_eval_games:
-        solver = turn_solver(cfg.rule_config())
-        mean, se = evaluate_net(solver, net, cfg.final_eval_games, EVAL_SEED_OFFSET + 7_777_777 + cfg.seed)
-        evaluation = {"games": cfg.final_eval_games, "mean_score": mean, "stderr": se}
     data = net.to_bytes()
     model_path = atomic_write_bytes(folder / f"{cfg.name}.npz", data, overwrite=True)
     rows = ProgressLog.read(folder / "progress.csv")

@@ -1,0 +1,193 @@
+"""Two-player scorecard play for the win: a learned win chance of turn starts and the turn search over it.
+
+At the start of a turn the player to move sees its own card ``(mask, u, z)`` (the solver's state,
+:class:`agents.solver.scorecard.TurnSolver`), the other card and the score difference ``d = own
+total - other total``. :class:`WinValue` estimates ``W``, the chance that the player to move wins
+(a tie counts 1/2), with a network whose sigmoid output reads :func:`win_features`: the features
+of both cards (:func:`agents.search.value.state_features`) and of ``d``.
+
+The other card's five-of-a-kind state is not part of the observation (it shows which boxes are
+open, not what the five-of-a-kind box holds), so the other card is read as ``(mask, u)`` only.
+Where the search needs the win chance of the other player at the start of its turn, its own
+five-of-a-kind state is unknown: a filled box counts as holding 0 or 50 with weights
+:data:`OTHER_Z_WEIGHTS` (an open box: state 0, exactly).
+
+:meth:`WinSearch.box_values` builds the leaf matrix of the solver's turn search: entering throw
+``r`` in box ``b`` is worth ``1 - W(the other's turn start)`` with the other card, this card after
+the entry and ``-(d + points)``; when that entry ends the game the value is exact: 1, 1/2 or 0 by
+the final difference. The points of each entry and the card after it are the solver's own
+(:meth:`TurnSolver.box_values_of` over a zero table gives the points, over a table of state
+indices the next state), so every scoring rule (upper bonus, five-of-a-kind bonus, jokers) is the
+engine's flow. Each box leads to few distinct ``(next card, points)`` pairs; the network is
+evaluated on the distinct ones only.
+
+>>> from dice_envs.rules import make_rules
+>>> from agents.solver.scorecard import turn_solver
+>>> solver = turn_solver(make_rules("spiffel"))
+>>> search = WinSearch(solver, random_win_net(solver, hidden=(8,), seed=0))
+>>> full = (1 << solver.k) - 1
+>>> bv = search.box_values(np.array([[full ^ 1, 0, 0]]), np.array([[full, 5]]), np.array([-3]))
+>>> sorted(set(np.round(bv[0, 0], 6).tolist()))   # ones: 0..5 points against 3 behind
+[0.0, 0.5, 1.0]
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from agents.search.value import ValueNet, feature_size, state_features
+from agents.solver.plans import TurnPlan
+from agents.solver.scorecard import NEG, TurnSolver
+
+__all__ = [
+    "OTHER_Z_WEIGHTS",
+    "WIN_FEATURES",
+    "WinSearch",
+    "random_win_net",
+    "win_feature_size",
+    "win_features",
+    "win_prob",
+]
+
+#: The name of the feature set :func:`win_features` computes (written on model cards).
+WIN_FEATURES = "win-turn-start-v1"
+#: The weights of the other player's five-of-a-kind states 0 and 1 where its box is filled.
+OTHER_Z_WEIGHTS = (0.5, 0.5)
+#: Score differences are read as ``d / D_SCALE`` and a few clipped ramps and signs.
+D_SCALE = 100.0
+_RAMPS = (10.0, 30.0, 60.0)
+
+
+def win_feature_size(solver: TurnSolver) -> int:
+    """Length of :func:`win_features` rows for the rules of ``solver``."""
+    return 2 * feature_size(solver) - solver.Z + 3 + len(_RAMPS) + 1
+
+
+def win_features(solver: TurnSolver, own: np.ndarray, other: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Features ``(n, win_feature_size)`` of turn starts: ``own`` ``(n, 3)`` of ``(mask, u, z)``,
+    ``other`` ``(n, 2)`` of ``(mask, u)``, ``d`` ``(n,)`` own total minus other total.
+
+    The own card's :func:`state_features`, the other card's without its five-of-a-kind state,
+    ``d / 100``, its sign (ahead, level), clipped ramps ``clip(d / s, -1, 1)`` and whether the
+    other player has scored one box more (the player to move is the second seat of the round).
+    """
+    own = np.asarray(own, dtype=np.int64).reshape(-1, 3)
+    other = np.asarray(other, dtype=np.int64).reshape(-1, 2)
+    d = np.asarray(d, dtype=np.float64).reshape(-1)
+    f_own = state_features(solver, own[:, 0], own[:, 1], own[:, 2])
+    f_other = state_features(solver, other[:, 0], other[:, 1], np.zeros(len(other), dtype=np.int64))
+    z0 = solver.k + solver.U
+    f_other = np.delete(f_other, np.arange(z0, z0 + solver.Z), axis=1)
+    cols = [d / D_SCALE, (d > 0).astype(float), (d == 0).astype(float)]
+    cols += [np.clip(d / s, -1.0, 1.0) for s in _RAMPS]
+    second = _popcount(other[:, 0]) > _popcount(own[:, 0])
+    cols.append(second.astype(float))
+    return np.concatenate([f_own, f_other, np.stack(cols, axis=1)], axis=1)
+
+
+def _popcount(mask: np.ndarray) -> np.ndarray:
+    return ((np.asarray(mask, dtype=np.int64)[..., None] >> np.arange(32)) & 1).sum(axis=-1)
+
+
+def random_win_net(solver: TurnSolver, hidden: Sequence[int] = (256, 256), seed: int = 0) -> ValueNet:
+    """Random initial weights of a win network (He-uniform, zero biases): chances start near 1/2."""
+    rng = np.random.default_rng(seed)
+    sizes = [win_feature_size(solver), *[int(h) for h in hidden], 1]
+    weights = [rng.uniform(-1, 1, (a, b)) * np.sqrt(6.0 / a) for a, b in itertools.pairwise(sizes)]
+    weights[-1] *= 0.1
+    return ValueNet(weights, [np.zeros(b) for b in sizes[1:]])
+
+
+def win_prob(net: ValueNet, x: np.ndarray, dtype: Any = np.float64) -> np.ndarray:
+    """The win chance ``(n,)`` of feature rows ``x``: the sigmoid of the network's output, its
+    last layer being the logit (evaluated in ``dtype``; the search uses float32)."""
+    h = np.asarray(x, dtype=dtype)
+    for w, b in zip(net.weights[:-1], net.biases[:-1], strict=True):
+        h = np.maximum(h @ w.astype(dtype, copy=False) + b.astype(dtype, copy=False), 0)
+    logit = (h @ net.weights[-1].astype(dtype, copy=False))[:, 0] + net.biases[-1][0]
+    return 1.0 / (1.0 + np.exp(-logit.astype(np.float64)))
+
+
+class WinSearch:
+    """The turn search of the player to move over a win-chance network ``net``."""
+
+    def __init__(self, solver: TurnSolver, net: ValueNet) -> None:
+        want = win_feature_size(solver)
+        if net.weights[0].shape[0] != want:
+            from dice_envs.rules import ConfigError
+
+            raise ConfigError(
+                f"the win network reads {net.weights[0].shape[0]} features; "
+                f"{solver.rules.game} turn starts have {want}"
+            )
+        self.solver, self.net = solver, net
+        self._net32 = ValueNet(
+            [w.astype(np.float32) for w in net.weights], [b.astype(np.float32) for b in net.biases]
+        )
+        shape = (1 << solver.k, solver.U, solver.Z)
+        self.shape, self.full = shape, (1 << solver.k) - 1
+        self._zero = np.zeros(shape)
+        self._index = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+
+    def entries(self, own: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Points ``(n, K, 252)`` (``-inf``: not legal) and the flat index of the card after each
+        entry (``-1`` where not legal) from cards ``own`` ``(n, 3)``: the solver's scoring step."""
+        c = self.solver
+        pts = c.box_values_of(self._zero, own)
+        with np.errstate(invalid="ignore"):  # -inf - -inf where not legal
+            nxt = c.box_values_of(self._index, own) - pts
+        legal = np.isfinite(pts)
+        return pts, np.where(legal, np.rint(np.where(legal, nxt, 0)), -1).astype(np.int64)
+
+    def other_value(self, other: np.ndarray, card: np.ndarray, d: np.ndarray) -> np.ndarray:
+        """The win chance of the other player at the start of its turn: its card ``other``
+        ``(n, 2)`` of ``(mask, u)`` (its five-of-a-kind state by :data:`OTHER_Z_WEIGHTS`), the
+        mover's card after its turn ``card`` ``(n, 2)``, ``d`` the other's lead."""
+        other = np.asarray(other, dtype=np.int64).reshape(-1, 2)
+        filled = (other[:, 0] >> self.solver.five) & 1 == 1
+        out = np.zeros(len(other))
+        for z, w in enumerate(OTHER_Z_WEIGHTS):
+            rows = np.ones(len(other), dtype=bool) if z == 0 else filled
+            weight = np.where(filled, w, 1.0 if z == 0 else 0.0)
+            if not rows.any():
+                continue
+            own = np.column_stack([other[rows], np.full(rows.sum(), z)])
+            x = win_features(self.solver, own, card[rows], d[rows])
+            out[rows] += weight[rows] * win_prob(self._net32, x, np.float32)
+        return out
+
+    def box_values(self, own: np.ndarray, other: np.ndarray, d: np.ndarray) -> np.ndarray:
+        """The leaf matrix ``(n, K, 252)`` of the turns of the player to move (``-inf``: not legal):
+        own cards ``(n, 3)``, other cards ``(n, 2)`` of ``(mask, u)``, score differences ``(n,)``."""
+        own = np.asarray(own, dtype=np.int64).reshape(-1, 3)
+        other = np.asarray(other, dtype=np.int64).reshape(-1, 2)
+        d = np.asarray(d, dtype=np.float64).reshape(-1)
+        pts, nxt = self.entries(own)
+        out = np.full(pts.shape, NEG)
+        legal = nxt >= 0
+        j = np.nonzero(legal)[0]
+        p, ix = pts[legal].astype(np.int64), nxt[legal]
+        span = int(p.max()) + 1 if p.size else 1
+        key = (j * np.prod(self.shape) + ix) * span + p
+        uniq, inv = np.unique(key, return_inverse=True)
+        uj, rest = np.divmod(uniq, np.prod(self.shape) * span)
+        uix, up = np.divmod(rest, span)
+        m, u, _ = np.unravel_index(uix, self.shape)
+        diff = d[uj] + up
+        over = (m == self.full) & (other[uj, 0] == self.full)
+        vals = np.where(diff > 0, 1.0, np.where(diff == 0, 0.5, 0.0))
+        live = ~over
+        if live.any():
+            card = np.column_stack([m[live], u[live]])
+            vals[live] = 1.0 - self.other_value(other[uj[live]], card, -diff[live])
+        out[legal] = vals[inv.reshape(-1)]
+        return out
+
+    def turn_plans(self, own: np.ndarray, other: np.ndarray, d: np.ndarray) -> list[TurnPlan]:
+        """The searched turn of each turn start (plans as the solver makes them; ``value``: the
+        win chance of the player to move under the best play of its turn)."""
+        return self.solver.turn_plans(self.box_values(own, other, d))

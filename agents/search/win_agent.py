@@ -1,0 +1,121 @@
+"""``search:<model>`` of a win model: a seat of a two-player scorecard game played for the win.
+
+:class:`WinSearchAgent` reads its turn start from the observation (its own card, the other card's
+open boxes and upper total, both totals), searches the turn exactly over the win network
+(:class:`agents.search.win.WinSearch`) and plays the throw it is shown by that plan, as the
+solitaire search agent does. Plans are kept by turn start (the same state gets the same plan and
+the same action, whatever else is in the batch).
+
+>>> from dice_envs.rules import make_rules
+>>> from agents.solver.scorecard import turn_solver
+>>> from agents.search.win import random_win_net
+>>> rules = make_rules("spiffel")
+>>> bot = WinSearchAgent(rules, 2, net=random_win_net(turn_solver(rules), hidden=(8,), seed=0))
+>>> bot.spec
+'search'
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+from agents.base import check_mask, check_mask_width, legal_rows
+from agents.players.scorecard import _choose_rows, _ScorecardAgent
+from agents.search.value import ValueNet
+from agents.search.win import WinSearch
+from agents.solver.plans import TurnPlan
+from agents.solver.scorecard import turn_solver
+from dice_envs.layouts import layout
+from dice_envs.rules import ConfigError, ScorecardRules
+
+__all__ = ["WinSearchAgent", "observed_turn_starts"]
+
+#: Plans kept (least recently used dropped past this many turn starts).
+_CACHE = 4096
+#: Turn starts searched together.
+_CHUNK = 512
+
+Key = tuple[int, int, int, int, int, int]
+
+
+def observed_turn_starts(agent: _ScorecardAgent, observations: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``(own (B, 3), other (B, 2), d (B,), roll (B,), throw (B,))`` of two-player observations:
+    own ``(mask, capped u, z)``, the other card's ``(mask, capped u)``, own total minus other's."""
+    mask, u, z, roll, throw = agent.turn_states(observations)
+    obs = np.asarray(observations, dtype=np.float64)
+    lay = layout(agent.rules, agent.num_players)
+    T = int(agent.rules.upper_bonus_threshold)
+    closed = lay.read(obs, "other1_open") <= 0.5
+    omask = closed.astype(np.int64) @ (1 << np.arange(closed.shape[1]))
+    ou = np.minimum(lay.read(obs, "other1_upper_total").astype(np.int64), T)
+    d = lay.read(obs, "total").astype(np.int64) - lay.read(obs, "other1_total").astype(np.int64)
+    own = np.stack([mask, np.minimum(u, T), z], axis=1).astype(np.int64)
+    return own, np.stack([omask, ou], axis=1), d, roll, throw
+
+
+class WinSearchAgent(_ScorecardAgent):
+    """Plays a seat of a two-player scorecard game by exact turn search over a win-chance network.
+
+    ``net``: the network (:func:`agents.search.win.random_win_net` shape); ``model``: the model's
+    path or ``pretrained:<name>`` for the spec.
+    """
+
+    spec = "search"
+
+    def __init__(
+        self,
+        rules: ScorecardRules,
+        num_players: int = 2,
+        seed: int | None = None,
+        net: ValueNet | None = None,
+        model: str = "",
+    ) -> None:
+        if not isinstance(rules, ScorecardRules):
+            raise ConfigError(f"search over a win model plays the scorecard games, got {rules.game!r}")
+        if num_players != 2:
+            raise ConfigError(f"a win model plays a seat of a two-player game, got {num_players} players")
+        if net is None:
+            raise ConfigError("WinSearchAgent needs a win network (net=)")
+        super().__init__(rules, num_players, seed)
+        self.search = WinSearch(turn_solver(rules), net)
+        self.spec = f"search:{model}" if model else "search"
+        self._plans: OrderedDict[Key, TurnPlan] = OrderedDict()
+        self.card: dict[str, Any] = {}
+
+    def plans(self, own: np.ndarray, other: np.ndarray, d: np.ndarray) -> list[TurnPlan]:
+        """The plan of each turn start (kept; those not kept are searched together)."""
+        keys: list[Key] = [
+            (a, b, c, e, f, g)
+            for (a, b, c), (e, f), g in zip(own.tolist(), other.tolist(), d.tolist(), strict=True)
+        ]
+        todo = list(dict.fromkeys(k for k in keys if k not in self._plans))
+        for lo in range(0, len(todo), _CHUNK):
+            part = np.array(todo[lo : lo + _CHUNK], dtype=np.int64)
+            for key, plan in zip(
+                todo[lo : lo + _CHUNK],
+                self.search.turn_plans(part[:, :3], part[:, 3:5], part[:, 5]),
+                strict=True,
+            ):
+                self._plans[key] = plan
+        out = []
+        for k in keys:
+            self._plans.move_to_end(k)
+            out.append(self._plans[k])
+        while len(self._plans) > max(_CACHE, len(set(keys))):
+            self._plans.popitem(last=False)
+        return out
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        check_mask(action_mask, self.rules)
+        obs = np.asarray(observation, dtype=np.float64)[None]
+        return int(self.act_batch(obs, np.asarray(action_mask)[None])[0])
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """The action of each row (the same actions, whatever else is in the batch)."""
+        check_mask_width(action_masks, self.rules)
+        own, other, d, roll, throw = observed_turn_starts(self, observations)
+        legal = legal_rows(action_masks)
+        return _choose_rows(self.plans(own, other, d), roll, throw, legal)

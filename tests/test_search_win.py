@@ -1,0 +1,161 @@
+"""Two-player scorecard play for the win: the win network's features, the turn search over it, its
+agent and its learner (agents.search.win, win_agent, win_play, win_learner)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import agents
+from agents.search.config import SearchConfig
+from agents.search.win import (
+    WinSearch,
+    random_win_net,
+    win_feature_size,
+    win_features,
+)
+from agents.search.win_agent import WinSearchAgent
+from agents.search.win_learner import match, run
+from agents.search.win_play import play_win_games, win_shares
+from agents.solver.scorecard import turn_solver
+from dice_envs.engine.scorecard import ScorecardEngine
+from dice_envs.rules import ConfigError, make_rules
+from dice_envs.tables import scorecard_tables
+from tests.floats import assert_close
+
+RULES = make_rules("spiffel")
+SOLVER = turn_solver(RULES)
+FULL = (1 << SOLVER.k) - 1
+CHANCE = RULES.categories.index("chance")
+TINY = {
+    "name": "win-tiny",
+    "num_players": 2,
+    "reward": "win",
+    "iterations": 2,
+    "games_per_iteration": 6,
+    "fit_steps": 3,
+    "batch_size": 16,
+    "eval_every": 0,
+    "final_eval_games": 0,
+    "checkpoint_every": 1,
+    "hidden": [8],
+    "progress_bar": False,
+}
+
+
+@pytest.fixture(scope="module")
+def net():
+    return random_win_net(SOLVER, hidden=(16,), seed=3)
+
+
+def test_features_read_both_cards_and_the_difference():
+    own = np.array([[0, 0, 0], [FULL ^ 1, 63, 1]])
+    other = np.array([[1, 5], [FULL ^ 3, 12]])
+    x = win_features(SOLVER, own, other, np.array([-30, 0]))
+    assert x.shape == (2, win_feature_size(SOLVER))
+    tail = x[:, -7:]  # d / 100, ahead, level, three ramps, second seat
+    assert_close(tail[0], [-0.3, 0, 0, -1, -1, -0.5, 1])
+    assert_close(tail[1], [0, 0, 1, 0, 0, 0, 0])
+    assert x[:, : SOLVER.k].sum(axis=1).tolist() == [SOLVER.k, 1]  # own open boxes
+
+
+def test_entries_follow_the_scoring_rules():
+    search = WinSearch(SOLVER, random_win_net(SOLVER, hidden=(4,), seed=0))
+    pts, nxt = search.entries(np.array([[0, 0, 0]]))
+    t = scorecard_tables()
+    r = t.roll_index[(1, 1, 2, 3, 4)]
+    assert pts[0, 0, r] == 2  # two ones in the ones box
+    m, u, z = np.unravel_index(nxt[0, 0, r], search.shape)
+    assert (m, u, z) == (1, 2, 0)
+    five = t.roll_index[(6, 6, 6, 6, 6)]
+    m, u, z = np.unravel_index(nxt[0, SOLVER.five, five], search.shape)
+    assert (pts[0, SOLVER.five, five], m, z) == (50, 1 << SOLVER.five, 1)
+    closed, _ = search.entries(np.array([[1, 3, 0]]))
+    assert np.isneginf(closed[0, 0]).all()  # a filled box takes nothing
+
+
+def test_the_last_entry_of_the_game_is_scored_exactly(net):
+    search = WinSearch(SOLVER, net)
+    own = np.array([[FULL ^ (1 << CHANCE), 0, 0]])
+    bv = search.box_values(own, np.array([[FULL, 0]]), np.array([-10]))[0]
+    sums = scorecard_tables().rolls.sum(axis=1)
+    want = np.where(sums > 10, 1.0, np.where(sums == 10, 0.5, 0.0))
+    assert_close(bv[CHANCE], want)
+    assert np.isneginf(np.delete(bv, CHANCE, axis=0)).all()
+    (plan,) = search.turn_plans(own, np.array([[FULL, 0]]), np.array([-10]))
+    assert 0.5 < plan.value <= 1.0  # at least 11 with three throws of five dice
+    # before the other's last turn the value is the network's, a chance strictly inside (0, 1)
+    early = search.box_values(own, np.array([[FULL ^ 1, 0]]), np.array([-10]))[0, CHANCE]
+    assert ((early > 0) & (early < 1)).all()
+
+
+def test_the_agent_plays_a_full_game_with_legal_actions(net):
+    bot = WinSearchAgent(RULES, 2, net=net)
+    engine = ScorecardEngine(RULES, 3, seed=5, num_players=2)
+    moves = 0
+    while not engine.done.all():
+        g = np.flatnonzero(~engine.done)
+        obs = engine.observe(engine.current[g], g)
+        masks = engine.action_masks(g)
+        acts = bot.act_batch(obs, masks)
+        assert masks[np.arange(len(g)), acts].all()
+        assert bot.act(obs[0], masks[0]) == acts[0]  # the same action alone
+        engine.step(acts, g)
+        moves += 1
+    assert (engine.cards >= 0).all() and moves >= 2 * SOLVER.k
+
+
+def test_self_play_targets_are_chances(net):
+    out = play_win_games(SOLVER, net, games=4, seed=2)
+    assert out.own.shape == (4 * 2 * SOLVER.k, 3) and out.d.shape == out.targets.shape
+    assert ((out.targets >= -1e-9) & (out.targets <= 1 + 1e-9)).all()  # sums of chances
+    last = slice(-4, None)  # the second seat's last turn: other card full
+    assert (out.other[last, 0] == FULL).all()
+    assert set(win_shares(out.totals).tolist()) <= {0.0, 0.5, 1.0}
+
+
+def test_match_balances_seats(net):
+    bot = WinSearchAgent(RULES, 2, net=net)
+    rate, se = match(bot, agents.load("greedy", game=RULES, num_players=2), RULES, games=4, seed=1, width=2)
+    assert 0 <= rate <= 1 and se >= 0
+
+
+def test_learner_runs_and_its_model_loads(tmp_path):
+    cfg = SearchConfig.from_dict(TINY)
+    result = run(cfg, tmp_path / "run", False, "dice-envs train --config x.yaml")
+    card = json.loads(result.card_path.read_text())
+    assert (card["reward"], card["num_players"], card["value"]["features"]) == ("win", 2, "win-turn-start-v1")
+    assert card["command"] == "dice-envs train --config x.yaml"
+    rows = (tmp_path / "run" / "progress.csv").read_text().splitlines()
+    assert len(rows) == 3
+    bot = agents.load(f"search:{result.model_path}", game="spiffel", num_players=2)
+    assert isinstance(bot, WinSearchAgent)
+    engine = ScorecardEngine(RULES, 1, seed=0, num_players=2)
+    a = bot.act(engine.observe(0)[0], engine.action_masks()[0])
+    assert 0 <= a < RULES.n_actions
+    # resuming the finished run with one more iteration continues from its checkpoint
+    more = SearchConfig.from_dict({**TINY, "iterations": 3})
+    run(more, tmp_path / "run", True, "dice-envs train --config x.yaml")
+    assert len((tmp_path / "run" / "progress.csv").read_text().splitlines()) == 4
+
+
+@pytest.mark.parametrize(
+    ("values", "match_"),
+    [
+        ({"num_players": 2}, "two-player play for the win"),
+        ({"reward": "win"}, "num_players 1, reward score"),
+        ({"num_players": 2, "reward": "win", "eval_games": 7}, "eval_games"),
+        ({"num_players": 2, "reward": "win", "final_eval_games": 3}, "final_eval_games"),
+        ({"num_players": 2, "reward": "win", "eval_opponent": ""}, "eval_opponent"),
+    ],
+)
+def test_config_errors(values, match_):
+    with pytest.raises(ConfigError, match=match_):
+        SearchConfig.from_dict(values)
+
+
+def test_a_win_network_does_not_fit_other_features():
+    with pytest.raises(ConfigError, match="features"):
+        WinSearch(SOLVER, random_win_net(turn_solver(make_rules("dice_poker")), hidden=(4,)))
