@@ -269,6 +269,11 @@ class TrainConfig:
             )
         if self.game not in GAMES:
             raise ConfigError(f"config 'game' must be one of {', '.join(GAMES)}, got {self.game!r}")
+        if self.trainer == "search":
+            raise ConfigError(
+                "config 'trainer': a trainer: search recipe has its own keys "
+                "(agents.search.config.SearchConfig); dice-envs train reads it so"
+            )
         for key, allowed in _CHOICES.items():
             if getattr(self, key) not in allowed:
                 names = ", ".join(map(str, allowed))
