@@ -44,6 +44,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from agents.training.recipes import read_recipe
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 GENERATED = {"_build", "_generated", "games"}
@@ -59,11 +61,6 @@ SERVER_START_S = 60
 TRAIN_STEPS = 512
 #: The budget overrides appended to a long command, keyed by its subcommand (``dice-envs X`` or
 #: ``dice-envs benchmark X``) or script; each flag is the command's own (see its ``--help``).
-#: A ``train`` command of a ``trainer: search`` recipe: a tiny network, few games (+ iterations).
-SEARCH_BUDGET: tuple[str, ...] = (
-    "--no-progress", "--set", "games_per_iteration=16", "--set", "fit_steps=4", "--set", "eval_every=1",
-    "--set", "eval_games=8", "--set", "final_eval_games=16", "--set", "hidden=[16]",
-)  # fmt: skip
 BUDGET: dict[str, tuple[str, ...]] = {
     "train": (
         "--no-progress", "--device", "cpu",
@@ -71,6 +68,10 @@ BUDGET: dict[str, tuple[str, ...]] = {
         "--set", "eval_freq=512", "--set", "eval_episodes=8", "--set", "checkpoint_freq=512",
         "--set", "snapshot_freq=512", "--set", "final_eval_games=8",
     ),  # + --total-timesteps n * TRAIN_STEPS
+    "train search": (  # a trainer: search recipe: a tiny network, few games (+ iterations 2n)
+        "--no-progress", "--set", "games_per_iteration=16", "--set", "fit_steps=4", "--set", "eval_every=1",
+        "--set", "eval_games=8", "--set", "final_eval_games=16", "--set", "hidden=[16]",
+    ),
     "evaluate": ("--games", "4", "--workers", "1", "--no-exact"),
     "leaderboard": ("--only", "spiffel", "--games", "3", "--workers", "1", "--no-exact"),
     "benchmark engine": ("--seconds", "0.2"),
@@ -245,20 +246,13 @@ def budgeted(argv: list[str], chain: int = 1, port: int = 0) -> list[str]:
     if "--help" in argv or "-h" in argv:
         return argv
     name = key(argv)
-    if name == "train" and _trainer(argv) == "search":  # counts iterations, not steps
-        return [*argv, *SEARCH_BUDGET, "--set", f"iterations={2 * chain}"]
+    config = argv[argv.index("--config") + 1] if "--config" in argv else "quickstart"
+    if name == "train" and read_recipe(config).get("trainer") == "search":  # counts iterations
+        return [*argv, *BUDGET["train search"], "--set", f"iterations={2 * chain}"]
     extra = [w.format(port=port) for w in BUDGET.get(name, ())]
     if name == "train":
         extra += ["--total-timesteps", str(chain * TRAIN_STEPS)]
     return [*argv, *extra]
-
-
-def _trainer(argv: list[str]) -> str:
-    """The trainer of a ``train`` command's recipe (``--config``; the quick start's by default)."""
-    from agents.training.recipes import read_recipe
-
-    config = argv[argv.index("--config") + 1] if "--config" in argv else "quickstart"
-    return str(read_recipe(config).get("trainer", "ppo"))
 
 
 def environment() -> dict[str, str]:
