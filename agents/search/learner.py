@@ -158,12 +158,24 @@ def train_search(cfg: SearchConfig, folder: Path, resume: bool, command: str) ->
 
 
 def _fit(cfg: SearchConfig, model: Any, opt: Any, solver: Any, buffer: list[Any], it: int) -> float:
-    """``fit_steps`` Adam steps on the buffer's states and targets; the mean minibatch loss."""
+    """:func:`fit` to the buffer's states and targets (points / VALUE_SCALE, squared error)."""
+    states = np.concatenate([s for s, _ in buffer])
+    targets = np.concatenate([t for _, t in buffer]) / VALUE_SCALE
+    return fit(
+        cfg, model, opt, state_features(solver, *states.T), targets, it, lambda p, y: ((p - y) ** 2).mean()
+    )
+
+
+def fit(
+    cfg: SearchConfig, model: Any, opt: Any, x: np.ndarray, y: np.ndarray, it: int, loss_fn: Any
+) -> float:
+    """``fit_steps`` Adam steps of ``model`` on features ``x`` and targets ``y`` (minibatches of
+    ``batch_size`` drawn as a function of the seed and iteration ``it``; the step size linear from
+    ``learning_rate`` to ``lr_final`` over the run); ``loss_fn(output, target)``. The mean loss."""
     import torch
 
-    states = np.concatenate([s for s, _ in buffer])
-    x = torch.as_tensor(state_features(solver, *states.T), dtype=torch.float32)
-    y = torch.as_tensor(np.concatenate([t for _, t in buffer]) / VALUE_SCALE, dtype=torch.float32)
+    x = torch.as_tensor(x, dtype=torch.float32)
+    y = torch.as_tensor(y, dtype=torch.float32)
     frac = it / max(1, cfg.iterations - 1)
     for group in opt.param_groups:
         group["lr"] = cfg.learning_rate + frac * (cfg.lr_final - cfg.learning_rate)
@@ -171,7 +183,7 @@ def _fit(cfg: SearchConfig, model: Any, opt: Any, solver: Any, buffer: list[Any]
     total = 0.0
     for _ in range(cfg.fit_steps):
         idx = torch.as_tensor(rng.integers(0, len(x), cfg.batch_size))
-        loss = ((model(x[idx])[:, 0] - y[idx]) ** 2).mean()
+        loss = loss_fn(model(x[idx])[:, 0], y[idx])
         opt.zero_grad()
         loss.backward()
         opt.step()

@@ -128,22 +128,23 @@ def save_model(
     wall_s: float,
     resumed_from: Path | None,
     evaluation: dict[str, Any],
+    table: str = "",
+    value: dict[str, Any] | None = None,
+    curve_path: Path | None = None,
+    **extra: Any,
 ) -> TrainResult:
-    """Write ``<name>.npz``, its card (with ``evaluation``: the learner's final evaluation, ``games``,
-    ``mean_score`` and ``stderr``, or empty) and the curve."""
+    """Write ``<name>.npz`` and its card (``evaluation``: the learner's final evaluation; ``value``:
+    the network's description, by default the solitaire value's; ``extra``: more card keys) and,
+    unless ``curve_path`` is given, the learning curve. ``table`` is the line printed at the end
+    (by default the mean score of ``evaluation``)."""
     from agents.models.card import make_card, write_card
 
     data = net.to_bytes()
     model_path = atomic_write_bytes(folder / f"{cfg.name}.npz", data, overwrite=True)
     rows = ProgressLog.read(folder / "progress.csv")
-    curve = [
-        {k: float(r[k]) for k in ("games", "wall_s", "eval", "eval_se") if r.get(k) not in (None, "")}
-        for r in rows
-        if r.get("eval") not in (None, "")
-    ]
     card = make_card(
         cfg.rule_config(),
-        1,
+        cfg.num_players,
         algorithm=ALGORITHM,
         config=cfg.to_dict(),
         steps=steps,
@@ -152,17 +153,16 @@ def save_model(
         command=command,
         seed=cfg.seed,
         provenance=True,
-        trainer="search",
-        learner=LEARNER,
+        **{"trainer": "search", "learner": LEARNER, **extra},
         games=games,
-        value={"features": FEATURES, "hidden": net.hidden, "activation": "relu"},
+        value=value or {"features": FEATURES, "hidden": net.hidden, "activation": "relu"},
         weights_sha256=hashlib.sha256(data).hexdigest(),
-        learning_curve=curve,
+        learning_curve=learning_curve(rows),
     )
     card_path = write_card(model_path, card)
-    curve_path = plot_curve(folder, cfg, rows)
-    table = ""
-    if evaluation:
+    if curve_path is None:
+        curve_path = plot_curve(folder, cfg, rows)
+    if evaluation and not table:
         mean, se = evaluation["mean_score"], evaluation["stderr"]
         table = (
             f"{cfg.game}: mean score {mean:.2f} ± {se:.2f} (s.e.), 95% CI [{mean - 1.96 * se:.2f}, "
@@ -181,6 +181,12 @@ def save_model(
         evaluation=evaluation,
         table=table,
     )
+
+
+def learning_curve(rows: list[dict[str, str]]) -> list[dict[str, float]]:
+    """The evaluation points of ``progress.csv`` rows (games, wall seconds, score, its s.e.)."""
+    keys = ("games", "wall_s", "eval", "eval_se")
+    return [{k: float(r[k]) for k in keys if r.get(k) not in (None, "")} for r in rows if r.get("eval")]
 
 
 def plot_curve(folder: Path, cfg: SearchConfig, rows: list[dict[str, str]]) -> Path | None:

@@ -24,7 +24,6 @@ Products as for solitaire: ``<name>.npz`` and its card ``<name>.json`` (``reward
 
 from __future__ import annotations
 
-import hashlib
 import io
 import time
 from pathlib import Path
@@ -33,9 +32,8 @@ from typing import Any
 import numpy as np
 
 from agents.search import products
-from agents.search.agent import ALGORITHM
 from agents.search.config import SearchConfig
-from agents.search.learner import EVAL_SEED_OFFSET, _numpy_net, _torch_net, prepare_folder
+from agents.search.learner import EVAL_SEED_OFFSET, _numpy_net, _torch_net, fit, prepare_folder
 from agents.search.value import ValueNet
 from agents.search.win import WIN_FEATURES, random_win_net, win_features
 from agents.search.win_play import play_win_games
@@ -142,27 +140,13 @@ def train_win(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> Tr
 
 
 def _fit(cfg: SearchConfig, model: Any, opt: Any, solver: Any, buffer: list[Any], it: int) -> float:
-    """``fit_steps`` Adam steps (binary cross-entropy on the logit) on the buffer; the mean loss."""
+    """:func:`agents.search.learner.fit` to the buffer's win targets (binary cross-entropy on the logit)."""
     import torch
 
     states = np.concatenate([s for s, _ in buffer])
-    feats = win_features(solver, states[:, :3], states[:, 3:5], states[:, 5])
-    x = torch.as_tensor(feats, dtype=torch.float32)
-    y = torch.as_tensor(np.clip(np.concatenate([t for _, t in buffer]), 0.0, 1.0), dtype=torch.float32)
-    frac = it / max(1, cfg.iterations - 1)
-    for group in opt.param_groups:
-        group["lr"] = cfg.learning_rate + frac * (cfg.lr_final - cfg.learning_rate)
-    rng = np.random.default_rng([cfg.seed, it])  # minibatches: a function of the seed and iteration
-    bce = torch.nn.BCEWithLogitsLoss()
-    total = 0.0
-    for _ in range(cfg.fit_steps):
-        idx = torch.as_tensor(rng.integers(0, len(x), cfg.batch_size))
-        loss = bce(model(x[idx])[:, 0], y[idx])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        total += loss.item()
-    return total / max(1, cfg.fit_steps)
+    x = win_features(solver, states[:, :3], states[:, 3:5], states[:, 5])
+    y = np.clip(np.concatenate([t for _, t in buffer]), 0.0, 1.0)
+    return fit(cfg, model, opt, x, y, it, torch.nn.BCEWithLogitsLoss())
 
 
 def save_win_model(
@@ -177,8 +161,6 @@ def save_win_model(
     resumed_from: Path | None,
 ) -> TrainResult:
     """Evaluate ``net`` on ``final_eval_games`` games, write ``<name>.npz``, its card and the curve."""
-    from agents.models.card import make_card, write_card
-
     evaluation: dict[str, Any] = {}
     if cfg.final_eval_games:
         rate, se = evaluate_win(cfg, net, cfg.final_eval_games, EVAL_SEED_OFFSET + 7_777_777 + cfg.seed)
@@ -188,35 +170,7 @@ def save_win_model(
             "win_rate": rate,
             "stderr": se,
         }
-    data = net.to_bytes()
-    model_path = atomic_write_bytes(folder / f"{cfg.name}.npz", data, overwrite=True)
-    rows = ProgressLog.read(folder / "progress.csv")
-    curve = [
-        {k: float(r[k]) for k in ("games", "wall_s", "eval", "eval_se") if r.get(k) not in (None, "")}
-        for r in rows
-        if r.get("eval") not in (None, "")
-    ]
-    card = make_card(
-        cfg.rule_config(),
-        2,
-        algorithm=ALGORITHM,
-        config=cfg.to_dict(),
-        steps=steps,
-        wall_time_s=wall_s,
-        evaluation=evaluation,
-        command=command,
-        seed=cfg.seed,
-        provenance=True,
-        trainer="search",
-        learner=LEARNER,
-        reward="win",
-        games=games,
-        value={"features": WIN_FEATURES, "hidden": net.hidden, "activation": "relu", "output": "sigmoid"},
-        weights_sha256=hashlib.sha256(data).hexdigest(),
-        learning_curve=curve,
-    )
-    card_path = write_card(model_path, card)
-    curve_path = plot_win_curve(folder, cfg, curve)
+    curve = products.learning_curve(ProgressLog.read(folder / "progress.csv"))
     table = ""
     if evaluation:
         rate, se = evaluation["win_rate"], evaluation["stderr"]
@@ -225,18 +179,22 @@ def save_win_model(
             f"[{rate - 1.96 * se:.4f}, {rate + 1.96 * se:.4f}] against {cfg.eval_opponent} "
             f"over {cfg.final_eval_games} games"
         )
-    return TrainResult(
-        model_path=model_path,
-        card_path=card_path,
-        curve_path=curve_path,
+    value = {"features": WIN_FEATURES, "hidden": net.hidden, "activation": "relu", "output": "sigmoid"}
+    return products.save_model(
+        cfg,
+        folder,
+        net,
+        command,
+        games=games,
         steps=steps,
-        steps_this_run=steps,
-        wall_time_s=wall_s,
-        env_steps_per_s=steps / wall_s if wall_s > 0 else 0.0,
-        backend="search learner",
+        wall_s=wall_s,
         resumed_from=resumed_from,
         evaluation=evaluation,
         table=table,
+        value=value,
+        curve_path=plot_win_curve(folder, cfg, curve),
+        learner=LEARNER,
+        reward="win",
     )
 
 
