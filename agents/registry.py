@@ -280,11 +280,17 @@ def planner_model(spec: str) -> str:
     >>> planner_model("planner:pretrained:farkle-scratch-ppo"), planner_model("search:runs/x/v.npz")
     ('pretrained:farkle-scratch-ppo', 'runs/x/v.npz')
     """
-    model = spec.strip().split(":", 1)[1].strip()
+    prefix, _, model = spec.strip().partition(":")
+    model = model.strip()
     if not model or model.lower().startswith(_SEARCH_PREFIXES):
+        if prefix.lower() == "planner":
+            raise ConfigError(
+                "planner spec needs a two-player Farkle model, e.g. planner:pretrained:farkle-scratch-ppo "
+                f"or planner:runs/x/model.zip; got {spec!r}"
+            )
         raise ConfigError(
-            "a search spec needs a model: search:pretrained:spiffel-search, search:runs/x/x.npz (a value "
-            "model), planner:pretrained:farkle-scratch-ppo (a two-player Farkle model); "
+            "a search spec needs a model: a value model (search:pretrained:spiffel-search, "
+            "search:runs/x/x.npz) or a two-player Farkle model (search:pretrained:farkle-scratch-ppo); "
             f"got {spec!r}"
         )
     return model

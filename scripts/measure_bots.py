@@ -252,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         res = measure(path, args.games, args.opponents, args.seeds or [args.seed])
         figures[name] = res
         if res["num_players"] == 1:
-            lo, hi = res["ci95"]
+            lo, hi = res["mean_score"] - 1.96 * res["stderr"], res["mean_score"] + 1.96 * res["stderr"]
             line = (
                 f"{name:<11} {res['games']} games: mean {res['mean_score']:.2f} ± {res['stderr']:.2f} s.e., "
                 f"95% CI [{lo:.2f}, {hi:.2f}]"

@@ -25,12 +25,17 @@ OPPONENT_SETS = [[], ["random"], ["random", "random"]]
 
 def builtin_specs(game: str) -> list[str]:
     """Every seat-taking agent of ``game`` that agents.load knows (a threshold instance for
-    ``threshold:N``, a planner over a shipped bot for ``planner:<model>``, the shipped 2-player bot
+    ``threshold:N``, a planner over a shipped bot for ``planner:<model>``, a shipped value model (a
+    planner for Farkle) for ``search:<model>``, the shipped 2-player bot
     where one fits; not ``human``)."""
     from agents.registry import known_specs
 
     not_seats = {"human", "pretrained:<name>", "a path to a .zip model"}
-    examples = {"threshold:N": "threshold:500", "planner:<model>": "planner:pretrained:farkle-scratch"}
+    examples = {
+        "threshold:N": "threshold:500",
+        "planner:<model>": "planner:pretrained:farkle-scratch",
+        "search:<model>": "search:pretrained:" + ("farkle-scratch" if game == "farkle" else f"{game}-search"),
+    }
     specs = [examples.get(s, s) for s in known_specs(game) if s not in not_seats]
     return specs + (["pretrained:farkle"] if game == "farkle" else [])
 
@@ -173,7 +178,7 @@ def test_agent_objects_are_used_as_is_and_reseeded():
 
 @pytest.mark.parametrize(("env_id", "spec"), OPPONENT_CASES)
 def test_builtin_opponents_play_inside_step(env_id, spec):
-    if spec.startswith(("pretrained:", "planner:")):  # a shipped bot plays the default rules of its card
+    if spec.startswith(("pretrained:", "planner:", "search:")):  # a shipped bot plays its card's rules
         env = gym.make(env_id, opponents=[spec], seat=0, reward="score")
     else:
         env = make(env_id, opponents=[spec], seat=0, reward="score")

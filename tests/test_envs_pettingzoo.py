@@ -203,7 +203,11 @@ def _seat_specs(game: str) -> list[str]:
     from agents.registry import known_specs
 
     not_seats = {"human", "pretrained:<name>", "a path to a .zip model"}
-    examples = {"threshold:N": "threshold:500", "planner:<model>": "planner:pretrained:farkle-scratch"}
+    examples = {
+        "threshold:N": "threshold:500",
+        "planner:<model>": "planner:pretrained:farkle-scratch",
+        "search:<model>": "search:pretrained:" + ("farkle-scratch" if game == "farkle" else f"{game}-search"),
+    }
     specs = [examples.get(s, s) for s in known_specs(game) if s not in not_seats]
     return specs + (["pretrained:farkle"] if game == "farkle" else [])
 
@@ -218,7 +222,7 @@ def test_every_builtin_agent_plays_a_whole_game(module, spec):
     random agent and plays the game to its end with legal actions only."""
     import agents
 
-    rules = {} if spec.startswith(("pretrained:", "planner:")) else small(module)
+    rules = {} if spec.startswith(("pretrained:", "planner:", "search:")) else small(module)
     env = module.env(num_players=2, **rules)
     env.reset(seed=5)
     game = module.raw_env.game_name

@@ -121,7 +121,8 @@ def test_model_for_another_game_is_refused(tiny_model) -> None:
     # one line that says what the file is and what fits, not every rule that differs
     assert msg.endswith(
         "tiny-spiffel.zip is a spiffel model, not a dice_poker one; "
-        "models for dice_poker: pretrained:dice_poker, pretrained:dice_poker-scratch"
+        "models for dice_poker: pretrained:dice_poker, pretrained:dice_poker-scratch, "
+        "pretrained:dice_poker-search"
     )
     # another number of seats is not a mismatch: the solitaire model plays a seat of a 2-player
     # game through its seat view (agents.models.seat_views)

@@ -59,6 +59,9 @@ def builtin_specs(game: str) -> list[str]:
             specs.append("threshold:300")
         elif spec == "planner:<model>":
             specs.append("planner:pretrained:farkle-scratch-ppo")
+        elif spec == "search:<model>":
+            model = "farkle-scratch-ppo" if game == "farkle" else f"{game}-search"
+            specs.append(f"search:pretrained:{model}")
         elif spec == "pretrained:<name>":
             specs += _pretrained(game)
         elif spec not in ("human", "a path to a .zip model"):

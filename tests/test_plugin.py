@@ -18,6 +18,8 @@ import dice_envs  # noqa: F401
 from agents.models.card import fit_card, make_card, read_card
 from agents.models.seat_views import seat_view
 from agents.players.model import ModelAgent, pretrained_names, resolve_model_path
+from agents.search.agent import SearchAgent
+from agents.search.win_agent import WinSearchAgent
 from dice_envs.encoding import decode, encode, observation_size
 from dice_envs.engine import new_game
 from dice_envs.layouts import layout
@@ -36,6 +38,9 @@ ENV_IDS = {
     "farkle": "dice_envs/Farkle-v1",
 }
 BOTS = pretrained_names()
+
+#: What a shipped bot loads as: a policy (ModelAgent) or a value model played by search.
+PLAYS_A_MODEL = (ModelAgent, SearchAgent, WinSearchAgent)
 
 
 def _card(name: str) -> dict:
@@ -60,7 +65,7 @@ def test_bots_are_shipped() -> None:
 def test_load_reads_game_rules_and_players_from_the_card(name: str) -> None:
     card = _card(name)
     agent = agents.load(f"pretrained:{name}")  # no game given
-    assert isinstance(agent, ModelAgent)
+    assert isinstance(agent, PLAYS_A_MODEL)
     assert agent.rules == make_rules(card["game"], **card["rules"])
     assert agent.num_players == card["num_players"]
     same = agents.load(f"pretrained:{name}", game=card["game"])
@@ -71,11 +76,15 @@ def test_load_reads_game_rules_and_players_from_the_card(name: str) -> None:
 @pytest.mark.parametrize("name", BOTS)
 def test_every_bot_is_an_opponent_in_2_3_and_8_seat_games(name: str, seats: int) -> None:
     game = _card(name)["game"]
+    if _card(name).get("reward") == "win" and seats != 2:  # a win value model judges one other card
+        with pytest.raises(ConfigError, match="two-player game"):
+            gym.make(ENV_IDS[game], opponents=[f"pretrained:{name}"] * (seats - 1), seat=0)
+        return
     env = gym.make(ENV_IDS[game], opponents=[f"pretrained:{name}"] * (seats - 1), seat=0)
     info = _play(env, seed=seats)
     assert len(info["final_scores"]) == seats
     bot = env.unwrapped.opponents[0]
-    assert isinstance(bot, ModelAgent) and bot.num_players == seats
+    assert isinstance(bot, PLAYS_A_MODEL) and bot.num_players == seats
 
 
 @pytest.mark.parametrize("name", ["spiffel", "farkle"])
@@ -146,7 +155,7 @@ def test_models_that_cannot_play_are_refused_with_what_fits() -> None:
     with pytest.raises(
         ConfigError,
         match=r"^pretrained:spiffel is a spiffel model, not a yahtzee one; "
-        r"models for yahtzee: pretrained:yahtzee-scratch$",
+        r"models for yahtzee: pretrained:yahtzee-scratch, pretrained:yahtzee-search$",
     ):
         agents.load("pretrained:spiffel", game="yahtzee")
     with pytest.raises(ConfigError, match=r"models for farkle: pretrained:farkle"):
