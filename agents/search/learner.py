@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -44,7 +45,16 @@ from agents.training.products import TrainResult
 from dice_envs.io import atomic_write_text
 from dice_envs.rules import ConfigError
 
-__all__ = ["EVAL_SEED_OFFSET", "evaluate_net", "prepare_folder", "run", "train_search"]
+__all__ = [
+    "EVAL_SEED_OFFSET",
+    "Iteration",
+    "Trained",
+    "evaluate_net",
+    "iterate",
+    "prepare_folder",
+    "run",
+    "train_search",
+]
 
 #: Evaluation games use dice seeds from here on; training games use seeds below it.
 EVAL_SEED_OFFSET = 10**9
@@ -83,14 +93,42 @@ def evaluate_net(cfg: SearchConfig, net: ValueNet, games: int, seed: int) -> tup
     return float(scores.mean()), float(scores.std(ddof=1) / np.sqrt(len(scores)))
 
 
-def train_search(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainResult:
-    """Run the search learner of ``cfg`` in ``folder`` (module docstring); the run's products."""
+class Iteration(NamedTuple):
+    """What one iteration's games give the loop of :func:`iterate`."""
+
+    states: np.ndarray  #: turn-start states met (one row each)
+    targets: np.ndarray  #: their searched values
+    steps: int  #: actions taken
+    train_return: float  #: the games' mean result, for the progress log
+
+
+class Trained(NamedTuple):
+    """Where :func:`iterate` ended."""
+
+    net: ValueNet
+    games: int
+    steps: int
+    wall_s: float
+    resumed_from: Path | None
+
+
+def iterate(
+    cfg: SearchConfig,
+    folder: Path,
+    resume: bool,
+    net: ValueNet,
+    play: Callable[[ValueNet, int], Iteration],
+    fit_buffer: Callable[[Any, Any, list[Any], int], float],
+    evaluate: Callable[[ValueNet, int, int], tuple[float, float]],
+) -> Trained:
+    """The learner's loop, shared by both learners: per iteration ``play(net, dice seed)``, keep the
+    targets of the last ``buffer_iterations`` iterations, ``fit_buffer(model, opt, buffer, it)``,
+    log a row (and ``evaluate(net, games, seed)`` every ``eval_every`` iterations), checkpoint
+    every ``checkpoint_every``. ``net`` is the start (random weights); a resumed run starts from
+    its newest checkpoint instead."""
     import torch
 
-    rules = cfg.rule_config()
-    solver = turn_solver(rules)
     torch.manual_seed(cfg.seed)
-    net = ValueNet.random(solver, cfg.hidden, seed=cfg.seed)
     model = _torch_net(net, cfg.torch_threads)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
     start, games, steps, spent = 0, 0, 0, 0.0
@@ -100,38 +138,31 @@ def train_search(cfg: SearchConfig, folder: Path, resume: bool, command: str) ->
         got = products.load_checkpoint(folder, model, opt)
         if got is not None:
             resumed_from, state = got
-            start, games, steps, spent, buffer = (
-                state["iteration"],
-                state["games"],
-                state["steps"],
-                state["wall_s"],
-                state["buffer"],
-            )
+            start, games, steps, spent = (state[k] for k in ("iteration", "games", "steps", "wall_s"))
+            buffer = state["buffer"]
             net = _numpy_net(model)
     log = products.open_log(folder, _FIELDS, resume_steps=steps if resume else None, cfg=cfg, start=start)
     t0 = time.perf_counter() - spent
     try:
         for it in range(start, cfg.iterations):
             with single_thread_blas():
-                out = play_games(solver, LearnedValues(net, solver), cfg.games_per_iteration, cfg.seed_of(it))
+                out = play(net, cfg.seed_of(it))
             games += cfg.games_per_iteration
             steps += out.steps
             buffer = [*buffer, (out.states, out.targets)][-cfg.buffer_iterations :]
-            loss = _fit(cfg, model, opt, solver, buffer, it)
+            loss = fit_buffer(model, opt, buffer, it)
             net = _numpy_net(model)
             row: dict[str, Any] = {
                 "steps": steps,
                 "iteration": it + 1,
                 "games": games,
-                "train_return": float(out.scores.mean()),
+                "train_return": out.train_return,
                 "value_start": float(out.targets[0]),
                 "loss": loss,
             }
             last = it + 1 == cfg.iterations
             if cfg.eval_every and ((it + 1) % cfg.eval_every == 0 or last):
-                row["eval"], row["eval_se"] = evaluate_net(
-                    cfg, net, cfg.eval_games, EVAL_SEED_OFFSET + cfg.seed
-                )
+                row["eval"], row["eval_se"] = evaluate(net, cfg.eval_games, EVAL_SEED_OFFSET + cfg.seed)
             row["wall_s"] = time.perf_counter() - t0
             log.report(row, 1)
             if cfg.checkpoint_every and ((it + 1) % cfg.checkpoint_every == 0 or last):
@@ -139,20 +170,40 @@ def train_search(cfg: SearchConfig, folder: Path, resume: bool, command: str) ->
                 products.save_checkpoint(folder, model, opt, state, buffer)
     finally:
         log.close()
-    wall = time.perf_counter() - t0
+    return Trained(net, games, steps, time.perf_counter() - t0, resumed_from)
+
+
+def train_search(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainResult:
+    """Run the search learner of ``cfg`` in ``folder`` (module docstring); the run's products."""
+    solver = turn_solver(cfg.rule_config())
+
+    def play(net: ValueNet, seed: int) -> Iteration:
+        out = play_games(solver, LearnedValues(net, solver), cfg.games_per_iteration, seed)
+        return Iteration(out.states, out.targets, out.steps, float(out.scores.mean()))
+
+    def fit_buffer(model: Any, opt: Any, buffer: list[Any], it: int) -> float:
+        return _fit(cfg, model, opt, solver, buffer, it)
+
+    def evaluate(net: ValueNet, games: int, seed: int) -> tuple[float, float]:
+        return evaluate_net(cfg, net, games, seed)
+
+    trained = iterate(
+        cfg, folder, resume, ValueNet.random(solver, cfg.hidden, seed=cfg.seed), play, fit_buffer, evaluate
+    )
     evaluation: dict[str, Any] = {}
     if cfg.final_eval_games:
-        mean, se = evaluate_net(cfg, net, cfg.final_eval_games, EVAL_SEED_OFFSET + 7_777_777 + cfg.seed)
+        seed = EVAL_SEED_OFFSET + 7_777_777 + cfg.seed
+        mean, se = evaluate_net(cfg, trained.net, cfg.final_eval_games, seed)
         evaluation = {"games": cfg.final_eval_games, "mean_score": mean, "stderr": se}
     return products.save_model(
         cfg,
         folder,
-        net,
+        trained.net,
         command,
-        games=games,
-        steps=steps,
-        wall_s=wall,
-        resumed_from=resumed_from,
+        games=trained.games,
+        steps=trained.steps,
+        wall_s=trained.wall_s,
+        resumed_from=trained.resumed_from,
         evaluation=evaluation,
     )
 

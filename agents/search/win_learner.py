@@ -25,7 +25,6 @@ Products as for solitaire: ``<name>.npz`` and its card ``<name>.json`` (``reward
 from __future__ import annotations
 
 import io
-import time
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,7 @@ import numpy as np
 
 from agents.search import products
 from agents.search.config import SearchConfig
-from agents.search.learner import EVAL_SEED_OFFSET, _numpy_net, _torch_net, fit, prepare_folder
+from agents.search.learner import EVAL_SEED_OFFSET, Iteration, fit, iterate, prepare_folder
 from agents.search.value import ValueNet
 from agents.search.win import WIN_FEATURES, random_win_net, win_features
 from agents.search.win_play import play_win_games
@@ -51,7 +50,6 @@ LEARNER = (
     "expectimax of the turn over the current win network (agents.search.win_learner); no solver "
     "values read"
 )
-_FIELDS = ["steps", "iteration", "games", "wall_s", "train_return", "value_start", "loss", "eval", "eval_se"]
 
 
 def match(
@@ -84,58 +82,31 @@ def evaluate_win(cfg: SearchConfig, net: ValueNet, games: int, seed: int) -> tup
 
 def train_win(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainResult:
     """Run the win learner of ``cfg`` in ``folder`` (module docstring); the run's products."""
-    import torch
-
     solver = turn_solver(cfg.rule_config())
-    torch.manual_seed(cfg.seed)
-    net = random_win_net(solver, cfg.hidden, seed=cfg.seed)
-    model = _torch_net(net, cfg.torch_threads)
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
-    start, games, steps, spent = 0, 0, 0, 0.0
-    buffer: list[tuple[np.ndarray, np.ndarray]] = []
-    resumed_from = None
-    if resume:
-        got = products.load_checkpoint(folder, model, opt)
-        if got is not None:
-            resumed_from, state = got
-            start, games, steps, spent = (state[k] for k in ("iteration", "games", "steps", "wall_s"))
-            buffer = state["buffer"]
-            net = _numpy_net(model)
-    log = products.open_log(folder, _FIELDS, resume_steps=steps if resume else None, cfg=cfg, start=start)
-    t0 = time.perf_counter() - spent
-    try:
-        for it in range(start, cfg.iterations):
-            with single_thread_blas():
-                out = play_win_games(solver, net, cfg.games_per_iteration, cfg.seed_of(it))
-            games += cfg.games_per_iteration
-            steps += out.steps
-            states = np.column_stack([out.own, out.other, out.d]).astype(np.int64)
-            buffer = [*buffer, (states, out.targets)][-cfg.buffer_iterations :]
-            loss = _fit(cfg, model, opt, solver, buffer, it)
-            net = _numpy_net(model)
-            row: dict[str, Any] = {
-                "steps": steps,
-                "iteration": it + 1,
-                "games": games,
-                "train_return": float((out.totals[:, 0] - out.totals[:, 1]).mean()),
-                "value_start": float(out.targets[0]),
-                "loss": loss,
-            }
-            last = it + 1 == cfg.iterations
-            if cfg.eval_every and ((it + 1) % cfg.eval_every == 0 or last):
-                row["eval"], row["eval_se"] = evaluate_win(
-                    cfg, net, cfg.eval_games, EVAL_SEED_OFFSET + cfg.seed
-                )
-            row["wall_s"] = time.perf_counter() - t0
-            log.report(row, 1)
-            if cfg.checkpoint_every and ((it + 1) % cfg.checkpoint_every == 0 or last):
-                state = {"iteration": it + 1, "games": games, "steps": steps, "wall_s": row["wall_s"]}
-                products.save_checkpoint(folder, model, opt, state, buffer)
-    finally:
-        log.close()
-    wall = time.perf_counter() - t0
+
+    def play(net: ValueNet, seed: int) -> Iteration:
+        out = play_win_games(solver, net, cfg.games_per_iteration, seed)
+        states = np.column_stack([out.own, out.other, out.d]).astype(np.int64)
+        return Iteration(states, out.targets, out.steps, float((out.totals[:, 0] - out.totals[:, 1]).mean()))
+
+    def fit_buffer(model: Any, opt: Any, buffer: list[Any], it: int) -> float:
+        return _fit(cfg, model, opt, solver, buffer, it)
+
+    def evaluate(net: ValueNet, games: int, seed: int) -> tuple[float, float]:
+        return evaluate_win(cfg, net, games, seed)
+
+    trained = iterate(
+        cfg, folder, resume, random_win_net(solver, cfg.hidden, seed=cfg.seed), play, fit_buffer, evaluate
+    )
     return save_win_model(
-        cfg, folder, net, command, games=games, steps=steps, wall_s=wall, resumed_from=resumed_from
+        cfg,
+        folder,
+        trained.net,
+        command,
+        games=trained.games,
+        steps=trained.steps,
+        wall_s=trained.wall_s,
+        resumed_from=trained.resumed_from,
     )
 
 
