@@ -13,6 +13,7 @@ order of :func:`itertools.combinations_with_replacement` (for five dice: the ord
 
 from __future__ import annotations
 
+import copy
 import itertools
 from collections.abc import Sequence
 from functools import cache
@@ -105,28 +106,41 @@ def outcome_index(k: int, outcome: Sequence[int]) -> int:
 class ForwardState:
     """What the scalar forward states share: OpenSpiel's vocabulary on top of four primitives.
 
-    A subclass implements :meth:`clone`, :attr:`dice_to_throw` (``k > 0``: a chance node that
-    throws ``k`` dice), :meth:`is_terminal`, :meth:`legal_actions`, :meth:`returns`, ``_act`` (a
-    legal decision, in place) and ``_throw`` (an outcome index, in place); both set ``_rewards``.
+    A subclass holds its one-game machine in ``game`` and the dice of the pending throw in
+    ``_to_throw`` (``k > 0``: a chance node that throws ``k`` dice), copies a game with
+    ``_copy_game`` and implements :meth:`is_terminal`, :meth:`legal_actions`, :meth:`returns`,
+    ``_act`` (a legal decision, in place) and ``_throw`` (an outcome index, in place); both set
+    ``_rewards``.
     """
 
+    game: Any
+    _to_throw: int
     _rewards: list[int]
     num_players: int
 
-    # ------------------------------------------------------------------ to implement
-    def clone(self: _S) -> _S:  # pragma: no cover - abstract
+    @staticmethod
+    def _copy_game(game: Any) -> Any:  # pragma: no cover - abstract
+        """A copy of the one-game machine's state (the forward model never throws from it)."""
+        raise NotImplementedError
+
+    def clone(self: _S) -> _S:
         """An independent copy."""
-        raise NotImplementedError
+        out = copy.copy(self)
+        out.game = self._copy_game(self.game)
+        out._rewards = list(self._rewards)
+        return out
 
     @property
-    def dice_to_throw(self) -> int:  # pragma: no cover - abstract
+    def dice_to_throw(self) -> int:
         """Dice the pending throw throws (0 at a decision or terminal state)."""
-        raise NotImplementedError
+        return self._to_throw
 
     @property
-    def seat(self) -> int:  # pragma: no cover - abstract
+    def seat(self) -> int:
         """The seat whose turn it is (also at a chance node: the seat that throws)."""
-        raise NotImplementedError
+        return int(self.game.current_player)
+
+    # ------------------------------------------------------------------ to implement
 
     def is_terminal(self) -> bool:  # pragma: no cover - abstract
         """The game is over."""

@@ -65,6 +65,8 @@ class FarkleState(ForwardState):
     says whether that throw opens the turn (where a farkle means bankruptcy).
     """
 
+    _copy_game = staticmethod(_copy_game)
+
     def __init__(self, game: FarkleGame) -> None:
         """Wrap a copy of ``game`` (a decision or terminal state; see :meth:`from_game`)."""
         if not isinstance(game, FarkleGame):
@@ -96,23 +98,7 @@ class FarkleState(ForwardState):
         state._open_turn()
         return state
 
-    def clone(self) -> FarkleState:
-        """An independent copy."""
-        out = copy.copy(self)
-        out.game = _copy_game(self.game)
-        out._rewards = list(self._rewards)
-        return out
-
     # ------------------------------------------------------------------ queries
-    @property
-    def dice_to_throw(self) -> int:
-        """Dice the pending throw throws (0 at a decision or terminal state)."""
-        return self._to_throw
-
-    @property
-    def seat(self) -> int:
-        """The seat whose turn it is (at a chance node: the seat the dice are thrown for)."""
-        return self.game.current_player
 
     def is_terminal(self) -> bool:
         """The game is over (reached the end of the final round, or truncated by ``max_turns``)."""

@@ -75,6 +75,8 @@ class ScorecardState(ForwardState):
     ``game.dice`` is ``()`` and ``game.throw`` 0.
     """
 
+    _copy_game = staticmethod(_copy_game)
+
     def __init__(self, game: ScorecardGame) -> None:
         """Wrap a copy of ``game`` (a decision or terminal state; see :meth:`from_game`)."""
         if not isinstance(game, ScorecardGame):
@@ -103,18 +105,7 @@ class ScorecardState(ForwardState):
         state._open_turn()
         return state
 
-    def clone(self) -> ScorecardState:
-        """An independent copy."""
-        out = copy.copy(self)
-        out.game = _copy_game(self.game)
-        out._rewards = list(self._rewards)
-        return out
-
     # ------------------------------------------------------------------ queries
-    @property
-    def dice_to_throw(self) -> int:
-        """Dice the pending throw throws (0 at a decision or terminal state)."""
-        return self._to_throw
 
     @property
     def pending_action(self) -> int | None:
@@ -128,11 +119,6 @@ class ScorecardState(ForwardState):
             return ()
         dice = self.game.dice
         return tuple(dice[i] for i in range(_FIVE) if not self._pending >> i & 1)
-
-    @property
-    def seat(self) -> int:
-        """The seat whose turn it is (at a chance node: the seat the dice are thrown for)."""
-        return self.game.current_player
 
     def is_terminal(self) -> bool:
         """The game is over."""
