@@ -116,10 +116,35 @@ def test_self_play_targets_are_chances(net):
     assert set(win_shares(out.totals).tolist()) <= {0.0, 0.5, 1.0}
 
 
-def test_match_balances_seats(net):
-    bot = WinSearchAgent(RULES, 2, net=net)
-    rate, se = match(bot, agents.load("greedy", game=RULES, num_players=2), RULES, games=4, seed=1, width=2)
+def test_match_balances_seats(net, monkeypatch):
+    from agents.evaluation import regret
+
+    played = []  # (the agent in seat 0, game dice seed) of every game the match plays
+
+    def recording(rules, players, lineups, dice_seeds, **kwargs):
+        played.extend((players[row[0]], int(s)) for row, s in zip(lineups, dice_seeds, strict=True))
+        return real(rules, players, lineups, dice_seeds, **kwargs)
+
+    real = regret.run_games
+    monkeypatch.setattr(regret, "run_games", recording)
+    bot, greedy = WinSearchAgent(RULES, 2, net=net), agents.load("greedy", game=RULES, num_players=2)
+    rate, se = match(bot, greedy, RULES, games=6, seed=1, width=2)
     assert 0 <= rate <= 1 and se >= 0
+    # each of the 3 deals is played twice on the same dice: once with each player in seat 0
+    deals = {s for _, s in played}
+    assert len(played) == 6 and len(deals) == 3
+    starts = sorted((s, a is bot) for a, s in played)
+    assert starts == sorted((s, first) for s in deals for first in (False, True))
+    monkeypatch.undo()
+    # a player against a copy of itself wins exactly half of each deal, whoever starts
+    twin = agents.load("greedy", game=RULES, num_players=2)
+    assert match(greedy, twin, RULES, games=20, seed=3) == (0.5, 0.0)  # exact: shares s and 1 - s
+    # the same games seen from the other side: the rates add up to 1, the stronger player leads
+    heuristic = agents.load("heuristic", game=RULES, num_players=2)
+    a, se_a = match(heuristic, greedy, RULES, games=40, seed=3)
+    b, se_b = match(greedy, heuristic, RULES, games=40, seed=3)
+    assert_close([a + b, se_a], [1.0, se_b])
+    assert a > 0.5 + 2 * se_a, (a, se_a)
 
 
 def test_learner_runs_and_its_model_loads(tmp_path):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -381,83 +380,6 @@ def test_behaviour_cloning_imitates_a_deterministic_expert() -> None:
     before = policy_accuracy(model.policy, data)
     _, after = fit_policy(model.policy, data, cfg, seed=0)
     assert before < 0.3 and after > 0.75, (before, after)  # a deterministic expert is learnable
-
-
-# ---------------------------------------------------------------- shipped bots
-
-PRETRAINED = ROOT / "agents" / "pretrained"
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        "spiffel",
-        "dice_poker",
-        "farkle",
-        "spiffel-scratch",
-        "yahtzee-scratch",
-        "dice_poker-scratch",
-        "farkle-scratch-ppo",
-        "farkle-scratch",
-    ],
-)
-def test_shipped_bot_loads_plainly_and_by_name(name: str) -> None:
-    path = PRETRAINED / f"{name}.zip"
-    if not path.is_file():
-        pytest.skip(f"{path.name} not shipped")
-    import agents
-    from dice_envs.encoding import encode
-    from dice_envs.engine import new_game
-    from dice_envs.rules import make_rules
-
-    card = json.loads(path.with_suffix(".json").read_text())
-    players = card["num_players"]
-    members = card.get("ensemble", {}).get("members", [])
-    if members:  # merged from runs of recipes in the repo (agents.training.ensemble)
-        assert card["command"].startswith("python scripts/merge_models.py ") and len(members) >= 2
-        assert card["steps"] == sum(m["steps"] for m in members)
-    commands = [m["command"] for m in members] or [card["command"]]
-    warm = card.get("evaluation", {}).get("warm_start", {})
-    if warm.get("kind") == "model":  # fine-tuned (warm_start: model): its start was made by a recipe too
-        assert card["config"]["init_model"] == warm["init_model"] and warm["steps"] > 0
-        commands.append(warm["command"])
-    expert = warm.get("expert_model")
-    if expert:  # expert iteration: it cloned a planner over another shipped bot, that very file
-        assert warm["expert"] == f"planner:{expert['model']}" and expert["model"].startswith("pretrained:")
-        parent = json.loads((PRETRAINED / f"{expert['model'].split(':', 1)[1]}.json").read_text())
-        assert parent["weights_sha256"] == expert["weights_sha256"]
-        assert (expert["steps"], expert["wall_time_s"]) == (parent["steps"], parent["wall_time_s"])
-        assert card["config"]["warm_start"] == "bc" and card["config"]["bc_expert"] == warm["expert"]
-    for command in commands:
-        recipe = r"(python scripts/train\.py|dice-envs train) --config (configs/train/\S+\.yaml)"
-        made_by = re.match(recipe, command)
-        assert made_by and (ROOT / made_by.group(2)).is_file(), command  # its recipe is in the repo
-    _check_model(path, card["game"], card["n_actions"], players, card["steps"], card["command"])
-    assert card["rules"] == make_rules(card["game"]).to_dict()  # shipped bots play the default rules
-    measured = json.loads((PRETRAINED / "measurements.json").read_text())[name]
-    assert measured["games"] >= 5000
-    agent = agents.load(f"pretrained:{name}", game=card["game"], num_players=players, seed=0)
-    game = new_game(card["game"], players, seed=5)
-    for _ in range(30):
-        mask = game.action_mask()
-        action = agent.act(encode(game, game.current_player), mask)
-        assert mask[action] == 1
-        game.apply(action)
-        if game.done:
-            break
-
-
-def test_shipped_farkle_bot_learned_from_win_optimal_and_is_measured_against_it() -> None:
-    path = PRETRAINED / "farkle.json"
-    if not path.is_file():
-        pytest.skip("farkle.zip not shipped")
-    card = json.loads(path.read_text())
-    assert card["evaluation"]["warm_start"]["expert"] == "win-optimal"
-    assert "win-optimal" in card["config"]["pool_builtin"]
-    measured = json.loads((PRETRAINED / "measurements.json").read_text())["farkle"]["vs"]
-    row = measured["win-optimal"]
-    assert row["games"] >= 5000 and row["wins"] + row["draws"] + row["losses"] == row["games"]
-    assert row["win_rate"] == pytest.approx(row["wins"] / row["games"])
 
 
 def test_same_seed_same_model(tmp_path: Path) -> None:

@@ -2,15 +2,20 @@
 
 At the start of a turn the player to move sees its own card ``(mask, u, z)`` (the solver's state,
 :class:`agents.solver.scorecard.TurnSolver`), the other card and the score difference ``d = own
-total - other total``. :class:`WinValue` estimates ``W``, the chance that the player to move wins
-(a tie counts 1/2), with a network whose sigmoid output reads :func:`win_features`: the features
-of both cards (:func:`agents.search.value.state_features`) and of ``d``.
+total - other total``. A network estimates ``W``, the chance that the player to move wins (a
+tie counts 1/2): its sigmoid output reads :func:`win_features`, the features of both cards
+(:func:`agents.search.value.state_features`) and of ``d``.
 
-The other card's five-of-a-kind state is not part of the observation (it shows which boxes are
-open, not what the five-of-a-kind box holds), so the other card is read as ``(mask, u)`` only.
-Where the search needs the win chance of the other player at the start of its turn, its own
-five-of-a-kind state is unknown: a filled box counts as holding 0 or 50 with weights
-:data:`OTHER_Z_WEIGHTS` (an open box: state 0, exactly).
+What is exact and what is not: the mover's turn is searched exactly (every throw, hold and box,
+each entry's points by the rules) and an entry that ends the game is scored exactly; any other
+entry is worth ``1 - W`` of the other player's turn start, a network estimate with one guessed
+input. The other card's five-of-a-kind state is not part of the observation (it shows which boxes
+are open and the totals, not what the five-of-a-kind box holds), so the other card is read as
+``(mask, u)`` only, and where the search needs ``W`` of the other player its five-of-a-kind state
+is unknown: an open box is state 0 (exact); a filled one is taken as holding 0 (state 0) or 50
+with no bonus paid (state 1) with the fixed weights :data:`OTHER_Z_WEIGHTS`, not inferred from
+the other's total or play (a state with a bonus already paid, where the rules cap the bonuses, is
+never assumed).
 
 :meth:`WinSearch.box_values` builds the leaf matrix of the solver's turn search: entering throw
 ``r`` in box ``b`` is worth ``1 - W(the other's turn start)`` with the other card, this card after
@@ -55,7 +60,8 @@ __all__ = [
 
 #: The name of the feature set :func:`win_features` computes (written on model cards).
 WIN_FEATURES = "win-turn-start-v1"
-#: The weights of the other player's five-of-a-kind states 0 and 1 where its box is filled.
+#: The weights of the other player's five-of-a-kind states 0 (the box holds 0) and 1 (it holds 50,
+#: no bonus paid) where its box is filled: a fixed guess at a state the observation does not show.
 OTHER_Z_WEIGHTS = (0.5, 0.5)
 #: Score differences are read as ``d / D_SCALE`` and a few clipped ramps and signs.
 D_SCALE = 100.0

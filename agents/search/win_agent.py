@@ -2,9 +2,11 @@
 
 :class:`WinSearchAgent` reads its turn start from the observation (its own card, the other card's
 open boxes and upper total, both totals), searches the turn exactly over the win network
-(:class:`agents.search.win.WinSearch`) and plays the throw it is shown by that plan, as the
-solitaire search agent does. Plans are kept by turn start (the same state gets the same plan and
-the same action, whatever else is in the batch).
+(:class:`agents.search.win.WinSearch`: the dice, holds and boxes exactly; past the turn the
+network's estimate, with the other card's unseen five-of-a-kind state weighed half 0, half 50)
+and plays the throw it is shown by that plan, as the solitaire search agent does. Plans are kept
+by turn start (the same state gets the same plan and the same action, whatever else is in the
+batch).
 
 >>> from dice_envs.rules import make_rules
 >>> from agents.solver.scorecard import turn_solver
@@ -57,7 +59,9 @@ def observed_turn_starts(agent: _ScorecardAgent, observations: np.ndarray) -> tu
 
 
 class WinSearchAgent(_ScorecardAgent):
-    """Plays a seat of a two-player scorecard game by exact turn search over a win-chance network.
+    """Plays a seat of a two-player scorecard game by exact turn search over a win-chance network
+    (the other card's unseen five-of-a-kind state weighed by
+    :data:`~agents.search.win.OTHER_Z_WEIGHTS`).
 
     ``net``: the network (:func:`agents.search.win.random_win_net` shape); ``model``: the model's
     path or ``pretrained:<name>`` for the spec.
