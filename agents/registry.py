@@ -123,9 +123,7 @@ def check_spec(spec: str, game: str | RuleConfig = "spiffel") -> None:
     name = str(spec).strip()
     key = name.lower()
     if key.startswith(_SEARCH_PREFIXES):
-        if key.startswith("planner:") and not isinstance(rules, FarkleRules):
-            known = ", ".join(known_specs(rules))
-            raise ConfigError(f"agent spec {spec!r} is not available for {rules.game}; known: {known}")
+        _check_prefix(spec, rules)
         name = planner_model(name)
         key = name.lower()
     if _names_model(name):
@@ -219,6 +217,8 @@ def _load_model(
                     f"agents.load({spec!r}, rules={{...}})"
                 )
     rules_cfg = make_rules(trained, **overrides) if overrides else trained
+    if planner:
+        _check_prefix(spec, rules_cfg)
     n = int(card.get("num_players", 1)) if num_players is None else num_players
     check_int("num_players", n, 1, 8)
     from agents.search.agent import SearchAgent, is_value_card
@@ -271,6 +271,14 @@ def anchored_spec(spec: str, folder: str | Path) -> str:
 
 #: Spec prefixes of the agents that search over a model: ``search:<model>``, ``planner:<model>``.
 _SEARCH_PREFIXES = ("search:", "planner:")
+
+
+def _check_prefix(spec: str, rules: RuleConfig) -> None:
+    """Refuse (``ConfigError`` listing the known specs) a ``planner:`` spec for a game other than
+    Farkle (``search:`` plays every game): the one rule :func:`load` and :func:`check_spec` apply."""
+    if spec.strip().lower().startswith("planner:") and not isinstance(rules, FarkleRules):
+        known = ", ".join(known_specs(rules))
+        raise ConfigError(f"agent spec {spec!r} is not available for {rules.game}; known: {known}")
 
 
 def planner_model(spec: str) -> str:

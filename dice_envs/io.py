@@ -116,7 +116,7 @@ def check_out_dir(
                 f"output folder {out} already holds {shown}; "
                 f"pass --force to overwrite, or choose another {flag}"
             )
-        if not os.access(out, os.W_OK | os.X_OK):
+        if not _can_create_in(out):
             raise PermissionError(f"output folder {out} is not writable")
         return out
     parent = out.parent
@@ -124,9 +124,19 @@ def check_out_dir(
         parent = parent.parent
     if not parent.is_dir():
         raise FileExistsError(f"cannot create output folder {out}: {parent} is a file")
-    if not os.access(parent, os.W_OK | os.X_OK):
+    if not _can_create_in(parent):
         raise PermissionError(f"cannot create output folder {out}: {parent} is not writable")
     return out
+
+
+def _can_create_in(folder: Path) -> bool:
+    """Whether a file can be created in ``folder``, found by creating (and dropping) one: permission
+    bits do not tell for root, nor on a read-only file system."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
 
 
 def occupied(path: str | Path) -> bool:

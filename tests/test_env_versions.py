@@ -79,7 +79,7 @@ def test_a_retired_pettingzoo_module_says_why_and_names_its_replacement() -> Non
     )
     with pytest.raises(ImportError, match=expected):
         from dice_envs.multiagent import farkle_v0  # noqa: F401
-    with pytest.raises(ImportError, match=expected):
+    with pytest.raises(AttributeError, match=expected):
         dice_envs.multiagent.farkle_v0  # noqa: B018
     with pytest.raises(AttributeError):
         dice_envs.multiagent.chess_v0  # noqa: B018

@@ -267,7 +267,7 @@ def test_value_models_are_checked(tmp_path):
     np.savez(pickled, w0=np.array([object()], dtype=object))
     card["weights_sha256"] = hashlib.sha256(pickled.read_bytes()).hexdigest()
     pickled.with_suffix(".json").write_text(json.dumps(card))
-    with pytest.raises(ConfigError, match="cannot read value weights"):
+    with pytest.raises(ConfigError, match="holds object values; allowed: plain numbers"):
         agents.load(str(pickled))
 
 

@@ -201,7 +201,10 @@ def check_outputs(out: Path, runs: Path, games: Sequence[str], force: bool) -> N
         raise IsADirectoryError(f"--out {out} is a folder; give the markdown file to write")
     if out.exists() and not force:
         raise FileExistsError(f"--out {out} already exists; pass --force to overwrite it")
-    check_out_dir(out.parent if str(out.parent) else Path("."), force=True)
+    try:
+        check_out_dir(out.parent if str(out.parent) else Path("."), force=True)
+    except OSError as exc:
+        raise type(exc)(f"--out {out}: {exc}") from None
     for folder in run_folders(runs, games):
         check_out_dir(folder, force, files=(*OUTPUT_FILES, REGRET_FILE), flag="--runs")
 
@@ -270,9 +273,14 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:  # a bad value the checks above did not foresee: no traceback
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    atomic_write_text(args.out, "\n".join(md) + "\n", overwrite=args.force)
+    page = "\n".join(md) + "\n"
+    try:
+        atomic_write_text(args.out, page, overwrite=args.force)
+    except OSError as exc:  # the folder went away or filled up while the games ran: keep the page
+        print(f"error: could not write {args.out} ({exc}); the page:\n{page}", file=sys.stderr)
+        return 1
     if not args.quiet:
-        print("\n".join(md))
+        print(page, end="")
     return 0
 
 

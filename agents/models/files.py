@@ -22,11 +22,15 @@ import argparse
 import copy
 import hashlib
 import io
+import math
 import re
 import sys
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from agents.models.activations import ACTIVATION_NAMES, activation_class, activation_name
 from agents.models.card import (
@@ -48,14 +52,26 @@ __all__ = [
     "file_sha256",
     "load_policy",
     "policy_spec",
+    "read_arrays",
     "save_model",
     "stamp_card",
 ]
 
 #: The zip member holding the policy's weights (SB3's name).
 WEIGHTS_MEMBER = "policy.pth"
-#: Largest ``policy.pth`` accepted (a guard against zip bombs).
+#: Largest weights accepted (a guard against zip bombs): a ``policy.pth``; a value model's ``.npz``
+#: file, and its arrays together.
 MAX_WEIGHTS_BYTES = 256 * 2**20
+#: What reading a damaged zip raises (a truncated file, a bad CRC, a broken deflate stream, ...).
+_ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    zlib.error,
+    OSError,
+    EOFError,
+    ValueError,
+    NotImplementedError,
+)
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -222,17 +238,63 @@ def _read_weights(path: Path) -> bytes:
                     f"more than the {MAX_WEIGHTS_BYTES} allowed"
                 )
             return zf.read(info)
-    except (
-        zipfile.BadZipFile,
-        zipfile.LargeZipFile,
-        OSError,
-        EOFError,
-        ValueError,
-        NotImplementedError,
-    ) as exc:
+    except _ZIP_ERRORS as exc:
         if isinstance(exc, ConfigError):
             raise
         raise ConfigError(f"{path}: not a readable zip file ({exc})") from exc
+
+
+def read_arrays(path: str | Path, sha256: str | None = None) -> dict[str, np.ndarray]:
+    """The arrays of the ``.npz`` file ``path`` (a value model's weights), read as safely as a
+    policy's: the file's SHA-256 is ``sha256`` (when given: its card's), plain numbers only
+    (nothing is unpickled), sizes checked before anything is allocated (the file, the unpacked
+    sizes its zip directory declares, each ``.npy`` header's shape and type against the bytes
+    its member holds), every float finite.
+
+    Raises :class:`~dice_envs.rules.ConfigError` naming the file and what is wrong.
+    """
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+        if size > MAX_WEIGHTS_BYTES:
+            raise ConfigError(f"{p}: the file is {size} bytes, more than the {MAX_WEIGHTS_BYTES} allowed")
+        if sha256 is not None and file_sha256(p) != sha256:
+            raise ConfigError(f"{p}: the weights do not match the SHA-256 on the card (changed or torn file)")
+        with zipfile.ZipFile(p) as zf:
+            infos = zf.infolist()
+            unpacked = sum(info.file_size for info in infos)
+            if unpacked > MAX_WEIGHTS_BYTES:
+                raise ConfigError(
+                    f"{p}: its members unpack to {unpacked} bytes, more than the {MAX_WEIGHTS_BYTES} allowed"
+                )
+            return {info.filename.removesuffix(".npy"): _read_npy(zf, info, p) for info in infos}
+    except _ZIP_ERRORS as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        raise ConfigError(f"{p}: not a readable .npz file ({exc})") from None
+
+
+def _read_npy(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path) -> np.ndarray:
+    """The array of member ``info`` (an ``.npy`` of plain numbers, its header checked first)."""
+    where = f"{path}: member {info.filename!r}"
+    readers = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+    with zf.open(info) as fh:
+        version = np.lib.format.read_magic(fh)
+        if version not in readers or not info.filename.endswith(".npy"):
+            raise ConfigError(f"{where} is not an .npy array of format version 1.0 or 2.0")
+        shape, fortran, dtype = readers[version](fh)
+        if dtype.kind not in "biuf":
+            raise ConfigError(f"{where} holds {dtype} values; allowed: plain numbers (bool, int, float)")
+        data = fh.read()
+    want = math.prod(shape) * dtype.itemsize
+    if len(data) != want:
+        raise ConfigError(
+            f"{where}: its header declares a {shape} {dtype} array of {want} bytes; it holds {len(data)}"
+        )
+    array = np.frombuffer(data, dtype).reshape(shape, order="F" if fortran else "C").copy()
+    if dtype.kind == "f" and not np.isfinite(array).all():
+        raise ConfigError(f"{where} holds non-finite values (NaN/inf; a diverged training run saves such)")
+    return array
 
 
 def load_policy(path: str | Path, card: dict[str, Any], device: str = "cpu") -> Any:

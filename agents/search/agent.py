@@ -24,7 +24,6 @@ win a two-player game (card ``reward: win``, :mod:`agents.search.win_learner`) i
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +31,11 @@ import numpy as np
 
 from agents.models.card import fit_card, read_card
 from agents.players.scorecard import _PlanningAgent
-from agents.search.value import FEATURES, LearnedValues, ValueNet
-from agents.search.win import WIN_FEATURES
+from agents.search.value import FEATURES, LearnedValues, ValueNet, feature_size
+from agents.search.win import WIN_FEATURES, win_feature_size
 from agents.search.win_agent import WinSearchAgent
 from agents.solver.plans import State, TurnPlan
+from agents.solver.scorecard import turn_solver
 from dice_envs.rules import ConfigError, ScorecardRules
 
 __all__ = ["ALGORITHM", "SearchAgent", "is_value_card", "load_value_model"]
@@ -66,15 +66,12 @@ def load_value_model(
             f"{path}: the card's feature set {value.get('features')!r} is not one this version "
             f"reads ({FEATURES!r}, {WIN_FEATURES!r})"
         )
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"cannot read value model {path}: {exc.strerror}") from None
-    if hashlib.sha256(data).hexdigest() != card.get("weights_sha256"):
-        raise ConfigError(f"{path}: the weights do not match the SHA-256 on the card (changed or torn file)")
+    inputs = None
     if rules is not None:
         fit_card(card, rules, num_players)
-    return ValueNet.load(path), card
+        width = feature_size if value["features"] == FEATURES else win_feature_size
+        inputs = width(turn_solver(rules))
+    return ValueNet.load(path, card, inputs), card
 
 
 class SearchAgent(_PlanningAgent):

@@ -146,13 +146,29 @@ class ValueNet:
         return npz_bytes(self.arrays())
 
     @classmethod
-    def load(cls, path: str | Path) -> ValueNet:
-        """Read weights written from :meth:`to_bytes` (plain arrays only: nothing is unpickled)."""
-        try:
-            with np.load(Path(path), allow_pickle=False) as data:
-                return cls.from_arrays({k: data[k] for k in data.files}, str(path))
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"cannot read value weights {path}: {exc}") from exc
+    def load(
+        cls, path: str | Path, card: dict[str, Any] | None = None, inputs: int | None = None
+    ) -> ValueNet:
+        """Read weights written from :meth:`to_bytes` (:func:`agents.models.files.read_arrays`:
+        size limits checked first, plain finite numbers, nothing unpickled), checked against the
+        model's ``card`` (the file's SHA-256, the hidden widths) and the feature width ``inputs``
+        of the game it plays. ``ConfigError`` names the file and what is wrong."""
+        from agents.models.files import read_arrays
+
+        sha256 = None if card is None else str(card.get("weights_sha256"))
+        net = cls.from_arrays(read_arrays(path, sha256), str(path))
+        if card is not None:
+            hidden = (card.get("value") or {}).get("hidden")
+            if net.hidden != hidden:
+                raise ConfigError(
+                    f"{path}: the network's hidden widths {net.hidden} are not its card's {hidden!r}"
+                )
+        if inputs is not None and net.weights[0].shape[0] != inputs:
+            raise ConfigError(
+                f"{path}: the network reads {net.weights[0].shape[0]} features; "
+                f"the game's turn starts have {inputs}"
+            )
+        return net
 
 
 def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import reprlib
 from collections.abc import Sequence
 from functools import cache
 from typing import Any, TypeVar
@@ -50,15 +51,24 @@ _S = TypeVar("_S", bound="ForwardState")
 _B = TypeVar("_B", bound="ForwardBatch")
 
 
-@cache
+def _is_int(value: object) -> bool:
+    """Whether ``value`` is exactly an integer: a Python int or a numpy integer, not a bool."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
 def throw_outcomes(k: int) -> tuple[np.ndarray, np.ndarray]:
     """The distinct throws of ``k`` dice (1 to 6): sorted faces ``(M, k)`` and probabilities ``(M,)``.
 
     Read-only arrays, built once per ``k``; the probabilities sum to 1.
     """
-    if not 1 <= int(k) <= MAX_DICE:
-        raise ValueError(f"a throw has 1 to {MAX_DICE} dice, got {k!r}")
-    outcomes = list(itertools.combinations_with_replacement(range(1, 7), int(k)))
+    if not _is_int(k) or not 1 <= k <= MAX_DICE:  # type: ignore[operator]
+        raise ValueError(f"a throw has 1 to {MAX_DICE} dice (an integer), got {k!r}")
+    return _throw_outcomes(int(k))  # type: ignore[call-overload]
+
+
+@cache
+def _throw_outcomes(k: int) -> tuple[np.ndarray, np.ndarray]:
+    outcomes = list(itertools.combinations_with_replacement(range(1, 7), k))
     faces = np.array(outcomes, dtype=np.int64)
     probs = np.array([multiset_prob(o) for o in outcomes])
     faces.flags.writeable = probs.flags.writeable = False
@@ -89,17 +99,22 @@ def outcome_code_table() -> np.ndarray:
 
 
 def outcome_index(k: int, outcome: Sequence[int]) -> int:
-    """The index in :func:`throw_outcomes` of ``outcome`` (``k`` faces 1-6, any order).
+    """The index in :func:`throw_outcomes` of ``outcome`` (``k`` faces 1-6, any order: a sequence
+    or a 1-D array of integers).
 
     Raises ``ValueError`` when ``outcome`` is not a throw of ``k`` dice.
     """
-    try:
-        key = tuple(sorted(int(f) for f in outcome))
-    except (TypeError, ValueError):
-        key = ()
-    index = _outcome_lookup(k).get(key)
+    throw_outcomes(k)  # k checked
+    ok = isinstance(outcome, (Sequence, np.ndarray)) and not isinstance(outcome, (str, bytes))
+    faces = list(outcome) if ok else []
+    index = None
+    if all(_is_int(f) for f in faces):  # a (k, m) array's rows, a string's letters are not
+        index = _outcome_lookup(k).get(tuple(sorted(int(f) for f in faces)))
     if index is None:
-        raise ValueError(f"outcome {outcome!r} is not a throw of {k} dice (faces 1-6)")
+        raise ValueError(
+            f"outcome {reprlib.repr(outcome)} is not a throw of {k} dice: give {k} faces, "
+            "each an integer 1-6, in any order"
+        )
     return index
 
 
@@ -190,8 +205,7 @@ class ForwardState:
                 "see chance_outcomes()"
             )
         legal = self.legal_actions()
-        ok = isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_))
-        if not ok or int(action) not in legal:  # type: ignore[call-overload]
+        if not _is_int(action) or int(action) not in legal:  # type: ignore[call-overload]
             raise ValueError(f"illegal action {action!r} for seat {self.seat}; legal actions: {legal}")
         return int(action)  # type: ignore[call-overload]
 
@@ -221,7 +235,7 @@ class ForwardState:
         k = self.dice_to_throw
         if k and not self.is_terminal():
             n = len(_outcome_list(k))
-            if not isinstance(action, (int, np.integer)) or not 0 <= int(action) < n:
+            if not _is_int(action) or not 0 <= int(action) < n:  # type: ignore[call-overload]
                 raise ValueError(f"a chance outcome of {k} dice is an index 0..{n - 1}, got {action!r}")
             self._throw(int(action))
             return
@@ -252,6 +266,15 @@ def outcome_prob_table() -> np.ndarray:
     return table
 
 
+def _same_game(rules: Any, seats: int, other: Any, other_seats: int, what: str) -> None:
+    """Refuse (``ValueError`` naming both) ``other`` rules or seats that are not ``rules``, ``seats``."""
+    if other != rules or other_seats != seats:
+        raise ValueError(
+            f"{what}: {other!r} with {other_seats} seat(s); the batch holds {rules!r} with {seats} "
+            "seat(s) (a batch holds one game, one set of rules and one seat count)"
+        )
+
+
 class ForwardBatch:
     """What the batched forward models share: rows of state arrays named by ``_fields`` (first
     axis: the state), ``to_throw`` (dice of the pending throw, 0 at a decision or terminal
@@ -260,6 +283,7 @@ class ForwardBatch:
     _fields: tuple[str, ...] = ()
     #: How many of the first ``_fields`` are the batched engine's own arrays.
     _engine_fields = 0
+    rules: Any
     num_players: int
     to_throw: np.ndarray
     done: np.ndarray
@@ -307,8 +331,21 @@ class ForwardBatch:
             setattr(out, name, getattr(self, name)[rows])
         return out
 
+    @staticmethod
+    def _one_game(states: Sequence[ForwardState]) -> tuple[Any, int]:
+        """The rules and seat count that every one of ``states`` has (``ValueError`` naming the
+        first state that differs): what :meth:`from_states` builds a batch of."""
+        if not states:
+            raise ValueError("a batch needs at least one state")
+        rules, seats = states[0].game.rules, states[0].num_players
+        for i, s in enumerate(states):
+            _same_game(rules, seats, s.game.rules, s.num_players, f"state {i}")
+        return rules, seats
+
     def put(self: _B, rows: Rows, other: ForwardBatch) -> _B:
-        """A new batch: this one with rows ``rows`` replaced by the rows of ``other`` (in order)."""
+        """A new batch: this one with rows ``rows`` replaced by the rows of ``other`` (in order; of
+        the same game, rules and number of seats)."""
+        _same_game(self.rules, self.num_players, other.rules, other.num_players, "the rows put")
         rows = np.asarray(rows, dtype=np.int64)
         out = self.copy()
         for name in self._fields:
@@ -319,9 +356,7 @@ class ForwardBatch:
         """OpenSpiel's step on every row, as a new batch: ``values[i]`` is a legal action where
         row ``i`` is a decision node, an outcome index where it is a chance node, and ignored where
         it is terminal (such a row is left as it is; rows may be of all three kinds)."""
-        v = np.asarray(values, dtype=np.int64).reshape(-1)
-        if v.shape != self.done.shape:
-            raise ValueError(f"expected {len(self)} values, got {v.size}")
+        v = self._int_rows(values, "values")
         chance = self.to_throw > 0
         out = self.copy()
         decide = np.flatnonzero(~chance & ~self.done)
@@ -363,9 +398,7 @@ class ForwardBatch:
         raise NotImplementedError
 
     def _check_outcomes(self, outcome_index: Rows) -> np.ndarray:
-        idx = np.asarray(outcome_index, dtype=np.int64).reshape(-1)
-        if idx.shape != self.done.shape:
-            raise ValueError(f"expected {len(self)} outcome indices, got {idx.size}")
+        idx = self._int_rows(outcome_index, "outcome indices")
         k = self.to_throw
         if not (k > 0).all():
             rows = np.flatnonzero(k <= 0)[:10].tolist()
@@ -390,11 +423,24 @@ class ForwardBatch:
         probs = outcome_prob_table()[self.to_throw[parent], idx]
         return self.take(parent).apply_outcomes(idx), parent, probs
 
+    def _int_rows(self, values: Rows, what: str) -> np.ndarray:
+        """``values`` as an ``(N,)`` int64 array, refused (``ValueError`` naming them) unless they
+        are exactly one integer per row: a sequence of ints or a 1-D integer array (no bools,
+        floats or strings, no other shape)."""
+        v = np.asarray(values)
+        ok = v.shape == self.done.shape and (v.dtype.kind in "iu" or v.size == 0)
+        if ok and not isinstance(values, np.ndarray):
+            ok = not any(isinstance(x, bool) for x in values)
+        if not ok:
+            raise ValueError(
+                f"expected {len(self)} {what}, one integer per row (a sequence of ints or a 1-D "
+                f"integer array), got {reprlib.repr(values)}"
+            )
+        return v.astype(np.int64, copy=False)
+
     def _illegal(self, a: np.ndarray, masks: np.ndarray) -> None:
         """Raise ``ValueError`` naming the first row whose action is not legal (if any)."""
         n = masks.shape[1]
-        if a.shape != self.done.shape:
-            raise ValueError(f"expected {len(self)} actions, got {a.size}")
         inside = (a >= 0) & (a < n)
         ok = inside & masks[np.arange(len(a)), np.where(inside, a, 0)]
         if ok.all():

@@ -193,13 +193,13 @@ class FarkleBatch(ForwardBatch):
 
     @classmethod
     def from_states(cls, states: Sequence[FarkleState]) -> FarkleBatch:
-        """A batch of scalar states (same rules and number of players)."""
-        if not states:
-            raise ValueError("a batch needs at least one state")
+        """A batch of scalar states (one game, one set of rules and one seat count; others are
+        refused by name)."""
+        rules, seats = cls._one_game(states)
         games = [s.game for s in states]
         return cls(
-            games[0].rules,
-            games[0].num_players,
+            rules,
+            seats,
             roll=np.array([g.throw_index for g in games], dtype=np.int64),
             turn_total=np.array([g.turn_total for g in games], dtype=np.int64),
             first_throw=np.array([g.first_throw for g in games], dtype=bool),
@@ -249,7 +249,7 @@ class FarkleBatch(ForwardBatch):
         Raises ``ValueError`` naming the first illegal row and its legal actions (this batch is
         unchanged).
         """
-        a = np.asarray(actions, dtype=np.int64).reshape(-1)
+        a = self._int_rows(actions, "actions")
         self._illegal(a, self.action_masks() if a.size else np.zeros((0, N_ACTIONS), dtype=bool))
         out = self.copy()
         out.last_rewards[:] = 0

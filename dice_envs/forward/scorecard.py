@@ -210,14 +210,13 @@ class ScorecardBatch(ForwardBatch):
 
     @classmethod
     def from_states(cls, states: Sequence[ScorecardState]) -> ScorecardBatch:
-        """A batch of scalar states (same rules and number of players)."""
-        if not states:
-            raise ValueError("a batch needs at least one state")
+        """A batch of scalar states (one game, one set of rules and one seat count; others are
+        refused by name)."""
+        rules, seats = cls._one_game(states)
         games = [s.game for s in states]
-        g0 = games[0]
         return cls(
-            g0.rules,
-            g0.num_players,
+            rules,
+            seats,
             roll=np.array([g._roll for g in games], dtype=np.int64),
             throw=np.array([g.throw for g in games], dtype=np.int64),
             cards=np.stack([g._cards for g in games]).astype(np.int32),
@@ -280,7 +279,7 @@ class ScorecardBatch(ForwardBatch):
         Raises ``ValueError`` naming the first illegal row and its legal actions (this batch is
         unchanged).
         """
-        a = np.asarray(actions, dtype=np.int64).reshape(-1)
+        a = self._int_rows(actions, "actions")
         self._illegal(a, self.action_masks())
         out = self.copy()
         out.last_rewards[:] = 0

@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_examples(list(EXAMPLES)) + "\n\nRun 'dice-envs benchmark BENCHMARK --help' for its options.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sub = p.add_subparsers(dest="benchmark", metavar="BENCHMARK", required=True)
+    sub = p.add_subparsers(dest="benchmark", metavar="BENCHMARK")
     out = argparse.ArgumentParser(add_help=False)
     out.add_argument(
         "--out", type=Path, default=None, help="write the results as JSON here (never overwritten)"
@@ -195,6 +195,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line (see the module doc); out-of-range numbers exit with status 2."""
     top = build_parser()
     args = top.parse_args(argv)
+    if args.benchmark is None:
+        top.error(f"the following arguments are required: BENCHMARK, one of {', '.join(EXAMPLES)}")
     p = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction)).choices[args.benchmark]
     for dest, lo in _LOWS.items():
         value = getattr(args, dest, None)

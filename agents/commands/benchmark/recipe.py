@@ -9,7 +9,8 @@ Two figures per ``vec_env`` backend (``native``, ``subproc``, ``dummy``), from t
   checkpoints) for ``--train-steps`` steps, as :func:`agents.training.train.train` reports it.
 
 ``vec_env`` is a knob of the ``sb3`` trainer: under ``trainer: ppo`` (the native trainer, which
-always steps the native env) only the rollout figure changes with the backend.
+always steps the native env) only the rollout figure changes with the backend. A ``trainer:
+search`` recipe is refused by name: it steps no vector env.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from agents.commands.benchmark.rates import load_average, machine
+from dice_envs.rules import ConfigError
 
 __all__ = ["rollout_speed", "run", "training_speed"]
 
@@ -66,9 +68,17 @@ def training_speed(cfg: Any, steps: int) -> float:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """Both figures for every backend of ``--backends``, each printed; the results."""
     from agents.training.config import load_config
-    from agents.training.recipes import find_config
+    from agents.training.recipes import available_configs, find_config, read_recipe
 
-    base = load_config(find_config(args.config), args.overrides)
+    path = find_config(args.config)
+    if read_recipe(path).get("trainer") == "search":
+        timed = [n for n in available_configs("train") if read_recipe(n).get("trainer") != "search"]
+        raise ConfigError(
+            f"{path}: a trainer: search recipe has no vector env or training loop for "
+            f"dice-envs benchmark recipe to time; it times the recipes of the ppo and sb3 trainers "
+            f"(shipped: {', '.join(timed)})"
+        )
+    base = load_config(path, args.overrides)
     results: dict[str, Any] = {"machine": machine(), "backends": {}}
     for backend in args.backends:
         cfg = base.with_overrides([f"vec_env={backend}"])
