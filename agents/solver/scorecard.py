@@ -24,7 +24,9 @@ A threshold of 0 pays the upper bonus with the first box scored, whatever it is:
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -38,7 +40,15 @@ from dice_envs.engine.scorecard_flow import scorecard_flow
 from dice_envs.rules.scorecard import UPPER_FACES, ScorecardRules
 from dice_envs.tables import ScoreTables, score_tables, scorecard_tables
 
-__all__ = ["ScorecardSolution", "TurnPlan", "TurnSolver", "solve_scorecard", "turn_solver"]
+__all__ = [
+    "MEMO_BYTES",
+    "ScorecardSolution",
+    "TurnPlan",
+    "TurnSolver",
+    "forget_scorecard",
+    "solve_scorecard",
+    "turn_solver",
+]
 
 NEG = -np.inf
 
@@ -407,14 +417,42 @@ def known_optimum(rules: ScorecardRules) -> float | None:
     return value if value is not None and rules == make_rules(rules.game) else None
 
 
-_SOLUTIONS: dict[ScorecardRules, ScorecardSolution] = {}
+#: Most bytes of value tables the memo of :func:`solve_scorecard` holds: the most recently used
+#: tables (each rule set's takes 8-33 MB: yahtzee 8, spiffel 12, dice_poker 33; a table larger
+#: than the bound alone is not held). A dropped table is loaded again from the disk cache.
+MEMO_BYTES = 128 * 2**20
+
+_SOLUTIONS: OrderedDict[ScorecardRules, ScorecardSolution] = OrderedDict()
+_MEMO_LOCK = threading.Lock()  # solves may run in several threads (the game pad's)
+
+
+def _remember(rules: ScorecardRules, sol: ScorecardSolution) -> None:
+    """Hold ``sol`` in the memo, dropping the least recently used tables past :data:`MEMO_BYTES`."""
+    with _MEMO_LOCK:
+        _SOLUTIONS[rules] = sol
+        _SOLUTIONS.move_to_end(rules)
+        while _SOLUTIONS and sum(s.values.nbytes for s in _SOLUTIONS.values()) > MEMO_BYTES:
+            _SOLUTIONS.popitem(last=False)
+
+
+def forget_scorecard(rules: ScorecardRules) -> bool:
+    """Drop the memoized table of ``rules`` (the disk cache keeps it); whether one was held.
+
+    For a long-running process (the game pad) once nothing uses the table any more: holders of
+    the solution keep theirs, and the next :func:`solve_scorecard` loads it again."""
+    with _MEMO_LOCK:
+        return _SOLUTIONS.pop(rules, None) is not None
 
 
 def solve_scorecard(rules: ScorecardRules, use_cache: bool = True) -> ScorecardSolution:
-    """Solve ``rules`` (memoized in the process and, with ``use_cache``, on disk)."""
-    got = _SOLUTIONS.get(rules) if use_cache else None
-    if got is not None:
-        return got
+    """Solve ``rules`` (memoized in the process, at most :data:`MEMO_BYTES` of tables, and with
+    ``use_cache`` on disk)."""
+    if use_cache:
+        with _MEMO_LOCK:
+            got = _SOLUTIONS.get(rules)
+            if got is not None:
+                _SOLUTIONS.move_to_end(rules)
+                return got
     start = time.perf_counter()
     if use_cache:
         key = cache_key("scorecard-values", rules.game, rules.to_dict())
@@ -426,5 +464,5 @@ def solve_scorecard(rules: ScorecardRules, use_cache: bool = True) -> ScorecardS
         values, loaded = _solve(rules), False
     sol = ScorecardSolution(rules, values, time.perf_counter() - start, loaded)
     if use_cache:
-        _SOLUTIONS[rules] = sol
+        _remember(rules, sol)
     return sol

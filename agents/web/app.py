@@ -19,13 +19,16 @@ A seat's secret token travels in the ``X-Seat-Token`` header. Every ``POST`` is 
 before it is read (:mod:`agents.web.guard`): sent from the pad's own page, JSON, small and
 shallow. Refusals are JSON ``{"error": message}`` with a status: 400 malformed or illegal,
 403 wrong token or another site's page, 404 unknown room, 408 body too slow, 409 not now (not
-your turn, not started, game over), 413 body too large, 415 not JSON, 503 full or the solver busy.
+your turn, not started, game over), 413 body too large, 415 not JSON, 429 the client's solves
+fill its share of the solver (try again), 503 full or the solver busy.
 
-Bots move by themselves, ``bot_delay`` seconds apart, in a background task per room. Their
-decisions and the hints are computed on one solver thread of the app's own (the solvers' caches
-allow one computation at a time), so they queue behind each other and never take the threads
-that open rooms; a hint not answered within ``compute_wait`` seconds is refused with 503 (a
-solve it started goes on, and its table is kept for the next ask).
+Bots move by themselves, ``bot_delay`` seconds apart, in a background task per room. Two threads
+of the app's own compute: the solve thread solves tables not yet in memory (a ``win-optimal``
+seat's when its room starts, a room's first hint's), at most ``solves_per_client`` per client
+at once (:class:`agents.web.limits.SolveQueue`); the move thread runs the bots' decisions and the
+hints over tables in memory, so a bot never waits for another room's solve. Neither takes the
+threads that open rooms. A hint not answered within ``compute_wait`` seconds is refused with 503
+(a solve it started goes on, and its table is kept for the next ask).
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Collection
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -45,8 +49,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from agents.web import players
 from agents.web.guard import MAX_BODY, HostCheck, check_origin, read_json
-from agents.web.hints import hint
+from agents.web.hints import hint, hint_table
+from agents.web.limits import MAX_SOLVES_PER_CLIENT, SolveQueue
 from agents.web.protocol import PadError
 from agents.web.rooms import Room, RoomManager
 
@@ -91,6 +97,7 @@ def create_app(
     allowed_hosts: Collection[str] | None = None,
     allowed_origins: Collection[str] = (),
     compute_wait: float = 30.0,
+    solves_per_client: int = MAX_SOLVES_PER_CLIENT,
 ) -> Starlette:
     """The game-pad app: in-memory rooms, bots ``bot_delay`` seconds per move, bounded counts.
 
@@ -98,7 +105,8 @@ def create_app(
     no other file is ever opened on a request's behalf. ``allowed_hosts``: the host names the
     server answers to (``None``: any); ``allowed_origins``: page addresses besides the request's
     own scheme and ``Host`` that may change rooms (:mod:`agents.web.guard`). ``compute_wait``:
-    seconds a hint may take (its wait for the solver thread included) before it is refused as busy.
+    seconds a hint may take (its wait for the solver thread included) before it is refused as busy;
+    ``solves_per_client``: solves a client may have queued or running at once (429 beyond).
     """
     if bot_delay < 0:
         raise ValueError(f"bot_delay must be >= 0 seconds, got {bot_delay}")
@@ -108,7 +116,8 @@ def create_app(
     hub = _Hub()
     files = _static_files()
     bot_tasks: dict[str, asyncio.Task[None]] = {}
-    solver = ThreadPoolExecutor(1, thread_name_prefix="pad-solver")
+    solves = SolveQueue(solves_per_client)
+    mover = ThreadPoolExecutor(1, thread_name_prefix="pad-moves")
 
     def error(exc: PadError, close: bool = False) -> JSONResponse:
         headers = {"Cache-Control": "no-store", **({"Connection": "close"} if close else {})}
@@ -120,6 +129,15 @@ def create_app(
     def token_of(request: Request) -> str | None:
         return request.headers.get("x-seat-token")
 
+    def client_of(request: Request) -> str:
+        """Who asks, for the share of the solver: the address the request comes from."""
+        return request.client.host if request.client else "unknown"
+
+    def bot_failed(room: Room, seat: int, exc: Exception) -> None:
+        room._note(f"the bot of seat {seat + 1} failed: {exc}", "error")
+        room._changed()
+        hub.notify(room)
+
     def changed(room: Room) -> None:
         hub.notify(room)
         g = room.game
@@ -130,6 +148,14 @@ def create_app(
             bot_tasks[room.code] = asyncio.create_task(run_bots(room))
 
     async def run_bots(room: Room) -> None:
+        solving: Future[None] | None = room.solving
+        if solving is not None:  # the bots' tables, queued when the room started
+            try:
+                await asyncio.shield(asyncio.wrap_future(solving))
+            except Exception as exc:
+                bot_failed(room, room.game.current_player if room.game else 0, exc)
+                return
+            room.solving = None
         while True:
             g = room.game
             if g is None or g.done or room.seats[g.current_player].kind != "agent":
@@ -137,14 +163,12 @@ def create_app(
             await asyncio.sleep(bot_delay)
             version = room.version
             try:
-                action = await asyncio.get_running_loop().run_in_executor(solver, room.bot_action)
+                action = await asyncio.get_running_loop().run_in_executor(mover, room.bot_action)
                 if action is None or room.version != version:
                     continue
                 room.apply(action)
             except Exception as exc:  # a broken bot must not take the server down
-                room._note(f"the bot of seat {g.current_player + 1} failed: {exc}", "error")
-                room._changed()
-                hub.notify(room)
+                bot_failed(room, g.current_player, exc)
                 return
             hub.notify(room)
 
@@ -207,6 +231,13 @@ def create_app(
     @changes
     async def start(request: Request, body: dict[str, Any]) -> Response:
         room = manager.get(request.path_params["code"])
+        room.check_start(token_of(request))  # before any solve is queued
+        agents = [s.agent for s in room.seats]
+        unsolved = await asyncio.to_thread(players.unsolved, agents)  # reads the disk cache's records
+        room.check_start(token_of(request))
+        if unsolved:  # solved now, on the solve thread (429 when the client's share is full)
+            solve = partial(players.solve_tables, unsolved)
+            room.solving = solves.submit(client_of(request), ("win", room.rules), solve)
         room.start(token_of(request))
         changed(room)
         return ok(room.view())
@@ -229,10 +260,18 @@ def create_app(
             )
         if g.current_player != seat.index:
             raise PadError(409, "a hint is for your own turn")
-        version = room.version
-        job = asyncio.get_running_loop().run_in_executor(solver, hint, g.clone())
+        version, game = room.version, g.clone()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + compute_wait
         try:
-            advice = await asyncio.wait_for(job, compute_wait)  # a job still queued is dropped
+            table = room.hint_table if room.hint_table is not None else manager.hint_table(room.rules)
+            if table is None:  # solved or loaded on the solve thread; the room keeps it
+                solving = solves.submit(client_of(request), ("hint", room.rules), partial(hint_table, game))
+                table = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(solving)), compute_wait)
+            if not room.closed:
+                room.hint_table = table
+            job = loop.run_in_executor(mover, hint, game, table)
+            advice = await asyncio.wait_for(job, max(deadline - loop.time(), 0.01))  # a queued one is dropped
         except asyncio.TimeoutError:
             raise PadError(
                 503, f"the solver is busy: no hint within {compute_wait:g} s; ask again in a moment"
@@ -291,7 +330,8 @@ def create_app(
         yield
         for task in bot_tasks.values():
             task.cancel()
-        solver.shutdown(wait=False, cancel_futures=True)
+        solves.shutdown()
+        mover.shutdown(wait=False, cancel_futures=True)
 
     routes = [
         Route("/", page),

@@ -10,7 +10,9 @@
   table would first have to pass :func:`agents.web.limits.check_win_solve`, as a ``win-optimal``
   seat does.
 
-The solver is asked on the first hint; a first solve of new rule parameters takes seconds.
+:func:`hint_table` gets the table a hint reads (a first solve of new rule parameters takes
+seconds: the pad runs it on its solve queue, :class:`agents.web.limits.SolveQueue`, and the
+room keeps the table); :func:`hint` reads the advice from it, quickly.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from typing import Any
 import numpy as np
 
 from agents.players.farkle import MaxExpectedAgent
-from agents.solver import scorecard_solution
+from agents.solver.farkle import FarkleSolution, solve_farkle
+from agents.solver.scorecard import ScorecardSolution, solve_scorecard
 from agents.web.players import COMPUTE_LOCK
 from agents.web.views import BOX_LABELS
 from dice_envs.encoding import decode, encode
@@ -29,20 +32,33 @@ from dice_envs.rules.farkle import BANK_FLAG
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS
 from dice_envs.tables import scorecard_tables
 
-__all__ = ["hint"]
+__all__ = ["hint", "hint_table"]
 
 #: Alternatives listed besides the best one.
 MAX_OPTIONS = 8
 
 
-def hint(game: ScorecardGame | FarkleGame) -> dict[str, Any]:
-    """The best move for the player to move and the cost of the alternatives (best first)."""
+def hint_table(game: ScorecardGame | FarkleGame) -> ScorecardSolution | FarkleSolution:
+    """The solved table the hints of ``game``'s rules read (solved or loaded on first use)."""
+    if isinstance(game, FarkleGame):
+        return solve_farkle(game.rules.bank_minimum)
+    return solve_scorecard(game.rules)
+
+
+def hint(
+    game: ScorecardGame | FarkleGame, table: ScorecardSolution | FarkleSolution | None = None
+) -> dict[str, Any]:
+    """The best move for the player to move and the cost of the alternatives (best first), read
+    from ``table`` (:func:`hint_table` of the game when not given)."""
     if game.done:
         raise ValueError("the game is over; there is nothing to hint")
+    table = hint_table(game) if table is None else table
     with COMPUTE_LOCK:
         if isinstance(game, FarkleGame):
-            return _farkle_hint(game)
-        return _scorecard_hint(game)
+            assert isinstance(table, FarkleSolution)
+            return _farkle_hint(game, table)
+        assert isinstance(table, ScorecardSolution)
+        return _scorecard_hint(game, table)
 
 
 def _finish(options: list[dict[str, Any]], unit: str, note: str) -> dict[str, Any]:
@@ -58,8 +74,7 @@ def _finish(options: list[dict[str, Any]], unit: str, note: str) -> dict[str, An
     return {"best": options[0], "options": shown, "unit": unit, "note": note}
 
 
-def _scorecard_hint(g: ScorecardGame) -> dict[str, Any]:
-    sol = scorecard_solution(g.rules)
+def _scorecard_hint(g: ScorecardGame, sol: ScorecardSolution) -> dict[str, Any]:
     p = g.current_player
     card = g.cards[p]
     plan = sol.plan(*sol.state(tuple(card.boxes), g.upper_total(p), card.five_kind_bonuses))
@@ -106,8 +121,8 @@ def _scorecard_hint(g: ScorecardGame) -> dict[str, Any]:
     )
 
 
-def _farkle_hint(g: FarkleGame) -> dict[str, Any]:
-    agent = MaxExpectedAgent(g.rules, num_players=g.num_players)
+def _farkle_hint(g: FarkleGame, sol: FarkleSolution) -> dict[str, Any]:
+    agent = MaxExpectedAgent(g.rules, num_players=g.num_players, solution=sol)
     view = decode(encode(g, g.current_player), g.rules, g.num_players)
     legal = np.array(g.legal_actions())
     options: list[dict[str, Any]] = []

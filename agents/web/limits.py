@@ -1,12 +1,13 @@
-"""How much solving one room may cause: the exact two-player Farkle table is refused when too large.
+"""How much solving a room or a client may cause: tables too large to solve are refused, and each
+client has a few solves at a time.
 
 The ``win-optimal`` bot plays from the win-probability table of
 :mod:`agents.solver.farkle_win`, solved on its first move. The table holds every pair of
 banked totals below the target (``(target / 50)²`` pairs), each sweep of its value iteration
 solves one turn per pair over turn totals up to the target, so a solve's time grows with about
 the cube of the target, and a large ``bank_minimum`` lengthens every turn and slows the
-iteration's convergence. The pad's bots and hints share one solver thread (the solvers' caches
-are not thread-safe), so one oversized solve would hold up every other room for hours.
+iteration's convergence. The pad's solves share one solver thread (:class:`SolveQueue`), so one
+oversized solve would hold up every other room's solves for hours.
 
 A room therefore gets a ``win-optimal`` seat (and a hint may use the table) only when the
 table is cheap: a target of at most :data:`MAX_WIN_TARGET` and a bank minimum of at most
@@ -14,16 +15,32 @@ table is cheap: a target of at most :data:`MAX_WIN_TARGET` and a bank minimum of
 cache (solved beforehand, e.g. by ``agents.solver.win_probability``), which loads in moments;
 cached tables are used up to a target of :data:`MAX_CACHED_WIN_TARGET` (their size in memory
 grows with the square of the target).
+
+Solves of tables not yet in memory (a ``win-optimal`` seat's when its room starts, a room's
+first hint's) run on the :class:`SolveQueue`'s own thread, one at a time, and a client (the
+address its requests come from: every page on one machine is one client) may have at most
+:data:`MAX_SOLVES_PER_CLIENT` of them queued or running; one more is refused with 429, "busy,
+try again". Bots' moves and hints over tables in memory run on another thread and never wait
+for a solve.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import Counter
+from collections.abc import Callable, Hashable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from agents.web.protocol import PadError
 from dice_envs.rules import ConfigError, FarkleRules
 
 __all__ = [
     "MAX_CACHED_WIN_TARGET",
+    "MAX_SOLVES_PER_CLIENT",
     "MAX_WIN_BANK_MINIMUM",
     "MAX_WIN_TARGET",
+    "SolveQueue",
     "check_win_solve",
     "win_table_cached",
 ]
@@ -34,6 +51,8 @@ MAX_WIN_TARGET = 2_500
 MAX_WIN_BANK_MINIMUM = 2_000
 #: Largest target of a table already in the solver cache that a room may load.
 MAX_CACHED_WIN_TARGET = 100_000
+#: Solves one client may have queued or running at once (one solving, one waiting).
+MAX_SOLVES_PER_CLIENT = 2
 
 
 def win_table_cached(rules: FarkleRules) -> bool:
@@ -58,3 +77,50 @@ def check_win_solve(rules: FarkleRules) -> None:
         f"{rules.target} --bank-minimum {rules.bank_minimum}`, is used up to a target of "
         f"{MAX_CACHED_WIN_TARGET})"
     )
+
+
+class SolveQueue:
+    """Solves on a thread of their own, one at a time, at most ``per_client`` per client at once.
+
+    :meth:`submit` queues ``fn`` (a solve) for ``client`` under ``key`` (what it solves): a solve
+    of the same key already queued or running is shared instead, and a client that has
+    ``per_client`` solves queued or running is refused with a 429 :class:`PadError`. A solve
+    whose asker stopped waiting goes on (its table is kept for the next ask) and counts until done.
+    """
+
+    def __init__(self, per_client: int = MAX_SOLVES_PER_CLIENT) -> None:
+        if per_client < 1:
+            raise ValueError(f"per_client must be at least 1, got {per_client}")
+        self.per_client = per_client
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="pad-solver")
+        self._jobs: dict[Hashable, Future[Any]] = {}
+        self._counts: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def submit(self, client: str, key: Hashable, fn: Callable[[], Any]) -> Future[Any]:
+        """The future of ``fn()`` solved for ``client`` (the shared one when ``key`` is queued)."""
+        with self._lock:
+            job = self._jobs.get(key)
+            if job is not None:
+                return job
+            if self._counts[client] >= self.per_client:
+                raise PadError(
+                    429,
+                    f"the solver is busy with {self.per_client} solves of yours; "
+                    "try again in a few seconds, when one is done",
+                )
+            self._counts[client] += 1
+            job = self._jobs[key] = self._pool.submit(fn)
+        job.add_done_callback(lambda _: self._done(client, key))
+        return job
+
+    def _done(self, client: str, key: Hashable) -> None:
+        with self._lock:
+            self._jobs.pop(key, None)
+            self._counts[client] -= 1
+            if self._counts[client] <= 0:
+                del self._counts[client]
+
+    def shutdown(self) -> None:
+        """Drop the queued solves (a running one ends in its thread)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)

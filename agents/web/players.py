@@ -13,7 +13,8 @@ nothing on the server's disk is reachable through a request.
 :func:`agents.load`); :func:`bot_action` asks a seated agent for its move, under
 :data:`COMPUTE_LOCK` (the solvers' plan caches are not thread-safe, and the server decides in
 worker threads). A ``win-optimal`` seat is refused when its table would be too large to solve
-(:mod:`agents.web.limits`).
+(:mod:`agents.web.limits`); one whose table is not solved yet (:func:`unsolved`) has it solved
+when its room starts (:func:`solve_tables`, on the pad's solve queue), not on its first move.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from agents.players.model import PRETRAINED_DIR, pretrained_names
 from agents.players.planner import PlannerAgent
 from agents.players.win_optimal import WinOptimalAgent
 from agents.registry import load
-from agents.web.limits import check_win_solve
+from agents.web.limits import check_win_solve, win_table_cached
 from dice_envs.encoding import encode
 from dice_envs.engine import FarkleGame, ScorecardGame
 from dice_envs.rules import ConfigError, FarkleRules, RuleConfig
@@ -43,6 +44,8 @@ __all__ = [
     "check_spec",
     "make_agent",
     "parse_models",
+    "solve_tables",
+    "unsolved",
 ]
 
 #: The shape of every spec a request may name (no slashes, dots or backslashes: never a path).
@@ -185,3 +188,21 @@ def bot_action(agent: Any, game: ScorecardGame | FarkleGame) -> int:
     """The move ``agent`` makes for the player to move in ``game`` (under :data:`COMPUTE_LOCK`)."""
     with COMPUTE_LOCK:
         return int(agent.act(encode(game, game.current_player), game.action_mask()))
+
+
+def unsolved(agents: Iterable[Any]) -> list[WinOptimalAgent]:
+    """The ``win-optimal`` agents among ``agents`` whose table is neither in memory nor in the disk
+    cache (so their first move would solve it); reads the cache's records."""
+    return [
+        a
+        for a in agents
+        if isinstance(a, WinOptimalAgent)
+        and not isinstance(a, PlannerAgent)
+        and not win_table_cached(a.rules)
+    ]
+
+
+def solve_tables(agents: Iterable[WinOptimalAgent]) -> None:
+    """Solve the tables of ``agents`` (:func:`unsolved`) now, before their first move."""
+    for agent in agents:
+        agent.solution  # noqa: B018 - solves (or loads) the table and keeps it

@@ -27,16 +27,17 @@ import secrets
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents.solver.scorecard import forget_scorecard
 from agents.web import players
 from agents.web.protocol import PadError, clean_name, move_action, same_token
 from agents.web.views import event_lines, farkle_view, game_over_line, scorecard_view
 from dice_envs.engine import FarkleGame, ScorecardGame, new_game
-from dice_envs.rules import GAMES, ConfigError, RuleConfig, make_rules
+from dice_envs.rules import GAMES, ConfigError, RuleConfig, ScorecardRules, make_rules
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS
 
 __all__ = ["Room", "RoomManager", "Seat"]
@@ -100,6 +101,10 @@ class Room:
         self._history_seen = 0
         self._final_announced = False
         self.connections = 0
+        self.hint_table: Any = None  # the solved table the hints read, once asked (hints.hint_table)
+        self.closed = False
+        self.on_close: Callable[[Room], None] | None = None
+        self.solving: Any = None  # the solve of its bots' tables while it runs (a Future; the app's)
 
     # ------------------------------------------------------------------ seats
     @property
@@ -133,8 +138,8 @@ class Room:
         self._changed(f"{seat.name} joined (seat {seat.index + 1})")
         return seat, seat.token
 
-    def start(self, token: Any) -> None:
-        """The opener starts the game once every person seat is taken."""
+    def check_start(self, token: Any) -> None:
+        """Refuse (403, 409) what :meth:`start` would refuse, changing nothing."""
         if not self.is_opener(token):
             raise PadError(403, f"only the opener of room {self.code} can start the game")
         if self.game is not None:
@@ -142,6 +147,10 @@ class Room:
         waiting = [s.index + 1 for s in self.seats if not s.taken]
         if waiting:
             raise PadError(409, f"seats {waiting} are still free: wait until everyone joined")
+
+    def start(self, token: Any) -> None:
+        """The opener starts the game once every person seat is taken."""
+        self.check_start(token)
         self.game = new_game(self.rules, self.num_players, seed=self.seed)
         self._changed("the game starts")
         self._record()
@@ -196,6 +205,18 @@ class Room:
             return None
         return players.bot_action(self.seats[g.current_player].agent, g)
 
+    def close(self) -> None:
+        """Let go of the solved tables once the game is over or the room dropped: its agents and
+        hint table (then :attr:`on_close`, once)."""
+        if self.closed:
+            return
+        self.closed = True
+        self.hint_table = None
+        for s in self.seats:
+            s.agent = None
+        if self.on_close is not None:
+            self.on_close(self)
+
     # ------------------------------------------------------------------ log
     def _note(self, text: str, kind: str = "info") -> None:
         self._log_n += 1
@@ -224,6 +245,7 @@ class Room:
             )
         if g.done:
             self._note(game_over_line(g, names), "over")
+            self.close()
 
     # ------------------------------------------------------------------ view
     def view(self) -> dict[str, Any]:
@@ -288,7 +310,25 @@ class RoomManager:
         for code in [
             c for c, r in self.rooms.items() if now - r.last_active > self.idle_ttl and not r.connections
         ]:
-            del self.rooms[code]
+            self.rooms.pop(code).close()
+
+    def hint_table(self, rules: RuleConfig) -> Any:
+        """The hint table an open room of ``rules`` holds (``None`` when none does)."""
+        return next(
+            (
+                r.hint_table
+                for r in list(self.rooms.values())
+                if r.rules == rules and r.hint_table is not None
+            ),
+            None,
+        )
+
+    def _closed(self, room: Room) -> None:
+        """Free the solver's table of a closed room's rules when no open room has them."""
+        if isinstance(room.rules, ScorecardRules) and not any(
+            r.rules == room.rules and not r.closed for r in list(self.rooms.values())
+        ):
+            forget_scorecard(room.rules)
 
     def options(self) -> dict[str, Any]:
         """Games, their rule parameters with defaults, and the agent specs each accepts."""
@@ -353,6 +393,7 @@ class RoomManager:
                 seats.append(Seat(i, "agent", f"{spec} (bot)", spec=spec))
         code = self._new_code()
         room = Room(code, rules, seats, seed, self.models)
+        room.on_close = self._closed
         for s in seats:
             if s.kind == "agent":
                 try:
