@@ -44,7 +44,7 @@ import pyspiel
 from .encoding import UNCAPPED, decode, encode, layout, max_grand_total
 from .forward import FarkleState, ScorecardState, throw_outcomes
 from .options import MAX_PLAYERS, check_reward
-from .outcome import DRAW_REWARD, LOSS_REWARD, WIN_REWARD, win_rewards
+from .outcome import LOSS_REWARD, WIN_REWARD, win_rewards
 from .render import render_text
 from .rules import GAMES, FarkleRules, RuleConfig, make_rules
 from .rules.config import ConfigError, check_int
@@ -70,8 +70,8 @@ GAME_NAMES: dict[str, str] = {game: f"dice_envs_{game}" for game in GAMES}
 DEFAULT_PLAYERS = 2
 #: The value of an optional rule limit (``max_turns``, ``*_bonus_limit``) that means ``None``.
 NO_LIMIT = -1
-#: Decisions a Farkle turn is counted at in ``max_game_length``: six set-asides per round of hot
-#: dice, ten rounds. A longer turn is legal but about as likely as ten hot dice in a row.
+#: Decisions a Farkle turn is counted at in ``max_game_length``: at most six set-asides per round
+#: of dice, ten rounds. A longer turn is legal but needs hot dice ten times in one turn.
 FARKLE_DECISIONS_PER_TURN = 60
 #: Turns per seat counted in ``max_game_length`` when Farkle's ``max_turns`` is ``None``.
 FARKLE_UNCAPPED_TURNS = 10_000
@@ -80,6 +80,7 @@ _Utility = pyspiel.GameType.Utility
 
 
 def _optional(field: dataclasses.Field) -> bool:
+    """Whether a rule parameter may be ``None`` (an optional limit)."""
     return "None" in str(field.type)
 
 
@@ -156,11 +157,12 @@ class DiceGame(pyspiel.Game):
         self._opening = family.new(self.rules, self.num_seats)  # type: ignore[arg-type]
         if isinstance(self.rules, FarkleRules):
             turns = self.rules.max_turns or FARKLE_UNCAPPED_TURNS
+            # a total past target + UNCAPPED needs a last turn of UNCAPPED points: a practical bound
             length, best = turns * FARKLE_DECISIONS_PER_TURN, self.rules.target + UNCAPPED
         else:
             length, best = self.rules.num_boxes * self.rules.num_throws, max_grand_total(self.rules)
         if self.reward == "win":
-            utility, low, high, total = _Utility.ZERO_SUM, LOSS_REWARD, WIN_REWARD, DRAW_REWARD
+            utility, low, high, total = _Utility.ZERO_SUM, LOSS_REWARD, WIN_REWARD, 0.0
         else:
             utility, low, high, total = _Utility.GENERAL_SUM, 0.0, float(best), None
         info = pyspiel.GameInfo(
