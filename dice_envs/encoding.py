@@ -68,6 +68,7 @@ __all__ = [
     "encode",
     "encoding_id",
     "layout",
+    "max_grand_total",
     "observation_bounds",
     "observation_size",
 ]
@@ -91,7 +92,7 @@ def observation_size(rules: RuleConfig, num_players: int) -> int:
 UNCAPPED = 1e6
 
 
-def _max_grand_total(rules: ScorecardRules) -> int:
+def max_grand_total(rules: ScorecardRules) -> int:
     """An upper bound of a scorecard game's grand total (all boxes at their maximum)."""
     k = len(rules.categories)
     limit = rules.five_kind_bonus_limit
@@ -124,7 +125,7 @@ def observation_bounds(rules: RuleConfig, num_players: int) -> tuple[np.ndarray,
         return low, high
     assert isinstance(rules, ScorecardRules)
     k = rules.num_boxes
-    total = _max_grand_total(rules) / 400.0
+    total = max_grand_total(rules) / 400.0
     high[lay.slice("upper_total")] = 105 / 100.0
     high[lay.slice("bonuses")] = max(1.0, (k - 1) / 10.0)  # five-of-a-kind bonuses / 10
     high[lay.slice("total")] = total
