@@ -69,7 +69,7 @@ def keyword_rows() -> list[list[str]]:
 
 def keyword_table() -> str:
     """The reStructuredText list-table of :func:`keyword_rows`."""
-    lines = [".. list-table::", "   :header-rows: 1", ""]
+    lines = [".. list-table::", "   :header-rows: 1", "   :widths: 14 14 10 47 15", ""]
     for row in [["keyword", "type", "default", "meaning", "taken by"], *keyword_rows()]:
         lines += [f"   {'*' if i == 0 else ' '} - {cell}" for i, cell in enumerate(row)]
     return "\n".join(lines) + "\n"
