@@ -17,6 +17,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from keywords import option_docs  # docs/_ext, on the path of the build and of tests/test_docs.py
+
 #: The rule texts under docs/rule-texts/, by game (Yahtzee is a reference variant with none).
 RULE_TEXTS = {
     "spiffel": "000_36ec8d1398221d1f.txt",
@@ -238,8 +240,6 @@ def game_page(spec: Any, picture: str) -> str:
 
 def _reward_text() -> str:
     """The meaning of the ``reward`` keyword (:class:`dice_envs.options.EnvOptions`)."""
-    from keywords import option_docs
-
     return option_docs()["reward"]
 
 
