@@ -153,17 +153,29 @@ class EnvOptions:
     field and fills the defaults, so an instance is always valid (``dataclasses.replace``
     checks again).
 
+    The attributes below are the keywords of ``gym.make`` (besides the game's rule parameters);
+    the docs render them as one table.
+
     Attributes:
-        rules: the game's rule configuration.
-        opponents: one agent spec (``"random"``, a model path, ...) or agent object per other
-            seat; default none (solitaire), or ``num_players - 1`` × ``"random"`` when only
-            ``num_players`` is given. One spec or agent alone counts as a list of one.
+        rules: the game's rule configuration (e.g. ``SpiffelRules(joker=False)``); to ``gym.make``
+            also a dict of rule parameters, which may as well be given as keywords of their own
+            (``upper_bonus_threshold=64``). Default: the game's rules as RULES.md settles them.
+        opponents: one agent spec per other seat: ``"random"``, ``"greedy"``, ``"heuristic"``, a
+            path to a trained model, ... (resolved by ``agents.load``), or agent objects (used
+            as they are). Default: none (solitaire), or ``num_players - 1`` × ``"random"`` when
+            only ``num_players`` is given. One spec or agent alone counts as a list of one.
         num_players: implied by ``len(opponents) + 1``; a different value is refused.
-        seat: the learner's seat; ``None`` draws one per episode.
-        reward: ``"score"`` or ``"win"``; ``None`` means ``"score"`` in solitaire, else ``"win"``.
-        illegal_action: ``"penalize"`` (end the episode with ``illegal_reward``) or ``"raise"``.
-        illegal_reward: a finite number.
-        render_mode: ``None`` or one of :data:`RENDER_MODES`.
+        seat: the learner's seat; ``None`` draws one each episode.
+        reward: ``"score"`` (points as scored, summing to the learner's final total; the default
+            in solitaire) or ``"win"`` (zero-sum at the end: +1 / -1 with two players, shared wins
+            split; the default with opponents), see :mod:`dice_envs.multiagent.base`.
+        illegal_action: ``"penalize"`` (end the episode with ``illegal_reward``) or ``"raise"``
+            (a ``ValueError`` naming the legal actions).
+        illegal_reward: the reward of an illegal action under ``"penalize"``, a finite number.
+        render_mode: ``None``, ``"rgb_array"`` (``render()`` returns an ``(H, W, 3)`` uint8 image
+            of the dice and the card / table; works with Gymnasium's ``RecordVideo``), ``"ansi"``
+            (the score card / table as text) or ``"human"`` (printed after every move, opponents'
+            included).
     """
 
     rules: RuleConfig

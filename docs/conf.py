@@ -2,7 +2,8 @@
 
 Build: ``python -m sphinx -W --keep-going -b html docs docs/_build/html``. The game pages under
 ``docs/games/`` and their pictures under ``docs/_generated/`` are written by ``_ext/gamepages.py``
-at every build.
+at every build, the table of ``gym.make`` keywords by ``_ext/keywords.py`` and the index of the
+benchmark records (``docs/benchmarks/index.md``) by ``_ext/benchpages.py``.
 """
 
 from __future__ import annotations
@@ -24,14 +25,15 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "gamepages",
+    "keywords",
+    "benchpages",
 ]
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "index"
 exclude_patterns = [
     "_build",
-    "benchmarks/**",
-    "seeds/**",
+    "rule-texts/**",
     "*.txt",
     "Thumbs.db",
     ".DS_Store",

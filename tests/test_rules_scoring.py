@@ -1,4 +1,4 @@
-"""Scoring functions against every worked example of the seed texts (as settled by RULES.md).
+"""Scoring functions against every worked example of the rule texts (as settled by RULES.md).
 
 Each game module's public ``score`` is the subject; the engine and the tables are tested elsewhere
 against these same functions.
@@ -24,7 +24,7 @@ SCORE_FUNCTIONS = {
 ALL_THROWS = list(itertools.combinations_with_replacement(range(1, 7), 5))
 
 
-# --------------------------------------------------------------------------- Spiffel (seed 000)
+# --------------------------------------------------------------------------- Spiffel (rule text 000)
 @pytest.mark.parametrize(
     ("box", "dice", "points"),
     [
@@ -85,13 +85,13 @@ def test_five_of_a_kind_is_a_full_house_only_under_the_joker(fn) -> None:
     assert fn("three_of_a_kind", [4, 4, 4, 4, 4], joker=True) == 20
 
 
-# --------------------------------------------------------------------------- Dice Poker (seed 003)
+# --------------------------------------------------------------------------- Dice Poker (rule text 003)
 @pytest.mark.parametrize(
     ("box", "dice", "points"),
     [
         ("pair", [5, 5, 3, 2, 1], 16),
         ("two_pairs", [2, 2, 5, 5, 1], 15),
-        ("three_of_a_kind", [5, 5, 5, 2, 5], 22),  # RULES.md: the seed's "= 21" is a slip
+        ("three_of_a_kind", [5, 5, 5, 2, 5], 22),  # RULES.md: the rule text's "= 21" is a slip
         ("four_of_a_kind", [1, 1, 1, 1, 3], 7),
         ("full_house", [2, 2, 2, 3, 3], 25),
         ("small_straight", [2, 3, 4, 5, 5], 30),
@@ -215,7 +215,7 @@ def test_box_score_rejects_unknown_box() -> None:
         box_score("sevens", [1, 2, 3, 4, 5])
 
 
-# --------------------------------------------------------------------------- Farkle (seed 001)
+# --------------------------------------------------------------------------- Farkle (rule text 001)
 @pytest.mark.parametrize(
     ("dice", "points"),
     [
@@ -226,7 +226,7 @@ def test_box_score_rejects_unknown_box() -> None:
         ([5, 5], 100),
         ([4, 4, 4], 400),  # "4 x 100 = 400"
         ([4, 4, 4, 4], 800),  # "4 x 100 x2 = 800"
-        ([4, 4, 4, 4, 4], 1600),  # x4 (the seed's "x2 x2 = 1600" example)
+        ([4, 4, 4, 4, 4], 1600),  # x4 (the rule text's "x2 x2 = 1600" example)
         ([4, 4, 4, 4, 4, 4], 3200),  # x8 per RULES.md
         ([2, 2, 2], 200),
         ([6, 6, 6], 600),

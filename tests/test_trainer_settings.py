@@ -61,3 +61,24 @@ def test_a_run_of_an_earlier_version_resumes(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text(json.dumps({**cfg.to_dict(), "precision": "bfloat16"}))
     with pytest.raises(ConfigError, match=r"differs from the run's .* in precision"):
         check_resume(cfg, tmp_path)
+
+
+def test_a_budget_between_rollouts_is_rounded_up_and_said(tmp_path: Path, capsys) -> None:
+    """A PPO update learns from a whole rollout of ``n_envs x n_steps`` steps, so 100 steps at
+    8 x 8 train 128: the trainer says so before it starts, its progress bar counts to 128 (it
+    counted to 100 and then past it), and the run reports the 128 it trained."""
+    from agents.training.train import train
+
+    cfg = TrainConfig.from_dict({}).with_overrides(
+        [
+            "total_timesteps=100", "n_envs=8", "n_steps=8", "batch_size=32", "net_arch=[8]",
+            "eval_freq=0", "checkpoint_freq=0", "final_eval_games=0", "tensorboard=false",
+        ]
+    )  # fmt: skip
+    assert cfg.planned_timesteps() == 128 and cfg.planned_timesteps(done=64) == 128
+    assert cfg.with_overrides(["total_timesteps=128"]).planned_timesteps() == 128
+    result = train(cfg, out=tmp_path / "run", command="pytest")
+    err = capsys.readouterr().err
+    assert result.steps == 128
+    assert "total_timesteps 100 rounded up to 128: whole rollouts of n_envs x n_steps = 8 x 8 = 64" in err
+    assert "/128 " in err and "/100 " not in err  # the bar's total

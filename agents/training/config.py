@@ -111,7 +111,11 @@ class TrainConfig:
     trainer: str = _knob(
         "ppo", "ppo: agents.training.ppo on the native vector env | sb3: sb3-contrib MaskablePPO"
     )
-    total_timesteps: int = _knob(100_000, "environment steps of the learner (over all envs)")
+    total_timesteps: int = _knob(
+        100_000,
+        "environment steps of the learner (over all envs), rounded up to whole rollouts of "
+        "n_envs x n_steps (the trainer says so when it rounds)",
+    )
     seed: int = _knob(0, "seeds the model, the envs and the opponents")
     device: str = _knob("auto", "auto (cuda when available) | cpu | cuda")
     torch_threads: int = _knob(
@@ -430,6 +434,16 @@ class TrainConfig:
     def gym_id(self) -> str:
         """Registered Gymnasium id of the game."""
         return GYM_IDS[self.game]
+
+    def planned_timesteps(self, done: int = 0) -> int:
+        """The steps a run that has ``done`` steps trains up to: ``total_timesteps`` rounded up to
+        whole rollouts of ``n_envs x n_steps`` (a PPO update learns from a whole rollout).
+
+        >>> TrainConfig.from_dict({"total_timesteps": 8192, "n_envs": 512, "n_steps": 32}).planned_timesteps()
+        16384
+        """
+        rollout = self.n_envs * self.n_steps
+        return done + max(0, -(-(self.total_timesteps - done) // rollout)) * rollout
 
     @property
     def expert_spec(self) -> str:

@@ -281,12 +281,19 @@ def train_ppo(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
     else:
         opponents = [cfg.opponents[i % len(cfg.opponents)] for i in range(cfg.num_players - 1)]
     rollout = Rollout(cfg, make_vector_env(cfg, opponents), device, seed=cfg.seed + learner.steps)
+    planned = cfg.planned_timesteps(learner.steps)
+    if planned != cfg.total_timesteps:
+        print(
+            f"total_timesteps {cfg.total_timesteps:,} rounded up to {planned:,}: whole rollouts of "
+            f"n_envs x n_steps = {cfg.n_envs} x {cfg.n_steps} = {cfg.n_envs * cfg.n_steps:,} steps",
+            file=sys.stderr,
+        )
     reporter = RunReporter(
         out,
         PROGRESS_FIELDS,
         steps=learner.steps,
         resumed=learner.resumed_from is not None,
-        total_timesteps=cfg.total_timesteps,
+        total_timesteps=planned,
         tensorboard=cfg.tensorboard,
         progress_bar=cfg.progress_bar,
     )

@@ -5,32 +5,11 @@
 :class:`dice_envs.wrappers.SingleAgentEnv`. Each game module (:mod:`.spiffel`, ...) documents
 its spaces.
 
-Keyword arguments (all optional; validated once into a :class:`dice_envs.options.EnvOptions`,
-which may be passed instead as ``options=``, alone):
-
-==================  ===========================================================================
-``opponents``       list of agent specs, one per other seat: ``"random"``, ``"greedy"``,
-                    ``"heuristic"``, a path to a trained model, ... (resolved by
-                    :func:`dice_envs.opponents.resolve_opponents`, i.e. ``agents.load``) or
-                    agent objects (used as they are). Default: none
-                    (solitaire), or ``num_players - 1`` × ``"random"`` when only
-                    ``num_players`` is given.
-``num_players``     implied by ``len(opponents) + 1``; a different value is a ``ConfigError``
-``seat``            the learner's seat; ``None`` (default) draws one each episode
-``reward``          ``"score"`` (points as scored, summing to the learner's final total;
-                    default in solitaire) or ``"win"`` (zero-sum at the end: +1 / -1 with two
-                    players, shared wins split; default with opponents), see
-                    :mod:`dice_envs.multiagent.base`
-``illegal_action``  ``"penalize"`` (default: end the episode with ``illegal_reward``) or
-                    ``"raise"`` (``ValueError`` naming the legal actions)
-``illegal_reward``  default ``-1.0``
-``render_mode``     ``None``, ``"rgb_array"`` (``render()`` returns an ``(H, W, 3)`` uint8 image
-                    of the dice and the card / table, :mod:`dice_envs.render_rgb`; works with
-                    Gymnasium's ``RecordVideo``), ``"ansi"`` (the score card / table as text) or
-                    ``"human"`` (printed after every move, opponents' included)
-``rules``           a rule configuration of the game (e.g. ``SpiffelRules(joker=False)``)
-rule parameters     e.g. ``upper_bonus_threshold=64`` (validated by the rules config)
-==================  ===========================================================================
+Keyword arguments (all optional): the attributes of :class:`dice_envs.options.EnvOptions`
+(``opponents``, ``num_players``, ``seat``, ``reward``, ``illegal_action``, ``illegal_reward``,
+``render_mode``, ``rules``) and the game's rule parameters (``upper_bonus_threshold=64``, ...),
+validated once into an :class:`~dice_envs.options.EnvOptions`, which may be passed instead as
+``options=``, alone. The docs list them all in one table: :ref:`gym-keywords`.
 
 ``info`` (every step, the same keys, numbers and arrays only): ``action_mask`` (int8), ``seat``,
 ``encoding_version``, ``game_over``, ``final_scores`` (int64 totals by seat once over, zeros

@@ -13,8 +13,8 @@ Reward                 ``"score"`` (default in solitaire): points entered plus b
                        +1 / -1 at the end with two players, zero-sum and split on shared wins
 Episode                the learner's 15 rounds (with opponents: until every seat filled
                        its card); opponents move inside ``step()``
-Arguments              see :mod:`dice_envs.envs.base`; rule parameters of
-                       :class:`dice_envs.rules.DicePokerRules`
+Arguments              the ``gym.make`` keywords (:ref:`gym-keywords`) and the rule
+                       parameters of :class:`dice_envs.rules.DicePokerRules`
 Version                v0
 =====================  ==================================================================
 

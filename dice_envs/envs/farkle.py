@@ -14,8 +14,8 @@ Reward                 ``"score"`` (default in solitaire): change of the learner
                        zero-sum and split on shared wins
 Episode                terminated when the round in which a seat reached ``target`` is over;
                        truncated after ``max_turns`` turns per seat (default 100)
-Arguments              see :mod:`dice_envs.envs.base`; rule parameters of
-                       :class:`dice_envs.rules.FarkleRules`
+Arguments              the ``gym.make`` keywords (:ref:`gym-keywords`) and the rule
+                       parameters of :class:`dice_envs.rules.FarkleRules`
 Version                v1
 =====================  ==================================================================
 

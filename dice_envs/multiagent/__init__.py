@@ -7,7 +7,7 @@
 ['player_0', 'player_1', 'player_2']
 
 Each module has ``env(num_players=2, render_mode=None, **kwargs)`` (wrapped) and ``raw_env``
-(game logic only); :mod:`.base` holds the shared flow :class:`~.base.DiceAECEnv`.
+(game logic only); :mod:`dice_envs.multiagent.base` holds the shared flow :class:`~.base.DiceAECEnv`.
 
 The module of a retired env version (``farkle_v0``: its observation changed) is not served:
 ``import dice_envs.multiagent.farkle_v0`` and ``from dice_envs.multiagent import farkle_v0`` raise

@@ -1,6 +1,6 @@
 """PettingZoo AEC env of Dice Poker.
 
-Rules: seed ``003``: 15 rounds of up to 3 throws with 5 dice; every Poker after the first
+Rules: rule text ``003``: 15 rounds of up to 3 throws with 5 dice; every Poker after the first
 +100 and a forced joker.
 
 =====================  ==================================================================

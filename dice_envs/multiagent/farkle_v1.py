@@ -1,4 +1,4 @@
-"""PettingZoo AEC env of Farkle (seed ``001``, "Space Dice"): six dice, push your luck.
+"""PettingZoo AEC env of Farkle (rule text ``001``, "Space Dice"): six dice, push your luck.
 
 =====================  ==================================================================
 Import                 ``from dice_envs.multiagent import farkle_v1``

@@ -1,6 +1,6 @@
 """PettingZoo AEC env of Spiffel.
 
-Rules: seed ``000``: 13 rounds of up to 3 throws with 5 dice; second Spiffel +100 once and a free joker.
+Rules: rule text ``000``: 13 rounds of up to 3 throws with 5 dice; second Spiffel +100 once and a free joker.
 
 =====================  ==================================================================
 Import                 ``from dice_envs.multiagent import spiffel_v0``

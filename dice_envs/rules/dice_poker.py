@@ -1,13 +1,16 @@
-"""Dice Poker: the 15-box scorecard game of seed ``003`` (Afrikaans).
+"""Dice Poker: the 15-box scorecard game of rule text ``003`` (Afrikaans).
 
-    "Die spel duur 15 rondes." — 15 rounds, every box filled exactly once.
+15 rounds, every box filled exactly once. Rules as settled by RULES.md: upper bonus +35 when the
+left side is higher than 63 (64 or more); a Poker thrown while the ``poker`` box holds 50 earns
++100 *each* time and a *forced* joker: the upper box of its face if open, else any open
+right-side box (full house / straights score in full), else 0 in an upper box. The rule text's
+own words:
 
-Rules as settled by RULES.md: upper bonus +35 when the left side is "hoër ... dan 63" (64 or
-more); a Poker thrown while the ``poker`` box holds 50 earns +100 *each* time and a *forced*
-joker: "die ontvangde telling in die toepaslike reël in die linkerkant van die kaart moet skryf,
-en as dit ingevul word, is die resultaat in 'n lyn in die regterkant" — the upper box of its face
-if open, else any open right-side box (full house / straights score in full), else 0 in an
-upper box.
+    "Die spel duur 15 rondes." ... "hoër ... dan 63" ... "die ontvangde telling in die
+    toepaslike reël in die linkerkant van die kaart moet skryf, en as dit ingevul word, is die
+    resultaat in 'n lyn in die regterkant"
+
+    -- rule text ``003`` (Dice Poker)
 
 >>> score("pair", [5, 5, 3, 2, 1])
 16

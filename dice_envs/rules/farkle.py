@@ -1,16 +1,21 @@
-"""Farkle ("Space Dice"), the push-your-luck game of seed ``001``.
+"""Farkle ("Space Dice"), the push-your-luck game of rule text ``001``.
 
-Scoring combinations, each made within one throw ("the combination should be roll in single
-roll"): single 1 = 100, single 5 = 50; three of a kind = face × 100 (three 1s = 1000) and "every
-other appearance of the same value doubles the previous number of points"; a straight
+Scoring combinations, each made within one throw: single 1 = 100, single 5 = 50; three of a kind
+= face × 100 (three 1s = 1000), each further die of that face doubling it; a straight
 1-2-3-4-5-6 = 2000; three pairs of three different faces = 1500; two triples = 2500. A set of
 dice is scored by the best split into combinations.
 
 A turn (RULES.md): throw six dice; set aside one or more scoring dice, every one of them part of a
 combination; then bank (only when the turn total is greater than ``bank_minimum``) or throw the
 rest. A throw with nothing scoring is a farkle and loses the turn total; when all six are set
-aside (hot dice) all six may be thrown again. Bankruptcy: "When a player's turn and in its first
-roll not fit any combination of scoring, he losing all previously accumulated points."
+aside (hot dice) all six may be thrown again. Bankruptcy: a player whose turn's first throw
+scores nothing loses all banked points. The rule text's own words, as written:
+
+    "the combination should be roll in single roll" ... "every other appearance of the same
+    value doubles the previous number of points" ... "When a player's turn and in its first
+    roll not fit any combination of scoring, he losing all previously accumulated points."
+
+    -- rule text ``001`` (Farkle)
 
 Actions (``n_actions = 128``): ``mask + 64 * bank`` where bit ``i`` of ``mask`` sets aside die
 ``i`` of the current throw (sorted ascending) and ``bank`` is 1 to bank afterwards, 0 to throw

@@ -1,12 +1,15 @@
-"""Spiffel: the Yahtzee-family scorecard game of seed ``000``.
+"""Spiffel: the Yahtzee-family scorecard game of rule text ``000``.
+
+13 rounds of up to three throws; each round's throw is entered in one box of the score card.
+Rules as settled by RULES.md: upper bonus +35 at 63 or more; a second Spiffel, thrown while the
+``spiffel`` box holds 50, earns +100 once per game and a *free* joker: the throw may go in any
+open box and full house / straights score in full. The rule text's own words, as written:
 
     "In 13 dicing rounds with a maximum of three throws per round collect points via certain
-    combinations and enter them into the game pad."
+    combinations and enter them into the game pad." ... "In case one accomplishs 63 or more
+    points in the upper zone" ... "Further Spiffels will not get oneself auxiliary points"
 
-Rules as settled by RULES.md: upper bonus +35 at 63 or more ("In case one accomplishs 63 or more
-points in the upper zone"); a second Spiffel, thrown while the ``spiffel`` box holds 50, earns
-+100 once per game ("Further Spiffels will not get oneself auxiliary points") and a *free* joker:
-the throw may go in any open box and full house / straights score in full.
+    -- rule text ``000`` (Spiffel)
 
 >>> score("full_house", [3, 3, 3, 5, 5])
 25

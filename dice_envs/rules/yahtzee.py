@@ -1,4 +1,4 @@
-"""Official Yahtzee: a reference variant (not a seed) for comparison with the literature.
+"""Official Yahtzee: a reference variant (no rule text of the project's) for comparison with the literature.
 
 Spiffel's 13 boxes with the five-of-a-kind box named ``yahtzee``; upper bonus at 63 or more; an
 unlimited +100 bonus when the ``yahtzee`` box holds 50; and the *forced* joker whenever the

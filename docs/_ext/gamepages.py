@@ -14,12 +14,13 @@ import dataclasses
 import importlib
 import inspect
 import os
-import re
 from pathlib import Path
 from typing import Any
 
-#: Seed rule texts under docs/seeds/, by game (Yahtzee is a reference variant with no seed text).
-SEED_FILES = {
+from keywords import option_docs  # docs/_ext, on the path of the build and of tests/test_docs.py
+
+#: The rule texts under docs/rule-texts/, by game (Yahtzee is a reference variant with none).
+RULE_TEXTS = {
     "spiffel": "000_36ec8d1398221d1f.txt",
     "farkle": "001_7dfb3dba21fba936.txt",
     "dice_poker": "003_0d0ff47194229ec3.txt",
@@ -184,10 +185,10 @@ def game_page(spec: Any, picture: str) -> str:
             ["Rules class", f"`{spec.rules_class.__module__}.{spec.rules_class.__name__}`"],
         ],
     )
-    seed = SEED_FILES.get(spec.name)
+    rule_text = RULE_TEXTS.get(spec.name)
     rule_links = ["the settled rules in {doc}`../RULES`"]
-    if seed:
-        rule_links.insert(0, f"{{download}}`the original rule text <../seeds/{seed}>`")
+    if rule_text:
+        rule_links.insert(0, f"{{download}}`the original rule text <../rule-texts/{rule_text}>`")
     history = _section(env_module.__doc__, "Version history:")
     served = "\n".join(
         f"* `{spec.versioned_env_id(v)}`{' (served)' if v == spec.version else ' (retired)'}: "
@@ -224,7 +225,8 @@ def game_page(spec: Any, picture: str) -> str:
             inspect.cleandoc(env_module.__doc__ or "").split("Version history:")[0].split("\n>>>")[0].strip()
         ),
         "## Rewards\n",
-        f"`reward=` one of {', '.join(f'`{m}`' for m in REWARD_MODES)}:\n",
+        f"`reward=` one of {', '.join(f'`{m}`' for m in REWARD_MODES)} (every keyword: "
+        "{ref}`gym-keywords`):\n",
         _rst(_reward_text()),
         "## Illegal actions, termination and truncation\n",
         _rst(_section(outcome.__doc__, "construction. The rule:")),
@@ -237,12 +239,8 @@ def game_page(spec: Any, picture: str) -> str:
 
 
 def _reward_text() -> str:
-    """The ``reward`` row of the Gymnasium env's keyword table (:mod:`dice_envs.envs.base`)."""
-    from dice_envs.envs import base
-
-    match = re.search(r"``reward``\s+(.*?)\n``illegal_action``", base.__doc__ or "", re.S)
-    text = " ".join(line.strip() for line in (match.group(1) if match else "").splitlines())
-    return text
+    """The meaning of the ``reward`` keyword (:class:`dice_envs.options.EnvOptions`)."""
+    return option_docs()["reward"]
 
 
 def index_page(specs: list[Any]) -> str:
