@@ -28,6 +28,7 @@ targets, as plain arrays; ``--resume`` continues exactly where the checkpoint st
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -220,6 +221,8 @@ def final_evaluation(cfg: SearchConfig, net: ValueNet) -> tuple[dict[str, Any], 
         mean, se = evaluate_net(cfg, net, games, seed)
         return {"games": games, "mean_score": mean, "stderr": se}, ""
     rules = cfg.rule_config()
+    names = ", ".join(cfg.final_eval_opponents)
+    print(f"final evaluation: {games} games each of the trained agent and {names}", file=sys.stderr)
     with single_thread_blas():
         rows = solitaire_rows(SearchAgent(rules, net=net), rules, games, seed, cfg.final_eval_opponents, 256)
     rows_out = [r.to_dict() for r in rows]
