@@ -123,7 +123,7 @@ def test_env_figures_and_their_speedups(tmp_path: Path) -> None:
 
 def test_recipe_times_each_backend(tmp_path: Path, capsys) -> None:
     out = tmp_path / "recipe.json"
-    argv = ["recipe", "--config", "quickstart", "--backends", "native", "dummy"]
+    argv = ["recipe", "--config", "quickstart-ppo", "--backends", "native", "dummy"]
     argv += ["--set", "n_envs=16", "--set", "n_steps=4", "--set", "batch_size=32", "--set", "torch_threads=1"]
     argv += ["--rollout-steps", "64", "--train-steps", "64", "--out", str(out)]
     assert benchmark.main(argv) == 0

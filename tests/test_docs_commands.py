@@ -488,8 +488,10 @@ def test_extractor() -> None:
     assert key(["dice-envs", "benchmark", "envs", "--threads", "1"]) == "benchmark envs"
     assert key(["python", "scripts/train.py", "--config", "x"]) == "train"
     assert key(["python", "-m", "agents.web"]) == "serve"
-    argv = budgeted(["dice-envs", "train", "--config", "quickstart"], chain=2)
+    argv = budgeted(["dice-envs", "train", "--config", "quickstart-ppo"], chain=2)
     assert argv[-2:] == ["--total-timesteps", str(2 * TRAIN_STEPS)]
+    argv = budgeted(["dice-envs", "train", "--config", "quickstart"], chain=2)  # a search recipe
+    assert argv[-2:] == ["--set", "iterations=4"]
     assert budgeted(["dice-envs", "train", "--help"]) == ["dice-envs", "train", "--help"]
     with pytest.raises(AssertionError, match="shell syntax"):
         words("dice-envs --help | head")

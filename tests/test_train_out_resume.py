@@ -144,8 +144,8 @@ def test_shipped_recipes_are_found_from_any_directory(
     monkeypatch.chdir(tmp_path)
     assert not Path("configs").exists()
     assert load_config("tiny_ppo").name == "tiny_ppo"
-    assert load_config("configs/train/quickstart.yaml").name == "quickstart"
-    assert load_config("quickstart.yaml").name == "quickstart"
+    assert load_config("configs/train/quickstart-ppo.yaml").name == "quickstart-ppo"
+    assert load_config("quickstart-ppo.yaml").name == "quickstart-ppo"
     with pytest.raises(
         ConfigError, match=r"training config file not found: nope \(shipped train configs: .*quickstart"
     ):

@@ -154,7 +154,7 @@ def test_unknown_key_is_rejected_with_the_allowed_keys(tmp_path: Path) -> None:
     ):
         TrainConfig.from_yaml(bad)
     with pytest.raises(ConfigError, match=r"'net_archh' \(did you mean 'net_arch'\?\)"):
-        load_config(CONFIGS / "quickstart.yaml", ["net_archh=[1]"])
+        load_config(CONFIGS / "quickstart-ppo.yaml", ["net_archh=[1]"])
     with pytest.raises(ConfigError) as err:  # nothing close: no guess
         TrainConfig.from_dict({"wibble": 1})
     assert "did you mean" not in str(err.value)

@@ -5,7 +5,7 @@ Examples::
     dice-envs train --config configs/train/quickstart.yaml
     dice-envs train --config configs/train/spiffel-scratch.yaml --device cuda
     dice-envs train --config configs/train/farkle.yaml --set n_envs=2048 --rules target=5000
-    dice-envs train --config configs/train/quickstart.yaml --resume --out runs/quickstart \
+    dice-envs train --config configs/train/quickstart-ppo.yaml --resume --out runs/quickstart-ppo \
         --total-timesteps 6000000
 
 Products in ``--out`` (default ``runs/<name>``, never an earlier run's folder): ``<name>.zip``

@@ -63,6 +63,11 @@ class SearchConfig:
         "optimal", "reward win: the opponent of the evaluation games (an agent spec; seats balanced)"
     )
     final_eval_games: int = _knob(10_000, "games of the evaluation written on the card")
+    final_eval_opponents: list = _knob(
+        [],
+        "solitaire: built-in agents (e.g. heuristic, optimal) played on the final evaluation's dice "
+        "beside the trained agent, in a table; empty = the trained agent alone",
+    )
     checkpoint_every: int = _knob(25, "save a checkpoint every this many iterations (0 = only at the end)")
     torch_threads: int = _knob(
         1, "torch CPU threads for the fit (fixed: the same seed trains the same model)"
@@ -181,6 +186,7 @@ class SearchConfig:
             )
         if not isinstance(self.progress_bar, bool):
             raise ConfigError(f"config 'progress_bar' must be true or false, got {self.progress_bar!r}")
+        self._check_final_eval_opponents()
         if self.reward == "win":
             for key in ("eval_games", "final_eval_games"):
                 if getattr(self, key) % 2:
@@ -188,3 +194,23 @@ class SearchConfig:
                         f"config {key!r} must be even for reward win (each deal is played from both "
                         f"seats), got {getattr(self, key)!r}"
                     )
+
+    def _check_final_eval_opponents(self) -> None:
+        """``final_eval_opponents``: agent specs that play these rules, solitaire only."""
+        from agents.registry import check_spec
+
+        specs = self.final_eval_opponents
+        if not isinstance(specs, list) or not all(isinstance(v, str) and v.strip() for v in specs):
+            raise ConfigError(
+                f"config 'final_eval_opponents' must be a list of agent spec strings, got {specs!r}"
+            )
+        if specs and self.reward != "score":
+            raise ConfigError(
+                "config 'final_eval_opponents' is for solitaire runs (reward score); the win learner "
+                f"evaluates against eval_opponent. Got {specs!r}"
+            )
+        for spec in specs:
+            try:
+                check_spec(spec, self.rule_config())
+            except ConfigError as exc:
+                raise ConfigError(f"config 'final_eval_opponents': {exc}") from None

@@ -28,6 +28,7 @@ targets, as plain arrays; ``--resume`` continues exactly where the checkpoint st
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -36,12 +37,14 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from agents.search import products
+from agents.search.agent import SearchAgent
 from agents.search.config import RESUMABLE, SearchConfig
 from agents.search.play import play_games
 from agents.search.value import VALUE_SCALE, LearnedValues, ValueNet, state_features
 from agents.solver.cache import single_thread_blas
 from agents.solver.scorecard import turn_solver
 from agents.training.products import TrainResult
+from agents.training.score_table import format_table, solitaire_rows
 from dice_envs.io import atomic_write_text
 from dice_envs.rules import ConfigError
 
@@ -50,6 +53,7 @@ __all__ = [
     "Iteration",
     "Trained",
     "evaluate_net",
+    "final_evaluation",
     "iterate",
     "prepare_folder",
     "run",
@@ -190,11 +194,7 @@ def train_search(cfg: SearchConfig, folder: Path, resume: bool, command: str) ->
     trained = iterate(
         cfg, folder, resume, ValueNet.random(solver, cfg.hidden, seed=cfg.seed), play, fit_buffer, evaluate
     )
-    evaluation: dict[str, Any] = {}
-    if cfg.final_eval_games:
-        seed = EVAL_SEED_OFFSET + 7_777_777 + cfg.seed
-        mean, se = evaluate_net(cfg, trained.net, cfg.final_eval_games, seed)
-        evaluation = {"games": cfg.final_eval_games, "mean_score": mean, "stderr": se}
+    evaluation, table = final_evaluation(cfg, trained.net) if cfg.final_eval_games else ({}, "")
     return products.save_model(
         cfg,
         folder,
@@ -205,7 +205,35 @@ def train_search(cfg: SearchConfig, folder: Path, resume: bool, command: str) ->
         wall_s=trained.wall_s,
         resumed_from=trained.resumed_from,
         evaluation=evaluation,
+        table=table,
     )
+
+
+def final_evaluation(cfg: SearchConfig, net: ValueNet) -> tuple[dict[str, Any], str]:
+    """The card's evaluation of ``net``'s search agent over ``final_eval_games`` dice seeds that
+    training never used, and the table printed at the end ("" for the default line).
+
+    With ``final_eval_opponents``, the trained agent and each of them play the same dice through
+    the game runner (:func:`agents.training.score_table.solitaire_rows`), and the card keeps every
+    row; without, the learner's own player measures the trained agent alone."""
+    games, seed = cfg.final_eval_games, EVAL_SEED_OFFSET + 7_777_777 + cfg.seed
+    if not cfg.final_eval_opponents:
+        mean, se = evaluate_net(cfg, net, games, seed)
+        return {"games": games, "mean_score": mean, "stderr": se}, ""
+    rules = cfg.rule_config()
+    names = ", ".join(cfg.final_eval_opponents)
+    print(f"final evaluation: {games} games each of the trained agent and {names}", file=sys.stderr)
+    with single_thread_blas():
+        rows = solitaire_rows(SearchAgent(rules, net=net), rules, games, seed, cfg.final_eval_opponents, 256)
+    rows_out = [r.to_dict() for r in rows]
+    evaluation = {
+        "games": games,
+        "mean_score": rows[0].mean_score,
+        "stderr": rows[0].stderr,
+        "rows": rows_out,
+    }
+    title = f"{cfg.game} solitaire, {games} games per agent, every agent on the same dice (seed {seed}):"
+    return evaluation, f"{title}\n{format_table(rows)}"
 
 
 def _fit(cfg: SearchConfig, model: Any, opt: Any, solver: Any, buffer: list[Any], it: int) -> float:

@@ -7,7 +7,6 @@ learning curve with its reference lines (:func:`reference_lines`).
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,35 +78,21 @@ def reference_lines(cfg: TrainConfig, rows: list[Any]) -> dict[str, float]:
 def final_evaluation(model: Any, cfg: TrainConfig) -> list[Any]:
     """Table rows: the trained agent (and, solitaire, each built-in agent) over ``final_eval_games``."""
     from agents.players.model import ModelAgent
-    from agents.registry import load
-    from agents.training.score_table import play_games
+    from agents.training.score_table import load_or_skip, play_games, solitaire_rows
 
     rules = cfg.rule_config()
     games, seed = cfg.final_eval_games, cfg.seed + 50_000
     trained = ModelAgent(model, deterministic=True, name="trained")
-    rows = []
     if cfg.num_players == 1:
-        rows.append(play_games(trained, rules, games, seed=seed))
-        for spec in cfg.final_eval_opponents:
-            agent = _try_load(load, spec, rules, 1, seed)
-            if agent is not None:
-                rows.append(play_games(agent, rules, games, seed=seed, agent_name=spec))
-        return rows
+        return solitaire_rows(trained, rules, games, seed, cfg.final_eval_opponents)
+    rows = []
     specs = list(dict.fromkeys([*cfg.final_eval_opponents, *eval_opponents(cfg)]))
     for spec in specs:
-        if _try_load(load, spec, rules, cfg.num_players, seed) is None:
+        if load_or_skip(spec, rules, cfg.num_players, seed) is None:
             continue
         opponents = [spec] * (cfg.num_players - 1)
         rows.append(play_games(trained, rules, games, opponents=opponents, seed=seed))
     return rows
-
-
-def _try_load(load: Any, spec: str, rules: Any, num_players: int, seed: int) -> Any:
-    try:
-        return load(spec, game=rules, num_players=num_players, seed=seed)
-    except (ConfigError, NotImplementedError) as exc:
-        print(f"(skipping {spec!r} in the evaluation table: {exc})", file=sys.stderr)
-        return None
 
 
 def previous_wall_time(model_path: Path) -> float:

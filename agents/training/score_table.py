@@ -5,13 +5,19 @@ every game in lockstep on the batched engine, so a neural policy answers a whole
 forward pass. Solitaire: the mean final score. Several players: the agent sits in every seat in
 turn (seats balanced, each deal played in every seat order with the same dice), and wins / draws
 / losses are counted by :func:`agents.evaluation.wins_draws_losses`.
+
+:func:`solitaire_rows` is the table both trainers end a solitaire run with: the trained agent and
+each built-in agent named, on the same dice seeds (common random numbers). With an ``optimal``
+row, :func:`format_table` adds each agent's points behind ``optimal`` on the same dice (the mean
+of the per-game differences, with its standard error).
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +26,9 @@ import numpy as np
 from agents.evaluation.runner import balanced_lineups, derive_seeds, dice_seed, run_games
 from agents.evaluation.stats import wins_draws_losses
 from agents.registry import load
-from dice_envs.rules import RuleConfig
+from dice_envs.rules import ConfigError, RuleConfig
 
-__all__ = ["GameStats", "evaluate_policy", "format_table", "play_games"]
+__all__ = ["GameStats", "evaluate_policy", "format_table", "load_or_skip", "play_games", "solitaire_rows"]
 
 
 @dataclass
@@ -37,6 +43,8 @@ class GameStats:
     wins: int
     draws: int
     losses: int
+    #: the agent's score in each game, in game order (solitaire tables pair rows by it)
+    scores: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def win_rate(self) -> float:
@@ -51,6 +59,7 @@ class GameStats:
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly summary (no win counts in solitaire)."""
         d = {**asdict(self), "stderr": self.stderr}
+        del d["scores"]
         if self.opponent == "solitaire":
             for key in ("wins", "draws", "losses"):
                 del d[key]
@@ -132,18 +141,51 @@ def _stats(
         wins=wdl[0],
         draws=wdl[1],
         losses=wdl[2],
+        scores=scores,
     )
 
 
+def load_or_skip(spec: str, rules: RuleConfig, num_players: int, seed: int) -> Any:
+    """The agent ``spec`` for a table row, or ``None`` (with a note on stderr) when it does not
+    play these rules."""
+    try:
+        return load(spec, game=rules, num_players=num_players, seed=seed)
+    except (ConfigError, NotImplementedError) as exc:
+        print(f"(skipping {spec!r} in the evaluation table: {exc})", file=sys.stderr)
+        return None
+
+
+def solitaire_rows(
+    trained: Any, rules: RuleConfig, games: int, seed: int, specs: Sequence[str], batch: int = 64
+) -> list[GameStats]:
+    """Rows of a solitaire table: ``trained`` (named ``trained``), then each agent of ``specs``
+    that plays ``rules``, every one over the same ``games`` dice seeds of ``seed``."""
+    rows = [play_games(trained, rules, games, seed=seed, batch=batch, agent_name="trained")]
+    for spec in specs:
+        agent = load_or_skip(spec, rules, 1, seed)
+        if agent is not None:
+            rows.append(play_games(agent, rules, games, seed=seed, batch=batch, agent_name=spec))
+    return rows
+
+
 def format_table(rows: Sequence[GameStats]) -> str:
-    """A plain-text table of evaluation rows."""
+    """A plain-text table of evaluation rows; a solitaire table with an ``optimal`` row played on
+    the same dice adds the column ``behind optimal``: the mean, over the games, of ``optimal``'s
+    score minus the row's (with its standard error)."""
     multi = any(r.opponent != "solitaire" for r in rows)
+    best = next((r.scores for r in rows if r.agent == "optimal" and not multi), None)
+    paired = best is not None and all(r.scores is not None and len(r.scores) == len(best) for r in rows)
     head = f"{'agent':<14} {'opponent':<14} {'games':>6} {'mean score':>11} {'± s.e.':>7}"
     head += f" {'win rate':>9} {'draws':>6}" if multi else ""
+    head += f" {'behind optimal':>15} {'± s.e.':>7}" if paired else ""
     lines = [head, "-" * len(head)]
     for r in rows:
         line = f"{r.agent:<14} {r.opponent:<14} {r.games:>6} {r.mean_score:>11.1f} {r.stderr:>7.1f}"
         if multi:
             line += f" {r.win_rate:>9.3f} {r.draws:>6}"
+        if paired:
+            gap = best - r.scores  # type: ignore[operator]
+            se = gap.std(ddof=1) / math.sqrt(len(gap)) if len(gap) > 1 else math.nan
+            line += f" {gap.mean():>15.1f} {se:>7.1f}"
         lines.append(line)
     return "\n".join(lines)

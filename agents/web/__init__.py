@@ -95,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="examples:\n"
         "  dice-envs serve                        # then open http://127.0.0.1:8000/\n"
         "  dice-envs serve --port 8080 --bot-delay 0.3\n"
-        "  dice-envs serve --model mybot=runs/quickstart/quickstart.zip   # seat it as mybot",
+        "  dice-envs serve --model mybot=runs/quickstart/quickstart.npz   # seat it as mybot",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(

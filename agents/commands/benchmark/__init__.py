@@ -49,7 +49,7 @@ EXAMPLES = {
         "dice-envs benchmark training --games spiffel --gym --out train.json",
         "dice-envs benchmark training --games spiffel --device cuda --loop-envs 4096",
     ],
-    "recipe": ["dice-envs benchmark recipe --config quickstart --backends native dummy"],
+    "recipe": ["dice-envs benchmark recipe --config quickstart-ppo --backends native dummy"],
 }
 
 HELP = {
@@ -156,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     c = _add(sub, "recipe", [out])
-    c.add_argument("--config", default="quickstart", help="a training recipe: a file or a shipped name")
+    c.add_argument("--config", default="quickstart-ppo", help="a PPO recipe: a file or a shipped name")
     c.add_argument(
         "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help="override a key"
     )

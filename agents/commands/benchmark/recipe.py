@@ -1,7 +1,7 @@
 """``dice-envs benchmark recipe``: env steps per second of a training recipe, per vector env.
 
 Two figures per ``vec_env`` backend (``native``, ``subproc``, ``dummy``), from the same recipe
-(``--config``, a file or a shipped recipe's name, default ``quickstart``; ``--set`` overrides):
+(``--config``, a file or a shipped recipe's name, default ``quickstart-ppo``; ``--set`` overrides):
 
 * ``rollout``: the recipe's training vector env alone (:func:`agents.training.envs.make_train_env`),
   stepped with uniformly random legal actions;
