@@ -92,19 +92,24 @@ def _table(head: list[str], rows: list[list[str]], text_columns: int) -> str:
     return "\n".join([*lines, *("| " + " | ".join(r) + " |" for r in rows)]) + "\n"
 
 
-def _solitaire_table(rows: list[tuple]) -> str:
+def _solitaire_table(rows: list[tuple], timed: bool = False) -> str:
+    """Every bot of ``rows``; ``timed`` adds the wall time its scored games took (one process)."""
+    head = ["bot", "game", "points lost per game", "mean score", "`optimal`, same dice", "exact optimum"]
     body = [
         [f"`{name}`", GAME_NAMES[g], _lost(e), _mean(e), _optimal_mean(e), f"{e['optimum']:.2f}"]
+        + ([f"{e['play_seconds']:.0f} s"] if timed else [])
         for g, name, e in rows
     ]
-    head = ["bot", "game", "points lost per game", "mean score", "`optimal`, same dice", "exact optimum"]
+    head += ["time of its scored games"] if timed else []
     return _table(head, body, 2) + "\n" + _sources([e for _, _, e in rows])
 
 
 def _headline(records: Mapping[str, Any]) -> str:
+    """Per solitaire game: ``optimal``, the bot losing the fewest points, the PPO bot trained from
+    scratch (``<game>-scratch``) and ``heuristic``."""
     body, used = [], []
     for game in sorted({e["game"] for e in records.values() if e["num_players"] == 1 and "regret" in e}):
-        bots = [r for r in _solitaire(records, lambda n, e, g=game: e["game"] == g)]
+        bots = _solitaire(records, lambda n, e, g=game: e["game"] == g)
         ppo = [r for r in bots if r[1] == f"{game}-scratch"]
         picks = [
             (
@@ -118,10 +123,15 @@ def _headline(records: Mapping[str, Any]) -> str:
         for i, (label, e) in enumerate(picks):
             body.append([GAME_NAMES[game] if i == 0 else "", label, _lost(e), f"{e['mean_score']:.2f}"])
             used.append(e)
-    return _table(["game", "agent", "points lost per game", "mean score"], body, 2) + "\n" + _sources(used)
+    return (
+        _table(["game", "agent", "points lost per game", "mean score, same dice"], body, 2)
+        + "\n"
+        + _sources(used)
+    )
 
 
 def _multiplayer(records: Mapping[str, Any]) -> str:
+    """Every multi-player bot's share of wins against each opponent it was measured against."""
     body, used = [], []
     for name, e in sorted(records.items(), key=lambda kv: (kv[1]["game"], kv[0])):
         if e["num_players"] < 2:
@@ -151,7 +161,7 @@ def _multiplayer(records: Mapping[str, Any]) -> str:
 BLOCKS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "headline": _headline,
     "solitaire": lambda rec: _solitaire_table(_solitaire(rec, lambda n, e: True)),
-    "search": lambda rec: _solitaire_table(_solitaire(rec, lambda n, e: "-search" in n)),
+    "search": lambda rec: _solitaire_table(_solitaire(rec, lambda n, e: "-search" in n), timed=True),
     "multiplayer": _multiplayer,
 }
 
