@@ -65,12 +65,13 @@ def _solitaire(records: Mapping[str, Any], keep: Callable[[str, Mapping[str, Any
 
 
 def _provenance(entries: list[Mapping[str, Any]]) -> list[str]:
-    """One line per distinct command behind ``entries``: date, machine, code revision."""
+    """One line per distinct command behind ``entries``: seed, date, machine, code revision."""
     seen: dict[tuple, None] = {}
     for e in entries:
         m = e["machine"]
-        seen[(e["command"], e["date"], f"{m['cores']} cores of {m['cpu']}", e["revision"][:12])] = None
-    return [f"`{c}` ({d}, {m}, code revision `{r}`)" for c, d, m, r in seen]
+        where = f"{m['cores']} cores of {m['cpu']}"
+        seen[(e["command"], str(e["seed"]), e["date"], where, e["revision"][:12])] = None
+    return [f"`{c}` (seed {s}; {d}, {w}, code revision `{r}`)" for c, s, d, w, r in seen]
 
 
 def _sources(entries: list[Mapping[str, Any]]) -> str:
