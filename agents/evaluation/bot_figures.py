@@ -122,7 +122,7 @@ def _headline(records: Mapping[str, Any]) -> str:
             ("`heuristic`", records[f"{game}:heuristic"]),
         ]
         for i, (label, e) in enumerate(picks):
-            body.append([GAME_NAMES[game] if i == 0 else "", label, _lost(e), f"{e['mean_score']:.2f}"])
+            body.append([GAME_NAMES[game] if i == 0 else "", label, _lost(e), _mean(e)])
             used.append(e)
     return (
         _table(["game", "agent", "points lost per game", "mean score, same dice"], body, 2)
