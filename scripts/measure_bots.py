@@ -3,30 +3,39 @@
 
 Each bot is loaded weights-only and checked against its card
 (:meth:`agents.players.model.ModelAgent.from_file`: the network ``MaskablePPO.load`` would give, with
-nothing unpickled) and acts by its argmax over the legal actions (``deterministic=True``, what
-``model.predict(obs, action_masks=mask, deterministic=True)`` returns) on whole batches of games, played
-by the game runner (:func:`agents.training.score_table.play_games` over
-:func:`agents.evaluation.run_games`) with the rules of its card:
+nothing unpickled; a value model ``.npz`` is played by search) and acts by its argmax over the legal
+actions (``deterministic=True``) on whole batches of games, played by the game runner
+(:func:`agents.training.score_table.play_games` over :func:`agents.evaluation.run_games`) with the
+rules of its card:
 
-* scorecard solitaire bots: mean final score ± standard error, and the share of the exact
-  solitaire optimum (``agents.solver``) for the same rules;
-* multi-player bots: win rate (sole wins) against each ``--opponents`` agent, seats balanced
-  (the bot sits in every seat equally often, every deal in every seat), with a Wilson 95%
-  interval (:func:`agents.evaluation.wilson_interval`).
+* scorecard solitaire bots: the points lost per game against the optimum over ``--regret-games``
+  games (each decision scored against the solver's values,
+  :func:`agents.evaluation.regret.scorecard_regret`; the low-noise measure) with its 95% interval;
+  the mean final score ± standard error, beside ``optimal``'s mean on the same dice (the same
+  seeds: common random numbers), and the exact solitaire optimum (``agents.solver``);
+* multi-player bots: against each ``--opponents`` agent, seats balanced (the bot sits in every
+  seat equally often, every deal in every seat), the win rate (sole wins) and the share of wins (a
+  tie counts 1/2), each with a Wilson 95% interval (:func:`agents.evaluation.wilson_interval`).
+
+``--baselines SPEC ...`` measures built-in agents the same way on every scorecard game of the
+solitaire bots measured (recorded as ``<game>:<spec>``, e.g. ``spiffel:heuristic``).
 
     python scripts/measure_bots.py                     # every bot, 5,000 games each, printed
     python scripts/measure_bots.py --record            # ... and recorded (see below)
     python scripts/measure_bots.py --bots spiffel --games 10000 --record --update-cards
     python scripts/measure_bots.py --bots farkle-scratch --opponents max-expected --seeds 1 2 3 4 5
+    python scripts/measure_bots.py --render            # rewrite the figure tables of README and docs
 
 ``--seeds`` plays ``--games`` games for each seed and pools them (win rates with one Wilson
 interval over all games, and the rate of each seed), for figures in expectation rather than
-at one seed's deals.
+at one seed's deals; the points lost are measured at the first seed.
 
 Figures are printed. ``--record`` also writes them to ``agents/pretrained/measurements.json``
-(or ``--out PATH``), keeping the entries of bots not measured this time; ``--update-cards``
-stores them in each card's ``evaluation.measured``. A quick look (``--games 200``) therefore
-never replaces recorded figures by accident.
+(or ``--out PATH``), keeping the entries of bots not measured this time; each entry carries the
+date, the machine, the code revision and the command. ``--update-cards`` stores them in each
+card's ``evaluation.measured``. A quick look (``--games 200``) therefore never replaces recorded
+figures by accident. ``--render`` rewrites the blocks ``<!-- figures:NAME -->`` ...
+``<!-- /figures -->`` of :data:`PAGES` from the record (:mod:`agents.evaluation.bot_figures`).
 
 Every input is checked before the first game (``error: ...``, exit status 2): ``--games`` >= 1,
 non-negative seeds, the bot names and cards, each ``--opponents`` spec against each multi-player
@@ -46,7 +55,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dice_envs.io import atomic_write_text
 
-PRETRAINED = Path(__file__).resolve().parents[1] / "agents" / "pretrained"
+ROOT = Path(__file__).resolve().parents[1]
+PRETRAINED = ROOT / "agents" / "pretrained"
+#: The pages whose ``<!-- figures:NAME -->`` blocks ``--render`` rewrites from the record.
+PAGES = (
+    "README.md",
+    "docs/index.md",
+    "docs/guide/agents.md",
+    "docs/guide/search.md",
+    "docs/benchmarks/2026-12-06-epyc-2core/search.md",
+)
 
 
 def optimum(rules) -> float | None:
@@ -68,7 +86,86 @@ def _pooled_scores(parts: list) -> tuple[float, float, float]:
     return float(means.mean()), (var / n) ** 0.5, var**0.5
 
 
-def measure(path: Path, games: int, opponents: list[str], seeds: list[int]) -> dict:
+def revision() -> str:
+    """The git commit of this checkout (``+modified`` when its code differs from it; ``unknown``
+    outside a git checkout)."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True
+        ).stdout
+
+    try:
+        commit = git("rev-parse", "HEAD").strip()
+        code = ["agents", "dice_envs", "scripts", ":(exclude)agents/pretrained"]
+        return commit + (
+            "+modified" if git("status", "--porcelain", "--untracked-files=no", "--", *code) else ""
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def provenance(argv: list[str]) -> dict:
+    """When, where, at which code revision and by which command the figures were measured."""
+    import datetime
+    import os
+    import shlex
+
+    from agents.commands.leaderboard import cpu_name
+
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+        "machine": {"cpu": cpu_name(), "cores": len(os.sched_getaffinity(0))},
+        "revision": revision(),
+        "command": shlex.join(["python", "scripts/measure_bots.py", *argv]),
+    }
+
+
+def solitaire(agent, rules, games: int, seeds: list[int], regret_games: int, references: dict) -> dict:
+    """Figures of a solitaire agent: its scores, ``optimal``'s on the same dice and the points lost.
+
+    ``references`` caches ``optimal``'s figures per rules, game count and seeds within a run."""
+    from agents.evaluation.regret import scorecard_regret
+    from agents.registry import load
+    from agents.training.score_table import play_games
+    from dice_envs.rules import ScorecardRules
+
+    t0 = time.perf_counter()
+    parts = [play_games(agent, rules, games, seed=seed, batch=128) for seed in seeds]
+    play_seconds = time.perf_counter() - t0
+    mean, stderr, std = _pooled_scores(parts)
+    out: dict = dict(
+        play_seconds=play_seconds,
+        mean_score=mean,
+        stderr=stderr,
+        std=std,
+        ci95=[mean - 1.96 * stderr, mean + 1.96 * stderr],
+    )
+    if len(seeds) > 1:
+        out["per_seed_mean_score"] = [p.mean_score for p in parts]
+    if not isinstance(rules, ScorecardRules):
+        return out
+    key = (repr(rules), games, tuple(seeds))
+    if key not in references:
+        best_player = load("optimal", game=rules, num_players=1)
+        opt = [play_games(best_player, rules, games, seed=seed, batch=128) for seed in seeds]
+        references[key] = _pooled_scores(opt)[:2]
+    best = optimum(rules)
+    out.update(optimal_mean_score=references[key][0], optimal_stderr=references[key][1])
+    if best is not None:
+        out.update(optimum=best, share_of_optimum=mean / best)
+    if regret_games:
+        t0 = time.perf_counter()
+        r = scorecard_regret(agent, rules, games=regret_games, seed=seeds[0])
+        out["regret"] = {"games": r.games, "seed": seeds[0], "mean": r.mean, "ci95": list(r.ci95)}
+        out["regret"]["seconds"] = time.perf_counter() - t0
+    return out
+
+
+def measure(
+    path: Path, games: int, opponents: list[str], seeds: list[int], regret_games: int = 0, references=None
+) -> dict:
     """Figures of one bot: ``games`` games per opponent for each seed in ``seeds``, pooled."""
     from agents.evaluation import wilson_interval
     from agents.players.model import ModelAgent
@@ -93,16 +190,9 @@ def measure(path: Path, games: int, opponents: list[str], seeds: list[int]) -> d
         "seed": seeds[0] if len(seeds) == 1 else list(seeds),
     }
     if players == 1:
-        parts = [play_games(agent, rules, games, seed=seed, batch=128) for seed in seeds]
-        mean, stderr, std = _pooled_scores(parts)
-        best = optimum(rules) if rules.game != "farkle" else None
         result.update(
-            mean_score=mean, stderr=stderr, std=std, ci95=[mean - 1.96 * stderr, mean + 1.96 * stderr]
+            solitaire(agent, rules, games, seeds, regret_games, {} if references is None else references)
         )
-        if len(seeds) > 1:
-            result["per_seed_mean_score"] = [p.mean_score for p in parts]
-        if best is not None:
-            result.update(optimum=best, share_of_optimum=mean / best)
     else:
         rows = {}
         for spec in opponents:
@@ -119,12 +209,37 @@ def measure(path: Path, games: int, opponents: list[str], seeds: list[int]) -> d
                 "losses": losses,
                 "win_rate": wins / total,
                 "win_rate_ci95": wilson_interval(wins, total),
+                "win_share": (wins + draws / 2) / total,
+                "win_share_ci95": wilson_interval(wins + draws / 2, total),
                 "mean_score": sum(p.mean_score for p in parts) / len(parts),
                 "seats": "balanced (seat cycles over every game; each deal in every seat)",
             }
             if len(seeds) > 1:
                 rows[spec]["per_seed_win_rate"] = [p.win_rate for p in parts]
         result["vs"] = rows
+    result["seconds"] = time.perf_counter() - t0
+    return result
+
+
+def measure_baseline(
+    spec: str, game: str, games: int, seeds: list[int], regret_games: int, references
+) -> dict:
+    """Figures of the built-in agent ``spec`` on solitaire ``game`` (default rules), as for a bot."""
+    from agents.registry import load
+    from dice_envs.rules import make_rules
+
+    rules = make_rules(game)
+    t0 = time.perf_counter()
+    agent = load(spec, game=rules, num_players=1, seed=seeds[0])
+    result: dict = {
+        "bot": f"{game}:{spec}",
+        "agent": spec,
+        "game": game,
+        "num_players": 1,
+        "games": games * len(seeds),
+    }
+    result["seed"] = seeds[0] if len(seeds) == 1 else list(seeds)
+    result.update(solitaire(agent, rules, games, seeds, regret_games, references))
     result["seconds"] = time.perf_counter() - t0
     return result
 
@@ -189,10 +304,17 @@ def check_args(args: argparse.Namespace, names: list[str], out: Path | None) -> 
     figures file (see :func:`read_figures`). Returns the figures already in it."""
     from agents.models.card import card_rules, read_card
     from agents.registry import check_seed_arg, check_spec
-    from dice_envs.rules import ConfigError
+    from dice_envs.rules import ConfigError, make_rules
 
     if args.games < 1:
         raise ConfigError(f"--games must be a positive integer, got {args.games}")
+    if args.regret_games < 0:
+        raise ConfigError(f"--regret-games must be 0 (not measured) or more, got {args.regret_games}")
+    for spec in args.baselines:
+        try:
+            check_spec(spec, make_rules("spiffel"))
+        except ConfigError as exc:
+            raise ConfigError(f"--baselines {spec!r}: {exc}") from None
     for seed in args.seeds or []:
         check_seed_arg(seed, "--seeds", none=False)
     check_seed_arg(args.seed, "--seed", none=False)
@@ -213,7 +335,52 @@ def check_args(args: argparse.Namespace, names: list[str], out: Path | None) -> 
     return read_figures(out, "--out" if args.out is not None else "--record file") if out else {}
 
 
+def _line(name: str, res: dict) -> str:
+    """The printed line of one bot's figures."""
+    if res["num_players"] > 1:
+        return f"{name:<11} " + "; ".join(
+            f"vs {k}: win rate {v['win_rate']:.3f} "
+            f"[{v['win_rate_ci95'][0]:.3f}, {v['win_rate_ci95'][1]:.3f}], "
+            f"share of wins {v['win_share']:.4f} over {v['games']} games"
+            + (
+                " (per seed: " + ", ".join(f"{x:.3f}" for x in v["per_seed_win_rate"]) + ")"
+                if "per_seed_win_rate" in v
+                else ""
+            )
+            for k, v in res["vs"].items()
+        )
+    lo, hi = res["ci95"]
+    line = f"{name:<11} {res['games']} games: mean {res['mean_score']:.2f} ± {res['stderr']:.2f} s.e."
+    line += f", 95% CI [{lo:.2f}, {hi:.2f}]"
+    if "per_seed_mean_score" in res:
+        line += " (per seed: " + ", ".join(f"{x:.2f}" for x in res["per_seed_mean_score"]) + ")"
+    if "optimum" in res:
+        line += f" (optimal on the same dice {res['optimal_mean_score']:.2f}; optimum {res['optimum']:.2f})"
+    if "regret" in res:
+        r = res["regret"]
+        line += f"; points lost per game {r['mean']:.3f} [{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}]"
+        line += f" over {r['games']} games"
+    return line
+
+
+def render(pages: tuple[str, ...] = PAGES, record: Path = PRETRAINED / "measurements.json") -> list[str]:
+    """Rewrite the figure blocks of ``pages`` (paths in the checkout) from ``record``; the pages changed."""
+    from agents.evaluation.bot_figures import render_blocks
+
+    records = read_figures(record, "--record file")
+    changed = []
+    for page in pages:
+        path = ROOT / page
+        text = path.read_text(encoding="utf-8")
+        new = render_blocks(text, records)
+        if new != text:
+            atomic_write_text(path, new, overwrite=True)  # the same page, its figure blocks re-rendered
+            changed.append(page)
+    return changed
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bots", nargs="*", help="bot names (default: every bot in agents/pretrained)")
     parser.add_argument("--games", type=int, default=5000, help="games per bot and opponent")
@@ -228,14 +395,37 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SEED",
         help="play --games games for each of these seeds and pool them (instead of --seed)",
     )
+    parser.add_argument(
+        "--regret-games", type=int, default=1000, help="games of the points lost per game (0: not measured)"
+    )
+    parser.add_argument(
+        "--baselines",
+        nargs="*",
+        default=[],
+        metavar="SPEC",
+        help="built-in agents measured on each solitaire game",
+    )
     parser.add_argument("--dir", type=Path, default=PRETRAINED, help="folder of the bots")
     parser.add_argument("--record", action="store_true", help="write the figures to <dir>/measurements.json")
     parser.add_argument("--out", type=Path, help="write the figures to this JSON file (implies --record)")
     parser.add_argument("--update-cards", action="store_true", help="store the figures in the model cards")
+    parser.add_argument(
+        "--render",
+        action="store_true",
+        help="only rewrite the figure tables of README and docs from the record",
+    )
     args = parser.parse_args(argv)
 
     from dice_envs.rules import ConfigError
 
+    if args.render:
+        try:
+            changed = render()
+        except ConfigError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print("rendered: " + (", ".join(changed) if changed else "every page was up to date"))
+        return 0
     names = args.bots or (bot_names(args.dir) if args.dir.is_dir() else [])
     if not names:
         print(f"error: no bots in {args.dir}", file=sys.stderr)
@@ -246,35 +436,24 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    seeds, about, references, games = args.seeds or [args.seed], provenance(argv), {}, set()
+    measured = []
     for name in names:
         path = bot_path(args.dir, name)
         assert path is not None  # checked above
-        res = measure(path, args.games, args.opponents, args.seeds or [args.seed])
+        res = measure(path, args.games, args.opponents, seeds, args.regret_games, references)
+        if res["num_players"] == 1 and "optimum" in res:
+            games.add(res["game"])
+        measured.append((name, path, res))
+    for game in sorted(games):
+        for spec in args.baselines:
+            res = measure_baseline(spec, game, args.games, seeds, args.regret_games, references)
+            measured.append((res["bot"], None, res))
+    for name, path, res in measured:
+        res.update(about)
         figures[name] = res
-        if res["num_players"] == 1:
-            lo, hi = res["mean_score"] - 1.96 * res["stderr"], res["mean_score"] + 1.96 * res["stderr"]
-            line = (
-                f"{name:<11} {res['games']} games: mean {res['mean_score']:.2f} ± {res['stderr']:.2f} s.e., "
-                f"95% CI [{lo:.2f}, {hi:.2f}]"
-            )
-            if "per_seed_mean_score" in res:
-                line += " (per seed: " + ", ".join(f"{x:.2f}" for x in res["per_seed_mean_score"]) + ")"
-            if "optimum" in res:
-                line += f" (optimum {res['optimum']:.2f}: {100 * res['share_of_optimum']:.1f}%)"
-        else:
-            line = f"{name:<11} " + "; ".join(
-                f"vs {k}: win rate {v['win_rate']:.3f} "
-                f"[{v['win_rate_ci95'][0]:.3f}, {v['win_rate_ci95'][1]:.3f}]"
-                f" over {v['games']} games"
-                + (
-                    " (per seed: " + ", ".join(f"{x:.3f}" for x in v["per_seed_win_rate"]) + ")"
-                    if "per_seed_win_rate" in v
-                    else ""
-                )
-                for k, v in res["vs"].items()
-            )
-        print(f"{line}  ({res['seconds']:.0f}s)", flush=True)
-        if args.update_cards:
+        print(f"{_line(name, res)}  ({res['seconds']:.0f}s)", flush=True)
+        if args.update_cards and path is not None:
             card_path = path.with_suffix(".json")
             card = json.loads(card_path.read_text())
             card.setdefault("evaluation", {})["measured"] = res
@@ -287,7 +466,7 @@ def main(argv: list[str] | None = None) -> int:
             out = out.with_name(f"{out.stem}.{time.strftime('%Y%m%d-%H%M%S')}.json")
             print(f"warning: {exc}; writing the figures to {out} instead", file=sys.stderr)
             current = {}
-        current.update({name: figures[name] for name in names})
+        current.update({name: figures[name] for name, _, _ in measured})
         atomic_write_text(out, json.dumps(current, indent=2) + "\n", overwrite=True)  # merged above
         print(f"figures: {out}")
     return 0
