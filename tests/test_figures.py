@@ -144,3 +144,14 @@ def test_the_ray_figures_of_the_ray_guide_are_those_of_their_record() -> None:
     assert f"random legal actions ran at {record['raw_env_steps_per_s']:,.0f} steps/s" in page
     builds = sorted(round(r["build_s"]) for r in record["rllib"])
     assert f"building a PPO algorithm {builds[0]}-{builds[-1]} s" in page
+
+
+def test_the_quick_start_table_of_the_readme_is_the_one_its_dated_record_printed() -> None:
+    def table(text: str) -> str:
+        start = text.index("spiffel solitaire, 2000 games per agent")
+        return text[start : text.index("```", start)]
+
+    record = (ROOT / "docs/benchmarks/2026-12-06-epyc-2core/README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert table(readme) == table(record)
+    assert "configs/train/quickstart.yaml" in record and "docs/benchmarks/2026-12-06-epyc-2core" in readme
