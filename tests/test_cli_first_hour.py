@@ -141,7 +141,14 @@ def test_measure_bots_labels_its_standard_error(monkeypatch, capsys) -> None:
         import measure_bots
     finally:
         sys.path.remove(str(ROOT / "scripts"))
-    fake = {"num_players": 1, "games": 4, "mean_score": 200.0, "stderr": 1.5, "seconds": 0.0}
+    fake = {
+        "num_players": 1,
+        "games": 4,
+        "mean_score": 200.0,
+        "stderr": 1.5,
+        "ci95": [197.1, 202.9],
+        "seconds": 0.0,
+    }
     monkeypatch.setattr(measure_bots, "measure", lambda *args, **kwargs: dict(fake))
     assert measure_bots.main(["--bots", "spiffel", "--games", "4"]) == 0
     text = capsys.readouterr().out
