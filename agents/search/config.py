@@ -57,7 +57,9 @@ class SearchConfig:
     learning_rate: float = _knob(1e-3, "Adam step size at the start")
     lr_final: float = _knob(1e-4, "Adam step size at the end (linear in iterations)")
     hidden: list = _knob([256, 256], "hidden layers of the value network (ReLU)")
-    eval_every: int = _knob(10, "evaluate every this many iterations (0 = only at the end)")
+    eval_every: int = _knob(
+        10, "evaluate every this many iterations and after the last (0 = only after the last)"
+    )
     eval_games: int = _knob(1000, "games per evaluation (dice seeds never used for training)")
     eval_opponent: str = _knob(
         "optimal", "reward win: the opponent of the evaluation games (an agent spec; seats balanced)"
@@ -68,7 +70,11 @@ class SearchConfig:
         "solitaire: built-in agents (e.g. heuristic, optimal) played on the final evaluation's dice "
         "beside the trained agent, in a table; empty = the trained agent alone",
     )
-    checkpoint_every: int = _knob(25, "save a checkpoint every this many iterations (0 = only at the end)")
+    checkpoint_every: int = _knob(
+        25,
+        "save a checkpoint every this many iterations and after the last (0 = only after the last, "
+        "which --resume continues, e.g. with more iterations)",
+    )
     torch_threads: int = _knob(
         1, "torch CPU threads for the fit (fixed: the same seed trains the same model)"
     )

@@ -127,9 +127,10 @@ def iterate(
 ) -> Trained:
     """The learner's loop, shared by both learners: per iteration ``play(net, dice seed)``, keep the
     targets of the last ``buffer_iterations`` iterations, ``fit_buffer(model, opt, buffer, it)``,
-    log a row (and ``evaluate(net, games, seed)`` every ``eval_every`` iterations), checkpoint
-    every ``checkpoint_every``. ``net`` is the start (random weights); a resumed run starts from
-    its newest checkpoint instead."""
+    log a row (and ``evaluate(net, games, seed)`` every ``eval_every`` iterations and after the
+    last), checkpoint every ``checkpoint_every`` iterations and after the last. ``net`` is the
+    start (random weights); a resumed run starts from its newest intact checkpoint instead
+    (:func:`prepare_folder`, which runs first)."""
     import torch
 
     torch.manual_seed(cfg.seed)
@@ -138,13 +139,12 @@ def iterate(
     start, games, steps, spent = 0, 0, 0, 0.0
     buffer: list[tuple[np.ndarray, np.ndarray]] = []
     resumed_from = None
-    if resume:
-        got = products.load_checkpoint(folder, model, opt)
-        if got is not None:
-            resumed_from, state = got
-            start, games, steps, spent = (state[k] for k in ("iteration", "games", "steps", "wall_s"))
-            buffer = state["buffer"]
-            net = _numpy_net(model)
+    got = prepare_folder(cfg, folder, resume, model, opt)
+    if got is not None:
+        resumed_from, state = got
+        start, games, steps, spent = (state[k] for k in ("iteration", "games", "steps", "wall_s"))
+        buffer = state["buffer"]
+        net = _numpy_net(model)
     log = products.open_log(folder, _FIELDS, resume_steps=steps if resume else None, cfg=cfg, start=start)
     t0 = time.perf_counter() - spent
     try:
@@ -164,12 +164,12 @@ def iterate(
                 "value_start": float(out.targets[0]),
                 "loss": loss,
             }
-            last = it + 1 == cfg.iterations
-            if cfg.eval_every and ((it + 1) % cfg.eval_every == 0 or last):
+            last = it + 1 == cfg.iterations  # 0 = only at the end, for both
+            if last or (cfg.eval_every and (it + 1) % cfg.eval_every == 0):
                 row["eval"], row["eval_se"] = evaluate(net, cfg.eval_games, EVAL_SEED_OFFSET + cfg.seed)
             row["wall_s"] = time.perf_counter() - t0
             log.report(row, 1)
-            if cfg.checkpoint_every and ((it + 1) % cfg.checkpoint_every == 0 or last):
+            if last or (cfg.checkpoint_every and (it + 1) % cfg.checkpoint_every == 0):
                 state = {"iteration": it + 1, "games": games, "steps": steps, "wall_s": row["wall_s"]}
                 products.save_checkpoint(folder, model, opt, state, buffer)
     finally:
@@ -270,10 +270,24 @@ def fit(
     return total / max(1, cfg.fit_steps)
 
 
-def prepare_folder(cfg: SearchConfig, folder: Path, resume: bool) -> None:
-    """Check a resumed run's ``config.json`` (it must equal ``cfg`` but for
-    :data:`~agents.search.config.RESUMABLE` keys, else ``ConfigError`` naming them, nothing
-    touched) and write the config into ``folder``."""
+def prepare_folder(
+    cfg: SearchConfig, folder: Path, resume: bool, model: Any, opt: Any
+) -> tuple[Path, dict[str, Any]] | None:
+    """Everything checked before any work, then ``config.json`` written: the evaluation opponent
+    (for the win, :func:`agents.registry.check_fit`: a spec that plays two-player ``cfg.game``);
+    when resuming, the run's ``config.json`` (it must equal ``cfg`` but for
+    :data:`~agents.search.config.RESUMABLE` keys, else ``ConfigError`` naming them) and its newest
+    intact checkpoint, loaded into ``model`` / ``opt`` (:func:`agents.search.products.load_checkpoint`:
+    ``ConfigError`` when none reads). A refusal leaves the folder as it was. The checkpoint's path
+    and state, or ``None`` for a fresh run."""
+    from agents.registry import check_fit
+
+    if cfg.reward == "win":
+        try:
+            check_fit(cfg.eval_opponent, cfg.rule_config(), 2)
+        except ConfigError as exc:
+            raise ConfigError(f"config 'eval_opponent': {exc}") from None
+    got = None
     if resume:
         path = folder / "config.json"
         try:
@@ -291,12 +305,12 @@ def prepare_folder(cfg: SearchConfig, folder: Path, resume: bool) -> None:
                 f"--resume: the config differs from the run's {path} in {', '.join(differ)}; "
                 f"only {', '.join(RESUMABLE)} may change on resume"
             )
+        got = products.load_checkpoint(folder, model, opt)
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_text(folder / "config.json", json.dumps(cfg.to_dict(), indent=2) + "\n", overwrite=True)
+    return got
 
 
 def run(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainResult:
-    """:func:`train_search` in ``folder`` (from :func:`agents.training.train.output_folder`), after
-    :func:`prepare_folder`."""
-    prepare_folder(cfg, folder, resume)
+    """:func:`train_search` in ``folder`` (from :func:`agents.training.train.output_folder`)."""
     return train_search(cfg, folder, resume, command)
