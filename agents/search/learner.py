@@ -15,14 +15,15 @@ Fitted value iteration over visited states. Each iteration:
 
 It starts from random weights and uses the rules, the dice probabilities and the tables derived
 from scoring; it never reads the exact solver's values (an empty solver cache stays empty). Every
-``eval_every`` iterations the network plays ``eval_games`` games on dice seeds never used for
-training (the learning curve's evaluation points).
+``eval_every`` iterations and after the last (``0``: only after the last) the network plays
+``eval_games`` games on dice seeds never used for training (the learning curve's evaluation points).
 
 Products in the run folder: ``<name>.npz`` (weights) and its card ``<name>.json``
 (:mod:`agents.search.agent`), ``progress.csv``, ``learning_curve.png`` (score against wall-clock
 time and against games played), ``config.json`` and ``checkpoints/`` (every
-``checkpoint_every`` iterations: the network, Adam's moments and the replay buffer's states and
-targets, as plain arrays; ``--resume`` continues exactly where the checkpoint stopped).
+``checkpoint_every`` iterations and after the last: the network, Adam's moments and the replay
+buffer's states and targets, as plain arrays; ``--resume`` continues exactly where the newest
+intact checkpoint stopped, and refuses, touching nothing, when none is intact).
 """
 
 from __future__ import annotations
