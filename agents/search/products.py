@@ -83,8 +83,11 @@ def read_checkpoint(path: Path, model: Any) -> dict[str, Any]:
     """The arrays and counters of a checkpoint that fits ``model`` (each parameter and Adam moment
     of its shape; nothing unpickled); one of the checkpoint errors
     (:data:`agents.training.artifacts.CHECKPOINT_ERRORS`) saying why when it does not read."""
-    with np.load(path, allow_pickle=False) as data:
-        arrays = {k: data[k] for k in data.files}
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+    except ValueError:  # numpy's words would be "pickled data": whatever it is, it is not read
+        raise ValueError("not an .npz file of plain arrays") from None
     for i, p in enumerate(model.parameters()):
         adam = (f"adam_m{i}", f"adam_v{i}") if f"adam_m{i}" in arrays else ()
         for key in (f"param{i}", *adam):
