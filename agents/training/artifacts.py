@@ -25,6 +25,7 @@ from dice_envs.io import atomic_write_bytes, atomic_write_text
 from dice_envs.rules import ConfigError
 
 __all__ = [
+    "CHECKPOINT_ERRORS",
     "CHECKPOINT_FORMAT",
     "PROGRESS_FIELDS",
     "ProgressLog",
