@@ -176,7 +176,7 @@ def test_a_bad_win_eval_opponent_is_refused_before_any_iteration(
     assert main(args) == 2
     assert not out.exists()  # no iteration played, nothing written
     err = capsys.readouterr().err
-    assert "error: config 'eval_opponent'" in err and says in err
+    assert "config 'eval_opponent': " in err and says in err
 
 
 def test_checkpoint_every_0_leaves_a_final_checkpoint_and_eval_every_0_evaluates_at_the_end(

@@ -192,7 +192,7 @@ class SearchConfig:
             )
         if not isinstance(self.progress_bar, bool):
             raise ConfigError(f"config 'progress_bar' must be true or false, got {self.progress_bar!r}")
-        self._check_final_eval_opponents()
+        self._check_agent_specs()
         if self.reward == "win":
             for key in ("eval_games", "final_eval_games"):
                 if getattr(self, key) % 2:
@@ -201,9 +201,18 @@ class SearchConfig:
                         f"seats), got {getattr(self, key)!r}"
                     )
 
-    def _check_final_eval_opponents(self) -> None:
-        """``final_eval_opponents``: agent specs that play these rules, solitaire only."""
-        from agents.registry import check_spec
+    def _check_agent_specs(self) -> None:
+        """The agents the run plays only at its evaluations, checked before any work:
+        ``eval_opponent`` of a win run, a spec that plays two-player ``game``
+        (:func:`agents.registry.check_fit`: a model is loaded once, no table built), and
+        ``final_eval_opponents``, agent specs that play these rules, solitaire only."""
+        from agents.registry import check_fit, check_spec
+
+        if self.reward == "win":
+            try:
+                check_fit(self.eval_opponent, self.rule_config(), 2)
+            except ConfigError as exc:
+                raise ConfigError(f"config 'eval_opponent': {exc}") from None
 
         specs = self.final_eval_opponents
         if not isinstance(specs, list) or not all(isinstance(v, str) and v.strip() for v in specs):

@@ -274,20 +274,13 @@ def fit(
 def prepare_folder(
     cfg: SearchConfig, folder: Path, resume: bool, model: Any, opt: Any
 ) -> tuple[Path, dict[str, Any]] | None:
-    """Everything checked before any work, then ``config.json`` written: the evaluation opponent
-    (for the win, :func:`agents.registry.check_fit`: a spec that plays two-player ``cfg.game``);
-    when resuming, the run's ``config.json`` (it must equal ``cfg`` but for
-    :data:`~agents.search.config.RESUMABLE` keys, else ``ConfigError`` naming them) and its newest
-    intact checkpoint, loaded into ``model`` / ``opt`` (:func:`agents.search.products.load_checkpoint`:
-    ``ConfigError`` when none reads). A refusal leaves the folder as it was. The checkpoint's path
-    and state, or ``None`` for a fresh run."""
-    from agents.registry import check_fit
-
-    if cfg.reward == "win":
-        try:
-            check_fit(cfg.eval_opponent, cfg.rule_config(), 2)
-        except ConfigError as exc:
-            raise ConfigError(f"config 'eval_opponent': {exc}") from None
+    """What a resume needs checked before any work (the recipe's keys, agent specs included, were
+    checked by :meth:`SearchConfig.validate`), then ``config.json`` written: the run's
+    ``config.json`` (it must equal ``cfg`` but for :data:`~agents.search.config.RESUMABLE` keys,
+    else ``ConfigError`` naming them) and its newest intact checkpoint, loaded into ``model`` /
+    ``opt`` (:func:`agents.search.products.load_checkpoint`: ``ConfigError`` when none reads). A
+    refusal leaves the folder as it was. The checkpoint's path and state, or ``None`` for a fresh
+    run."""
     got = None
     if resume:
         path = folder / "config.json"
