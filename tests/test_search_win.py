@@ -38,6 +38,8 @@ TINY = {
     "fit_steps": 3,
     "batch_size": 16,
     "eval_every": 0,
+    "eval_games": 2,
+    "eval_opponent": "greedy",
     "final_eval_games": 0,
     "checkpoint_every": 1,
     "hidden": [8],

@@ -58,7 +58,7 @@ def test_resume_refuses_a_finished_model_without_checkpoints(
     shutil.rmtree(run / "checkpoints")
     before = _snapshot(run)
     assert main([*TINY, "--out", str(run), "--resume", "--total-timesteps", "8192"]) == 2
-    assert "holds a model (tiny_ppo.zip) but no checkpoint" in capsys.readouterr().err
+    assert "no checkpoint in" in capsys.readouterr().err
     assert _snapshot(run) == before
 
 
@@ -72,13 +72,18 @@ def test_refused_resume_of_a_finished_run_keeps_its_config(
     assert _snapshot(run) == before  # config.json still says 4096
 
 
-def test_resume_before_the_first_checkpoint_starts_over(finished_run: Path, tmp_path: Path) -> None:
-    """A run killed before its first checkpoint holds its config and nothing to lose."""
+def test_resume_before_the_first_checkpoint_is_refused(
+    finished_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run killed before its first checkpoint has nothing to continue from: a resume never
+    starts over in the run's folder."""
     run = tmp_path / "killed"
     run.mkdir()
     shutil.copy(finished_run / "config.json", run / "config.json")
-    assert main([*TINY, "--out", str(run), "--resume", "--total-timesteps", "2048"]) == 0
-    assert (run / "tiny_ppo.zip").is_file() and (run / "checkpoints" / "ckpt_000000002048.pt").is_file()
+    before = _snapshot(run)
+    assert main([*TINY, "--out", str(run), "--resume", "--total-timesteps", "2048"]) == 2
+    assert "to continue from" in capsys.readouterr().err
+    assert _snapshot(run) == before
 
 
 def test_out_must_be_a_new_or_empty_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

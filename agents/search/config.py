@@ -57,7 +57,9 @@ class SearchConfig:
     learning_rate: float = _knob(1e-3, "Adam step size at the start")
     lr_final: float = _knob(1e-4, "Adam step size at the end (linear in iterations)")
     hidden: list = _knob([256, 256], "hidden layers of the value network (ReLU)")
-    eval_every: int = _knob(10, "evaluate every this many iterations (0 = only at the end)")
+    eval_every: int = _knob(
+        10, "evaluate every this many iterations and after the last (0 = only after the last)"
+    )
     eval_games: int = _knob(1000, "games per evaluation (dice seeds never used for training)")
     eval_opponent: str = _knob(
         "optimal", "reward win: the opponent of the evaluation games (an agent spec; seats balanced)"
@@ -68,7 +70,11 @@ class SearchConfig:
         "solitaire: built-in agents (e.g. heuristic, optimal) played on the final evaluation's dice "
         "beside the trained agent, in a table; empty = the trained agent alone",
     )
-    checkpoint_every: int = _knob(25, "save a checkpoint every this many iterations (0 = only at the end)")
+    checkpoint_every: int = _knob(
+        25,
+        "save a checkpoint every this many iterations and after the last (0 = only after the last, "
+        "which --resume continues, e.g. with more iterations)",
+    )
     torch_threads: int = _knob(
         1, "torch CPU threads for the fit (fixed: the same seed trains the same model)"
     )
@@ -186,7 +192,7 @@ class SearchConfig:
             )
         if not isinstance(self.progress_bar, bool):
             raise ConfigError(f"config 'progress_bar' must be true or false, got {self.progress_bar!r}")
-        self._check_final_eval_opponents()
+        self._check_agent_specs()
         if self.reward == "win":
             for key in ("eval_games", "final_eval_games"):
                 if getattr(self, key) % 2:
@@ -195,9 +201,18 @@ class SearchConfig:
                         f"seats), got {getattr(self, key)!r}"
                     )
 
-    def _check_final_eval_opponents(self) -> None:
-        """``final_eval_opponents``: agent specs that play these rules, solitaire only."""
-        from agents.registry import check_spec
+    def _check_agent_specs(self) -> None:
+        """The agents the run plays only at its evaluations, checked before any work:
+        ``eval_opponent`` of a win run, a spec that plays two-player ``game``
+        (:func:`agents.registry.check_fit`: a model is loaded once, no table built), and
+        ``final_eval_opponents``, agent specs that play these rules, solitaire only."""
+        from agents.registry import check_fit, check_spec
+
+        if self.reward == "win":
+            try:
+                check_fit(self.eval_opponent, self.rule_config(), 2)
+            except ConfigError as exc:
+                raise ConfigError(f"config 'eval_opponent': {exc}") from None
 
         specs = self.final_eval_opponents
         if not isinstance(specs, list) or not all(isinstance(v, str) and v.strip() for v in specs):

@@ -15,14 +15,15 @@ Fitted value iteration over visited states. Each iteration:
 
 It starts from random weights and uses the rules, the dice probabilities and the tables derived
 from scoring; it never reads the exact solver's values (an empty solver cache stays empty). Every
-``eval_every`` iterations the network plays ``eval_games`` games on dice seeds never used for
-training (the learning curve's evaluation points).
+``eval_every`` iterations and after the last (``0``: only after the last) the network plays
+``eval_games`` games on dice seeds never used for training (the learning curve's evaluation points).
 
 Products in the run folder: ``<name>.npz`` (weights) and its card ``<name>.json``
 (:mod:`agents.search.agent`), ``progress.csv``, ``learning_curve.png`` (score against wall-clock
 time and against games played), ``config.json`` and ``checkpoints/`` (every
-``checkpoint_every`` iterations: the network, Adam's moments and the replay buffer's states and
-targets, as plain arrays; ``--resume`` continues exactly where the checkpoint stopped).
+``checkpoint_every`` iterations and after the last: the network, Adam's moments and the replay
+buffer's states and targets, as plain arrays; ``--resume`` continues exactly where the newest
+intact checkpoint stopped, and refuses, touching nothing, when none is intact).
 """
 
 from __future__ import annotations
@@ -127,9 +128,10 @@ def iterate(
 ) -> Trained:
     """The learner's loop, shared by both learners: per iteration ``play(net, dice seed)``, keep the
     targets of the last ``buffer_iterations`` iterations, ``fit_buffer(model, opt, buffer, it)``,
-    log a row (and ``evaluate(net, games, seed)`` every ``eval_every`` iterations), checkpoint
-    every ``checkpoint_every``. ``net`` is the start (random weights); a resumed run starts from
-    its newest checkpoint instead."""
+    log a row (and ``evaluate(net, games, seed)`` every ``eval_every`` iterations and after the
+    last), checkpoint every ``checkpoint_every`` iterations and after the last. ``net`` is the
+    start (random weights); a resumed run starts from its newest intact checkpoint instead
+    (:func:`prepare_folder`, which runs first)."""
     import torch
 
     torch.manual_seed(cfg.seed)
@@ -138,13 +140,12 @@ def iterate(
     start, games, steps, spent = 0, 0, 0, 0.0
     buffer: list[tuple[np.ndarray, np.ndarray]] = []
     resumed_from = None
-    if resume:
-        got = products.load_checkpoint(folder, model, opt)
-        if got is not None:
-            resumed_from, state = got
-            start, games, steps, spent = (state[k] for k in ("iteration", "games", "steps", "wall_s"))
-            buffer = state["buffer"]
-            net = _numpy_net(model)
+    got = prepare_folder(cfg, folder, resume, model, opt)
+    if got is not None:
+        resumed_from, state = got
+        start, games, steps, spent = (state[k] for k in ("iteration", "games", "steps", "wall_s"))
+        buffer = state["buffer"]
+        net = _numpy_net(model)
     log = products.open_log(folder, _FIELDS, resume_steps=steps if resume else None, cfg=cfg, start=start)
     t0 = time.perf_counter() - spent
     try:
@@ -164,12 +165,12 @@ def iterate(
                 "value_start": float(out.targets[0]),
                 "loss": loss,
             }
-            last = it + 1 == cfg.iterations
-            if cfg.eval_every and ((it + 1) % cfg.eval_every == 0 or last):
+            last = it + 1 == cfg.iterations  # 0 = only at the end, for both
+            if last or (cfg.eval_every and (it + 1) % cfg.eval_every == 0):
                 row["eval"], row["eval_se"] = evaluate(net, cfg.eval_games, EVAL_SEED_OFFSET + cfg.seed)
             row["wall_s"] = time.perf_counter() - t0
             log.report(row, 1)
-            if cfg.checkpoint_every and ((it + 1) % cfg.checkpoint_every == 0 or last):
+            if last or (cfg.checkpoint_every and (it + 1) % cfg.checkpoint_every == 0):
                 state = {"iteration": it + 1, "games": games, "steps": steps, "wall_s": row["wall_s"]}
                 products.save_checkpoint(folder, model, opt, state, buffer)
     finally:
@@ -270,10 +271,17 @@ def fit(
     return total / max(1, cfg.fit_steps)
 
 
-def prepare_folder(cfg: SearchConfig, folder: Path, resume: bool) -> None:
-    """Check a resumed run's ``config.json`` (it must equal ``cfg`` but for
-    :data:`~agents.search.config.RESUMABLE` keys, else ``ConfigError`` naming them, nothing
-    touched) and write the config into ``folder``."""
+def prepare_folder(
+    cfg: SearchConfig, folder: Path, resume: bool, model: Any, opt: Any
+) -> tuple[Path, dict[str, Any]] | None:
+    """What a resume needs checked before any work (the recipe's keys, agent specs included, were
+    checked by :meth:`SearchConfig.validate`), then ``config.json`` written: the run's
+    ``config.json`` (it must equal ``cfg`` but for :data:`~agents.search.config.RESUMABLE` keys,
+    else ``ConfigError`` naming them) and its newest intact checkpoint, loaded into ``model`` /
+    ``opt`` (:func:`agents.search.products.load_checkpoint`: ``ConfigError`` when none reads). A
+    refusal leaves the folder as it was. The checkpoint's path and state, or ``None`` for a fresh
+    run."""
+    got = None
     if resume:
         path = folder / "config.json"
         try:
@@ -291,12 +299,12 @@ def prepare_folder(cfg: SearchConfig, folder: Path, resume: bool) -> None:
                 f"--resume: the config differs from the run's {path} in {', '.join(differ)}; "
                 f"only {', '.join(RESUMABLE)} may change on resume"
             )
+        got = products.load_checkpoint(folder, model, opt)
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_text(folder / "config.json", json.dumps(cfg.to_dict(), indent=2) + "\n", overwrite=True)
+    return got
 
 
 def run(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainResult:
-    """:func:`train_search` in ``folder`` (from :func:`agents.training.train.output_folder`), after
-    :func:`prepare_folder`."""
-    prepare_folder(cfg, folder, resume)
+    """:func:`train_search` in ``folder`` (from :func:`agents.training.train.output_folder`)."""
     return train_search(cfg, folder, resume, command)

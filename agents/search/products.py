@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import io
 import re
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +17,11 @@ import numpy as np
 from agents.search.agent import ALGORITHM
 from agents.search.config import SearchConfig
 from agents.search.value import FEATURES, ValueNet, npz_bytes
-from agents.training.artifacts import ProgressLog, RunReporter
+from agents.training.artifacts import ProgressLog, RunReporter, resume_point
 from agents.training.products import TrainResult
 from dice_envs.io import atomic_write_bytes
 
-__all__ = ["LEARNER", "load_checkpoint", "open_log", "save_checkpoint", "save_model"]
+__all__ = ["LEARNER", "load_checkpoint", "open_log", "read_checkpoint", "save_checkpoint", "save_model"]
 
 #: How the card names the learner.
 LEARNER = (
@@ -80,41 +79,52 @@ def save_checkpoint(folder: Path, model: Any, opt: Any, state: dict[str, Any], b
     return path
 
 
-def load_checkpoint(folder: Path, model: Any, opt: Any) -> tuple[Path, dict[str, Any]] | None:
-    """Load the newest readable checkpoint of ``folder`` into ``model`` / ``opt``; its counters and
-    buffer, or ``None`` when there is none (a file that does not read is skipped with a warning)."""
+def read_checkpoint(path: Path, model: Any) -> dict[str, Any]:
+    """The arrays and counters of a checkpoint that fits ``model`` (each parameter and Adam moment
+    of its shape; nothing unpickled); one of the checkpoint errors
+    (:data:`agents.training.artifacts.CHECKPOINT_ERRORS`) saying why when it does not read."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+    except ValueError:  # numpy's words would be "pickled data": whatever it is, it is not read
+        raise ValueError("not an .npz file of plain arrays") from None
+    for i, p in enumerate(model.parameters()):
+        adam = (f"adam_m{i}", f"adam_v{i}") if f"adam_m{i}" in arrays else ()
+        for key in (f"param{i}", *adam):
+            if arrays[key].shape != tuple(p.shape):
+                raise ValueError(f"its {key} has shape {arrays[key].shape}, the network's {tuple(p.shape)}")
+        if adam:
+            float(arrays[f"adam_step{i}"])  # a number (KeyError / TypeError otherwise)
+    n = len([k for k in arrays if k.startswith("buffer_states")])
+    state: dict[str, Any] = {k: int(arrays[k]) for k in ("iteration", "games", "steps")}
+    state["wall_s"] = float(arrays["wall_s"])
+    state["buffer"] = [(arrays[f"buffer_states{j}"], arrays[f"buffer_targets{j}"]) for j in range(n)]
+    state["arrays"] = arrays
+    return state
+
+
+def load_checkpoint(folder: Path, model: Any, opt: Any) -> tuple[Path, dict[str, Any]]:
+    """Load the newest checkpoint of ``folder`` that reads and fits (:func:`read_checkpoint`) into
+    ``model`` / ``opt``: its path, counters and buffer. The rule of every trainer's ``--resume``
+    (:func:`agents.training.artifacts.resume_point`): a newer one that does not read is skipped
+    with a warning, and when none reads ``ConfigError`` is raised with nothing loaded."""
     import torch
 
-    ckpts = sorted(
-        (p for p in (folder / "checkpoints").glob("iter-*.npz") if _CKPT.match(p.name)), reverse=True
-    )
-    for path in ckpts:
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                arrays = {k: data[k] for k in data.files}
-            params = list(model.parameters())
-            with torch.no_grad():
-                for i, p in enumerate(params):
-                    p.copy_(torch.as_tensor(arrays[f"param{i}"]))
-            for i, p in enumerate(params):
-                if f"adam_m{i}" in arrays:
-                    opt.state[p] = {
-                        "step": torch.tensor(float(arrays[f"adam_step{i}"])),
-                        "exp_avg": torch.as_tensor(arrays[f"adam_m{i}"]).clone(),
-                        "exp_avg_sq": torch.as_tensor(arrays[f"adam_v{i}"]).clone(),
-                    }
-            n = len([k for k in arrays if k.startswith("buffer_states")])
-            buffer = [(arrays[f"buffer_states{j}"], arrays[f"buffer_targets{j}"]) for j in range(n)]
-        except (OSError, ValueError, KeyError, RuntimeError) as exc:
-            warnings.warn(f"checkpoint {path} does not read ({exc}); trying an older one", stacklevel=2)
-            continue
-        state = {k: arrays[k].item() for k in ("iteration", "games", "steps", "wall_s")}
-        state["iteration"], state["games"], state["steps"] = (
-            int(state[k]) for k in ("iteration", "games", "steps")
-        )
-        state["buffer"] = buffer
-        return path, state
-    return None
+    files = sorted(p for p in (folder / "checkpoints").glob("iter-*.npz") if _CKPT.match(p.name))
+    path, state = resume_point(folder / "checkpoints", files, lambda p: read_checkpoint(p, model))
+    arrays = state.pop("arrays")
+    params = list(model.parameters())
+    with torch.no_grad():
+        for i, p in enumerate(params):
+            p.copy_(torch.as_tensor(arrays[f"param{i}"]))
+    for i, p in enumerate(params):
+        if f"adam_m{i}" in arrays:
+            opt.state[p] = {
+                "step": torch.tensor(float(arrays[f"adam_step{i}"])),
+                "exp_avg": torch.as_tensor(arrays[f"adam_m{i}"]).clone(),
+                "exp_avg_sq": torch.as_tensor(arrays[f"adam_v{i}"]).clone(),
+            }
+    return path, state
 
 
 def save_model(

@@ -32,7 +32,7 @@ import numpy as np
 
 from agents.search import products
 from agents.search.config import SearchConfig
-from agents.search.learner import EVAL_SEED_OFFSET, Iteration, fit, iterate, prepare_folder
+from agents.search.learner import EVAL_SEED_OFFSET, Iteration, fit, iterate
 from agents.search.value import ValueNet
 from agents.search.win import WIN_FEATURES, random_win_net, win_features
 from agents.search.win_play import play_win_games
@@ -199,6 +199,5 @@ def plot_win_curve(folder: Path, cfg: SearchConfig, curve: list[dict[str, float]
 
 
 def run(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainResult:
-    """:func:`train_win` in ``folder`` after :func:`agents.search.learner.prepare_folder`."""
-    prepare_folder(cfg, folder, resume)
+    """:func:`train_win` in ``folder`` (from :func:`agents.training.train.output_folder`)."""
     return train_win(cfg, folder, resume, command)

@@ -10,28 +10,33 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import pickle
 import re
 import sys
 import warnings
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from dice_envs.io import atomic_write_bytes, atomic_write_text
+from dice_envs.rules import ConfigError
 
 __all__ = [
+    "CHECKPOINT_ERRORS",
     "CHECKPOINT_FORMAT",
     "PROGRESS_FIELDS",
     "ProgressLog",
     "RunReporter",
-    "checkpoint_files",
-    "checkpoint_intact",
     "checkpoints",
     "latest_checkpoint",
     "load_checkpoint",
+    "load_tensors",
     "plot_learning_curve",
+    "read_checkpoint",
+    "resume_point",
     "save_checkpoint",
 ]
 
@@ -90,31 +95,84 @@ def _ppo_checkpoints(folder: Path) -> list[Path]:
     return [p for _, p in sorted(found)]
 
 
-def load_checkpoint(folder: str | Path) -> tuple[Path, dict[str, Any]] | None:
-    """The newest checkpoint of ``folder`` that verifies, with its state; ``None`` when none does.
+#: What reading a damaged or foreign checkpoint raises: a truncated or altered file, a zip that
+#: does not open, a missing key or array of another shape, a pickled object.
+CHECKPOINT_ERRORS = (
+    OSError,
+    ValueError,
+    KeyError,
+    IndexError,
+    TypeError,
+    RuntimeError,
+    EOFError,
+    zipfile.BadZipFile,
+    pickle.UnpicklingError,
+)
+_T = TypeVar("_T")
 
-    A checkpoint verifies when its ``.sha256`` matches and ``torch.load(weights_only=True)``
-    reads it (nothing is unpickled beyond tensors and plain values). A newer file that fails
-    (truncated by a kill, altered) is skipped with a warning naming it, and the previous one
-    is used.
+
+def resume_point(ckpt_dir: Path, candidates: list[Path], read: Callable[[Path], _T]) -> tuple[Path, _T]:
+    """The rule of ``--resume``, the same for every trainer: the newest of ``candidates`` (oldest
+    first) that ``read`` reads whole, with what it read.
+
+    Each newer one that does not read is skipped with a warning naming it and why; the one used
+    is named on stderr, with the ones skipped. When none reads (none written, all damaged, or the
+    folder gone) it raises :class:`ConfigError` naming each and why: a resume never starts over,
+    and its caller has written nothing yet, so the run folder is left as it was.
     """
+    skipped: list[str] = []
+    for path in reversed(candidates):
+        try:
+            got = read(path)
+        except CHECKPOINT_ERRORS as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            warnings.warn(f"skipping checkpoint {path}: {reason}", stacklevel=2)
+            skipped.append(f"{path.name}: {reason}")
+            continue
+        also = f" (skipped, as it does not read: {'; '.join(skipped)})" if skipped else ""
+        print(f"--resume: continuing from {path}, the newest intact checkpoint{also}", file=sys.stderr)
+        return path, got
+    found = (
+        f"no checkpoint in {ckpt_dir} verifies ({'; '.join(skipped)})"
+        if skipped
+        else f"no checkpoint in {ckpt_dir} to continue from"
+    )
+    raise ConfigError(
+        f"--resume: {found}; a resume never starts over, so nothing in the run folder was touched: "
+        "give a new --out to train afresh"
+    )
+
+
+def load_tensors(source: Any) -> Any:
+    """``torch.load(source, weights_only=True)`` on the CPU: tensors and plain values only. A file
+    that holds any other pickled object raises ``ValueError`` saying so (nothing of it is run)."""
     import torch
 
-    for path in reversed(_ppo_checkpoints(Path(folder))):
-        digest_file = path.with_name(path.name + ".sha256")
-        try:
-            data = path.read_bytes()
-            want = digest_file.read_text(encoding="utf-8").strip()
-            if hashlib.sha256(data).hexdigest() != want:
-                raise ValueError("its sha256 does not match the .sha256 file beside it")
-            state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
-            if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
-                raise ValueError(f"not a {CHECKPOINT_FORMAT} file")
-        except (OSError, ValueError, RuntimeError, EOFError, UnicodeDecodeError) as exc:
-            warnings.warn(f"skipping checkpoint {path}: {exc}", stacklevel=2)
-            continue
-        return path, state
-    return None
+    try:
+        return torch.load(source, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError:
+        raise ValueError("it holds pickled objects, not only tensors and plain values (not read)") from None
+
+
+def read_checkpoint(path: Path) -> dict[str, Any]:
+    """The state of a native checkpoint that verifies: its ``.sha256`` matches and
+    :func:`load_tensors` reads a :data:`CHECKPOINT_FORMAT` mapping; else one of
+    :data:`CHECKPOINT_ERRORS` saying why."""
+    data = path.read_bytes()
+    want = path.with_name(path.name + ".sha256").read_text(encoding="utf-8").strip()
+    if hashlib.sha256(data).hexdigest() != want:
+        raise ValueError("its sha256 does not match the .sha256 file beside it")
+    state = load_tensors(io.BytesIO(data))
+    if not isinstance(state, dict) or state.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"not a {CHECKPOINT_FORMAT} file")
+    return state
+
+
+def load_checkpoint(folder: str | Path) -> tuple[Path, dict[str, Any]]:
+    """The newest native checkpoint of ``folder`` that verifies (:func:`read_checkpoint`), with
+    its state, by :func:`resume_point`'s rule (``ConfigError`` when none does)."""
+    folder = Path(folder)
+    return resume_point(folder, _ppo_checkpoints(folder), read_checkpoint)
 
 
 class ProgressLog:
@@ -211,24 +269,6 @@ class RunReporter:
             self.bar.close()
         if self.writer is not None:
             self.writer.close()
-
-
-def checkpoint_files(checkpoint_dir: str | Path) -> list[Path]:
-    """Every checkpoint file of a folder, of either trainer, oldest first within each."""
-    return [*_ppo_checkpoints(Path(checkpoint_dir)), *checkpoints(checkpoint_dir)]
-
-
-def checkpoint_intact(path: Path) -> bool:
-    """A cheap check that a checkpoint file is whole: a native one matches its ``.sha256``, an
-    sb3 one is a zip whose members read. (Resuming still verifies what it loads.)"""
-    try:
-        if path.suffix == ".pt":
-            want = path.with_name(path.name + ".sha256").read_text(encoding="utf-8").strip()
-            return hashlib.sha256(path.read_bytes()).hexdigest() == want
-        with zipfile.ZipFile(path) as zf:
-            return zf.testzip() is None
-    except (OSError, ValueError, UnicodeDecodeError, zipfile.BadZipFile):
-        return False
 
 
 def checkpoints(checkpoint_dir: str | Path) -> list[Path]:

@@ -157,9 +157,13 @@ class TrainConfig:
     head_width: int = _knob(64, "hidden units of the afterstate head's shared action scorer")
 
     # --- evaluation and checkpoints ----------------------------------------------------------
-    eval_freq: int = _knob(20_000, "evaluate every this many env steps (0 = never)")
+    eval_freq: int = _knob(
+        20_000, "periodic evaluation every this many env steps (0 = none; the final table runs either way)"
+    )
     eval_episodes: int = _knob(50, "episodes per periodic evaluation")
-    checkpoint_freq: int = _knob(50_000, "save a checkpoint every this many env steps (0 = only at the end)")
+    checkpoint_freq: int = _knob(
+        50_000, "save a checkpoint every this many env steps and at the end (0 = only at the end)"
+    )
     final_eval_games: int = _knob(200, "games per opponent in the table printed at the end")
     final_eval_opponents: list = _knob(
         ["random", "greedy", "heuristic"], "built-in agents of the final table (and solitaire figures)"

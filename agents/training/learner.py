@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from agents.training.artifacts import checkpoint_files, load_checkpoint
+from agents.training.artifacts import load_checkpoint
 from agents.training.config import TrainConfig
 from agents.training.envs import make_vector_env
 from agents.training.policy import make_model
@@ -90,8 +90,9 @@ class Learner:
 
 def start_learner(cfg: TrainConfig, out: Path, resume: bool, device: str) -> Learner:
     """A fresh network, optimizer and self-play pool; restored from the newest checkpoint that
-    verifies when resuming (a resume loses at most one ``checkpoint_freq``), else warm-started as
-    ``warm_start`` says (:func:`agents.training.init_model.warm_start`)."""
+    verifies when resuming (:func:`agents.training.artifacts.resume_point`'s rule: a resume loses
+    at most one ``checkpoint_freq``, and refuses when no checkpoint verifies), else warm-started
+    as ``warm_start`` says (:func:`agents.training.init_model.warm_start`)."""
     from agents.training.init_model import warm_start
 
     probe = make_vector_env(cfg, ["random"] * (cfg.num_players - 1), num_envs=1)
@@ -105,21 +106,15 @@ def start_learner(cfg: TrainConfig, out: Path, resume: bool, device: str) -> Lea
         seed=cfg.seed,
         snapshot_deterministic=cfg.snapshot_deterministic,
     )
-    ckpt_dir = out / "checkpoints"
-    found = load_checkpoint(ckpt_dir) if resume else None
+    found = load_checkpoint(out / "checkpoints") if resume else None  # ConfigError when none verifies
     if found is not None:
         learner.restore(*found, cfg.seed)
-        print(f"resuming {out} from {found[0].name} ({learner.steps} steps)", file=sys.stderr)
         if learner.steps >= cfg.total_timesteps:
             raise ConfigError(
                 f"--resume: the run in {out} is finished ({learner.steps} steps >= total_timesteps "
                 f"{cfg.total_timesteps}); give --total-timesteps above {learner.steps} to train on"
             )
-    elif resume:
-        if checkpoint_files(ckpt_dir):  # all failed to load (train() checked their digests)
-            raise ConfigError(f"--resume: no checkpoint in {ckpt_dir} loads; nothing was touched")
-        print(f"--resume: no checkpoint yet in {ckpt_dir}; starting from scratch", file=sys.stderr)
-    if found is None:
+    else:
         learner.warm_stats = warm_start(model, cfg, device)
     if cfg.self_play and not learner.pool.ids:
         learner.snapshot(learner.steps)

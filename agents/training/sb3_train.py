@@ -11,7 +11,8 @@ the learning curve (:func:`agents.training.products.save_products`), and the res
 (``evaluations.npz``), the monitor files and its TensorBoard logs.
 
 1. the training env (native / subproc / dummy) and the evaluation env;
-2. the model, then the newest checkpoint when resuming (:func:`_resume`);
+2. the model, then, when resuming, the newest intact checkpoint, read before anything is written
+   (:func:`agents.training.artifacts.resume_point`; :func:`_resume`);
 3. the warm start of a fresh run;
 4. ``learn`` with callbacks: checkpoints, evaluations, self-play snapshots, progress rows;
 5. a final checkpoint, then the products.
@@ -21,17 +22,14 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import time
-import warnings
-import zipfile
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 
-from agents.training.artifacts import PROGRESS_FIELDS, RunReporter, checkpoints
+from agents.training.artifacts import PROGRESS_FIELDS, RunReporter, checkpoints, resume_point
 from agents.training.config import TrainConfig
 from agents.training.envs import backend_name, make_eval_env, make_train_env
 from agents.training.init_model import warm_start
@@ -40,7 +38,6 @@ from agents.training.ppo import schedule_value
 from agents.training.products import TrainResult, previous_wall_time, save_products
 from agents.training.selfplay import list_snapshots, save_snapshot
 from dice_envs.io import atomic_write_text
-from dice_envs.rules import ConfigError
 
 __all__ = ["quiet_logger", "train_sb3", "trim_monitors"]
 
@@ -52,19 +49,16 @@ def train_sb3(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
     from agents.models.card import machine_info
 
     torch.set_num_threads(cfg.torch_threads)
-    candidates = checkpoints(out / "checkpoints") if resume else []
-    start_steps = int(candidates[-1].name.split("_")[1]) if candidates else 0
-    # 1. environments (the newest checkpoint's step count names the monitor file)
+    ckpt_dir = out / "checkpoints"
+    found = resume_point(ckpt_dir, checkpoints(ckpt_dir), lambda p: _read(p, device)) if resume else None
+    start_steps = _steps(found[0]) if found else 0
+    # 1. environments (the checkpoint's step count names the monitor file)
     monitor = out / f"train_from_{start_steps}.monitor.csv"
     train_env = make_train_env(cfg, out / "pool", monitor_file=str(monitor))
     eval_env = make_eval_env(cfg)
     t_start = time.perf_counter()
     model = _model(cfg, out, train_env, device)  # 2. the model, then (resume) its checkpoint
-    resumed_from = _resume(cfg, model, train_env, candidates, device)
-    if resume and resumed_from is None:
-        if candidates:  # all failed to load (train() checked that they read as zips)
-            raise ConfigError(f"--resume: no checkpoint in {out / 'checkpoints'} loads; nothing was touched")
-        print(f"--resume: no checkpoint yet in {out / 'checkpoints'}; starting from scratch", file=sys.stderr)
+    resumed_from = _resume(cfg, model, train_env, *found) if found else None
     if resume:
         trim_monitors(out, model.num_timesteps, current=monitor)
     warm_stats = _warm_start(cfg, out, model, resumed=resumed_from is not None)  # 3. warm start
@@ -141,22 +135,29 @@ def quiet_logger(model: Any) -> None:
     model.set_logger(Logger(folder=None, output_formats=[]))
 
 
-def _resume(cfg: TrainConfig, model: Any, train_env: Any, candidates: list[Path], device: str) -> Path | None:
-    """Load the weights and optimizer state of the newest checkpoint that loads; its path or ``None``.
+def _steps(path: Path) -> int:
+    """The step count of a checkpoint ``model_<steps>_steps.zip``."""
+    return int(path.name.split("_")[1])
 
-    Only the zip's tensors are read (``set_parameters``): nothing in a run folder is unpickled.
-    """
-    for path in reversed(candidates):
-        try:
-            model.set_parameters(str(path), exact_match=True, device=device)
-        except (OSError, ValueError, RuntimeError, KeyError, zipfile.BadZipFile) as exc:
-            warnings.warn(f"skipping checkpoint {path}: {exc}", stacklevel=2)
-            continue
-        model.num_timesteps = int(path.name.split("_")[1])
-        model.set_random_seed(cfg.seed + model.num_timesteps)
-        train_env.seed(cfg.seed + model.num_timesteps)
-        return path
-    return None
+
+def _read(path: Path, device: str) -> dict[str, Any]:
+    """The weights and optimizer state of a checkpoint (only the zip's tensors are read:
+    nothing in a run folder is unpickled); one of the checkpoint errors when it does not read."""
+    from stable_baselines3.common.save_util import load_from_zip_file
+
+    _, params, _ = load_from_zip_file(path, device=device, load_data=False)
+    if "policy" not in params:
+        raise ValueError("it holds no policy weights")
+    return params
+
+
+def _resume(cfg: TrainConfig, model: Any, train_env: Any, path: Path, params: dict[str, Any]) -> Path:
+    """Continue from the checkpoint ``path``, whose weights and optimizer state are ``params``."""
+    model.set_parameters(params, exact_match=True, device=model.device)
+    model.num_timesteps = _steps(path)
+    model.set_random_seed(cfg.seed + model.num_timesteps)
+    train_env.seed(cfg.seed + model.num_timesteps)
+    return path
 
 
 def _warm_start(cfg: TrainConfig, out: Path, model: Any, resumed: bool) -> dict[str, Any] | None:

@@ -159,7 +159,7 @@ class PoolOpponent(BaseAgent):
                 continue
             try:
                 policy = load_snapshot(path)
-            except (OSError, EOFError, RuntimeError, ValueError, KeyError):  # pruned since listed
+            except (OSError, EOFError, RuntimeError, ValueError, KeyError):  # pruned since listed, or damaged
                 continue
             from agents.players.model import ModelAgent
 
@@ -291,12 +291,14 @@ def save_snapshot(policy: Any, pool_dir: str | Path, steps: int, keep: int) -> P
 
 
 def load_snapshot(path: str | Path) -> Any:
-    """The policy saved by :func:`save_snapshot`, on the CPU (nothing is unpickled)."""
+    """The policy saved by :func:`save_snapshot`, on the CPU (nothing is unpickled: a file holding
+    pickled objects raises ``ValueError``, as does one that is not a snapshot)."""
     import gymnasium as gym
-    import torch
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
-    data = torch.load(str(path), map_location="cpu", weights_only=True)
+    from agents.training.artifacts import load_tensors
+
+    data = load_tensors(str(path))
     if not isinstance(data, dict) or "state_dict" not in data:
         raise ValueError(f"{path} is not a self-play snapshot")
     activation = activation_class(data["activation"])

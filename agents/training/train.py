@@ -1,7 +1,9 @@
 """``train(cfg)``: one entry point for both trainers.
 
 1. the run folder: a fresh ``runs/<name>`` (never an earlier run's), or the run being resumed,
-   checked *before* anything is written (a different config is refused naming the keys);
+   checked *before* anything is written (a different config is refused naming the keys; each
+   trainer then resumes by :func:`agents.training.artifacts.resume_point`'s rule: from the newest
+   intact checkpoint, or not at all, leaving the folder as it was);
 2. the device (``auto`` → ``cuda`` when available; ``cuda`` without CUDA is a one-line error);
 3. the trainer: ``ppo`` (:func:`agents.training.ppo.train_ppo`, the default) or ``sb3``
    (:func:`agents.training.sb3_train.train_sb3`); both end with
@@ -23,7 +25,6 @@ from dice_envs.rules import ConfigError
 __all__ = [
     "check_agent_specs",
     "check_resume",
-    "check_resume_point",
     "output_folder",
     "resolve_device",
     "train",
@@ -74,33 +75,6 @@ def output_folder(cfg: TrainConfig, out: str | Path | None, resume: bool) -> Pat
     return base if resume else fresh_folder(base)
 
 
-def check_resume_point(folder: Path) -> None:
-    """Refuse a resume that could only start over in a folder holding results.
-
-    Checkpoint files that all fail their check (a ``.sha256`` that does not match, a zip that
-    does not read) are the run's evidence, and a model with no checkpoint is a finished run:
-    starting over would overwrite both, so either is refused and nothing is touched. A folder
-    with neither (a run killed before its first checkpoint) starts over: it lost less than one
-    ``checkpoint_freq``.
-    """
-    from agents.training.artifacts import checkpoint_files, checkpoint_intact
-
-    ckpt_dir = folder / "checkpoints"
-    files = checkpoint_files(ckpt_dir)
-    if files and not any(checkpoint_intact(p) for p in files):
-        names = ", ".join(p.name for p in files)
-        raise ConfigError(
-            f"--resume: no checkpoint in {ckpt_dir} verifies ({names}); starting over would overwrite "
-            "the run's results, so nothing was touched: give a new --out to train afresh"
-        )
-    if not files and (models := sorted(p.name for p in folder.glob("*.zip"))):
-        raise ConfigError(
-            f"--resume: {folder} holds a model ({', '.join(models)}) but no checkpoint to continue "
-            "from; starting over would overwrite it, so nothing was touched: give a new --out to "
-            "train afresh, or warm_start: model with init_model: <that model> to fine-tune it"
-        )
-
-
 def check_resume(cfg: TrainConfig, out: Path) -> None:
     """Refuse to resume ``out`` under a config that differs from its ``config.json``.
 
@@ -144,8 +118,7 @@ def train(
     if resume:
         if not folder.is_dir():
             raise ConfigError(f"--resume: no run folder {folder}")
-        check_resume(cfg, folder)
-        check_resume_point(folder)
+        check_resume(cfg, folder)  # its checkpoint: artifacts.resume_point, before the trainer writes
     check_agent_specs(cfg)
     device = resolve_device(cfg.device)  # before any file is written
     command = command or " ".join(shlex.quote(a) for a in sys.argv)
