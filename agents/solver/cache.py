@@ -310,7 +310,14 @@ def _size(n: int) -> str:
 
 
 def _announce(message: str) -> None:
-    print(f"dice-envs: {message}", file=sys.stderr, flush=True)
+    """One line on stderr (through tqdm when installed, so that a progress bar on screen, e.g. an
+    evaluation's, is cleared first and drawn again after it)."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        print(f"dice-envs: {message}", file=sys.stderr, flush=True)
+    else:
+        tqdm.write(f"dice-envs: {message}", file=sys.stderr)
 
 
 _BAR: list[Any] = []  # the progress line of the running solve (tqdm), when on a terminal
