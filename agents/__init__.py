@@ -17,5 +17,6 @@ from __future__ import annotations
 
 from agents.base import Agent, BaseAgent, RandomAgent
 from agents.registry import known_specs, load
+from dice_envs import __version__
 
-__all__ = ["Agent", "BaseAgent", "RandomAgent", "known_specs", "load"]
+__all__ = ["Agent", "BaseAgent", "RandomAgent", "__version__", "known_specs", "load"]

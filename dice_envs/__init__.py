@@ -18,20 +18,18 @@ from . import rules
 from .engine import new_game
 from .envs.registration import register_envs
 from .rules import GAMES, ConfigError, make_rules
+from .version import __version__, code_revision
 
 register_envs()
 
 
-def _version() -> str:
-    """The installed distribution's version (pyproject.toml is its one source)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("dice-envs")
-    except PackageNotFoundError:  # a source tree on sys.path without an installation
-        return "0+unknown"
-
-
-__version__: str = _version()
-
-__all__ = ["GAMES", "ConfigError", "__version__", "make_rules", "new_game", "register_envs", "rules"]
+__all__ = [
+    "GAMES",
+    "ConfigError",
+    "__version__",
+    "code_revision",
+    "make_rules",
+    "new_game",
+    "register_envs",
+    "rules",
+]

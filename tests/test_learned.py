@@ -132,10 +132,11 @@ def test_model_for_another_game_is_refused(tiny_model) -> None:
 def test_card_provenance_and_rules() -> None:
     rules = make_rules("farkle", target=5000)
     bare = make_card(rules, 2, command="test")
-    assert not {"created", "seed", "library_versions"} & set(bare)
+    assert not {"created", "seed", "library_versions", "code_revision"} & set(bare)
     run = make_card(rules, 2, seed=7, provenance=True, trainer="x")
     keys = list(run)
-    assert keys[keys.index("command") + 1 :] == ["created", "seed", "library_versions", "trainer"]
+    provenance = ["created", "seed", "library_versions", "code_revision", "trainer"]
+    assert keys[keys.index("command") + 1 :] == provenance
     assert run["seed"] == 7 and {"python", "dice_envs", "torch"} <= set(run["library_versions"])
     assert card_rules(run) == rules
     with pytest.raises(

@@ -41,8 +41,9 @@ CARD_KEYS = {
     "zip_sha256",
     "policy",
 }
-#: Keys a card may add (the native trainer names itself and the machine it ran on).
-CARD_EXTRA_KEYS = {"trainer", "machine", "ensemble", "notes"}  # notes: changes made after training
+#: Keys a card may add: the native trainer names itself and the machine it ran on; notes: changes
+#: made after training; code_revision: the code that trained it (cards written since 1.0.0).
+CARD_EXTRA_KEYS = {"trainer", "machine", "ensemble", "notes", "code_revision"}
 
 
 def _train(cfg: TrainConfig, out: Path, resume: bool = False):

@@ -11,7 +11,7 @@ object. Every card holds :data:`REQUIRED_KEYS`::
 
 Its ``env_id``, the Gymnasium id whose observations the model reads, is :func:`dice_envs.games.env_id_of`
 its game and ``observation_encoding`` (checked; :func:`read_card` adds it to older cards). A training
-run adds its provenance (``created``, ``seed``, ``library_versions``; see
+run adds its provenance (``created``, ``seed``, ``library_versions``, ``code_revision``; see
 :func:`make_card`) and may add more (the native trainer: ``trainer``, ``machine`` from
 :func:`machine_info`). A model file changed after its run (e.g. re-stamped for a newer observation)
 says how in ``notes``, a list of sentences. :func:`agents.models.files.save_model` and
@@ -61,6 +61,7 @@ import numpy as np
 
 from agents.models.activations import ACTIVATION_NAMES
 from agents.models.seat_views import SeatView, seat_view
+from dice_envs import code_revision
 from dice_envs.encoding import encoding_id, observation_bounds, observation_size
 from dice_envs.games import env_id_of
 from dice_envs.io import atomic_write_text
@@ -136,7 +137,7 @@ def make_card(
     """A complete model card for a model of ``rules`` with ``num_players`` seats.
 
     ``seed`` (when given) is recorded as ``seed``; ``provenance=True`` (what a training run
-    writes) adds ``created`` (UTC, ISO 8601) and ``library_versions``. ``extra`` keys come last.
+    writes) adds ``created`` (UTC, ISO 8601), ``library_versions``, ``code_revision``; ``extra`` last.
     """
     card: dict[str, Any] = {
         "format": CARD_FORMAT,
@@ -160,6 +161,7 @@ def make_card(
         card["seed"] = int(seed)
     if provenance:
         card["library_versions"] = library_versions()
+        card["code_revision"] = code_revision()
     card.update(extra)
     return card
 
@@ -317,9 +319,7 @@ def write_card(path: str | Path, card: dict[str, Any], *, overwrite: bool = True
     """
     p = card_path(path)
     validate_card(card, str(p))
-    return atomic_write_text(
-        p, json.dumps(_plain(card), indent=2, sort_keys=False) + "\n", overwrite=overwrite
-    )
+    return atomic_write_text(p, json.dumps(_plain(card), indent=2) + "\n", overwrite=overwrite)
 
 
 # ------------------------------------------------------------------------------------- check

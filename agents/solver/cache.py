@@ -9,6 +9,11 @@ rebuilt with a :class:`CacheWarning`. Writes are atomic and a lock file makes pa
 (e.g. pytest-xdist workers) wait for one solve instead of repeating it; a lock no live solver
 can hold (content that is not a pid, a dead process, too old) is broken with a warning, and no
 solve waits longer than ``_MAX_WAIT_S``.
+
+A solve says what it does on stderr (the first use of a rule set can take minutes): what it
+computes, a live line with the time spent while it runs on a terminal (tqdm when installed; a
+solver may add a note with :func:`progress_note`), and where the result was cached and how big
+it is. :func:`cached_tables` lists the cache (``dice-envs solve --list``).
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ import hashlib
 import json
 import os
 import socket
+import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -35,6 +42,8 @@ __all__ = [
     "cache_key",
     "cached_array",
     "cached_array_is_sound",
+    "cached_tables",
+    "progress_note",
     "single_thread_blas",
 ]
 
@@ -274,6 +283,122 @@ def _store(path: Path, key: str, array: np.ndarray, meta: dict[str, Any] | None)
     atomic_write_text(path.with_suffix(".json"), json.dumps(record, indent=1, sort_keys=True), overwrite=True)
 
 
+def _parts(key: str) -> tuple[str, str]:
+    """``(kind, game)`` of a :func:`cache_key` stem (``(key, "")`` for any other name)."""
+    parts = key.rsplit("-", 3)
+    ok = len(parts) == 4 and parts[2].startswith("v") and parts[2][1:].isdigit()
+    return (parts[0], parts[1]) if ok else (key, "")
+
+
+def _rules_text(game: str, meta: dict[str, Any] | None) -> str:
+    """The rule parameters in ``meta`` that differ from ``game``'s defaults, as ``k=v, ...``."""
+    from dice_envs.rules import ConfigError, make_rules
+
+    rules = (meta or {}).get("rules", meta or {})
+    if not isinstance(rules, dict):
+        return ""
+    try:
+        defaults = json.loads(json.dumps(make_rules(game).to_dict()))
+    except (ConfigError, TypeError, ValueError):
+        return ""
+    changed = [f"{k}={v}" for k, v in rules.items() if k in defaults and defaults[k] != v]
+    return ", ".join(changed) or "default rules"
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e5 else f"{n / 1e3:.1f} kB"
+
+
+def _announce(message: str) -> None:
+    """One line on stderr (through tqdm when installed, so that a progress bar on screen, e.g. an
+    evaluation's, is cleared first and drawn again after it)."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        print(f"dice-envs: {message}", file=sys.stderr, flush=True)
+    else:
+        tqdm.write(f"dice-envs: {message}", file=sys.stderr)
+
+
+_BAR: list[Any] = []  # the progress line of the running solve (tqdm), when on a terminal
+
+
+def progress_note(text: str) -> None:
+    """Show ``text`` (e.g. ``"sweep 12, residual 3e-07"``) on the running solve's progress line;
+    a no-op when there is none (not a terminal, no tqdm, no solve)."""
+    for bar in _BAR:
+        bar.set_postfix_str(text, refresh=False)
+
+
+@contextlib.contextmanager
+def _progress_line(desc: str) -> Iterator[None]:
+    """On a terminal with tqdm: a line showing the time spent, refreshed twice a second."""
+    try:
+        from tqdm import tqdm
+
+        on_tty = sys.stderr.isatty()
+    except (ImportError, AttributeError, ValueError):
+        on_tty = False
+    if not on_tty:
+        yield
+        return
+    bar = tqdm(total=None, desc=desc, bar_format="{desc}: {elapsed}{postfix}", file=sys.stderr, leave=False)
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.wait(0.5):
+            bar.refresh()
+
+    ticker = threading.Thread(target=tick, daemon=True)
+    _BAR.append(bar)
+    ticker.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        ticker.join()
+        _BAR.remove(bar)
+        bar.close()
+
+
+def _announced(key: str, meta: dict[str, Any] | None, compute: Callable[[], np.ndarray], where: str) -> Any:
+    """``compute()``, announced on stderr (what is solved and ``where`` it goes) with a progress line."""
+    kind, game = _parts(key)
+    what = f"{kind} tables of {game} ({_rules_text(game, meta)})" if game else f"{kind} tables"
+    _announce(f"solving the {what}: first use, {where}")
+    with _progress_line(f"dice-envs: solving {kind}"):
+        return compute()
+
+
+def cached_tables() -> list[dict[str, Any]]:
+    """Every table file in :func:`cache_dir`, by name: ``file``, ``kind``, ``game``, ``rules`` (those
+    differing from the game's defaults; ``"?"`` without a readable record), ``bytes``, ``size``
+    (the same, readable) and ``modified`` (local time, ``YYYY-MM-DD HH:MM``)."""
+    directory = cache_dir()
+    rows = []
+    for path in sorted(directory.glob("*.npy")) if directory.is_dir() else []:
+        kind, game = _parts(path.stem)
+        try:
+            meta = json.loads(path.with_suffix(".json").read_text(encoding="utf-8")).get("meta")
+            rules = _rules_text(game, meta if isinstance(meta, dict) else None)
+        except (OSError, ValueError, AttributeError):
+            rules = "?"
+        stat = path.stat()
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(stat.st_mtime))
+        rows.append(
+            {
+                "file": path.name,
+                "kind": kind,
+                "game": game,
+                "rules": rules,
+                "bytes": stat.st_size,
+                "size": _size(stat.st_size),
+                "modified": when,
+            }
+        )
+    return rows
+
+
 def cached_array_is_sound(key: str, meta: dict[str, Any] | None = None) -> bool:
     """Whether :func:`cached_array` would load ``key`` (with ``meta``) instead of computing it."""
     array, _ = _verified(cache_dir() / f"{key}.npy", key, meta, None, None)
@@ -305,10 +430,10 @@ def cached_array(
         directory.mkdir(parents=True, exist_ok=True)
         lock = _lock(directory / f"{key}.lock")
         lock.__enter__()
-    except OSError:
+    except OSError as exc:
         if why is not None:
             warnings.warn(f"solver cache {path} not used: {why}; solving again", CacheWarning, stacklevel=2)
-        return compute(), False
+        return _announced(key, meta, compute, f"not cached ({directory} is not writable: {exc})"), False
     try:
         array, why2 = _verified(path, key, meta, shape, dtype)  # another process may have finished
         if array is not None:
@@ -316,9 +441,16 @@ def cached_array(
         why = why2 or why
         if why is not None:
             warnings.warn(f"solver cache {path} not used: {why}; solving again", CacheWarning, stacklevel=2)
-        array = compute()
-        with contextlib.suppress(OSError):
+        start = time.perf_counter()
+        array = _announced(key, meta, compute, f"to be cached in {directory}")
+        took = f"solved in {time.perf_counter() - start:.1f} s"
+        try:
             _store(path, key, array, meta)
+        except OSError as exc:
+            _announce(f"{took}; not cached ({exc})")
+        else:
+            size = _size(path.stat().st_size)
+            _announce(f"{took}; cached {path} ({size}); 'dice-envs solve --list' lists the cache")
         return array, False
     finally:
         lock.__exit__(None, None, None)

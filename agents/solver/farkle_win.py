@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.solver.cache import cache_key, cached_array, cached_array_is_sound
+from agents.solver.cache import cache_key, cached_array, cached_array_is_sound, progress_note
 from dice_envs.engine import farkle_turn as turn
 from dice_envs.rules.farkle import NUM_DICE, FarkleRules
 
@@ -238,6 +238,7 @@ def _anderson_solve(
         f = gx - x
         res = float(np.abs(f).max())
         log.append({"sweep": it + 1, "residual": res, "seconds": time.perf_counter() - start})
+        progress_note(f"sweep {it + 1}, largest change {res:.1e} (done at {tol:.0e})")
         if res <= tol:
             if pool is not None:
                 pool.shutdown()
