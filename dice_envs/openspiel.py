@@ -43,6 +43,7 @@ import pyspiel
 
 from .encoding import UNCAPPED, decode, encode, layout, max_grand_total
 from .forward import FarkleState, ScorecardState, throw_outcomes
+from .games import GAME_SPECS
 from .options import MAX_PLAYERS, check_reward
 from .outcome import LOSS_REWARD, WIN_REWARD, win_rewards
 from .render import render_text
@@ -51,16 +52,13 @@ from .rules.config import ConfigError, check_int
 
 __all__ = [
     "DEFAULT_PLAYERS",
+    "GAME_CLASSES",
     "GAME_NAMES",
     "NO_LIMIT",
     "AgentBot",
     "DiceGame",
     "DiceObserver",
-    "DicePokerGame",
     "DiceState",
-    "FarkleGame",
-    "SpiffelGame",
-    "YahtzeeGame",
     "rules_of",
 ]
 
@@ -302,29 +300,14 @@ class AgentBot(pyspiel.Bot):
         return int(self.agent.act(obs, mask))
 
 
-class SpiffelGame(DiceGame):
-    """Spiffel (``dice_envs_spiffel``)."""
-
-    game = "spiffel"
-
-
-class DicePokerGame(DiceGame):
-    """Dice Poker (``dice_envs_dice_poker``)."""
-
-    game = "dice_poker"
+def _game_class(spec: Any) -> type[DiceGame]:
+    """The OpenSpiel game class of one game of :data:`dice_envs.games.GAME_SPECS`."""
+    doc = f"{spec.title} (``dice_envs_{spec.name}``)."
+    return type(f"{spec.title}Game", (DiceGame,), {"game": spec.name, "__doc__": doc, "__module__": __name__})
 
 
-class YahtzeeGame(DiceGame):
-    """Yahtzee (``dice_envs_yahtzee``)."""
+#: The game classes by game name, one per game of :data:`dice_envs.games.GAME_SPECS`.
+GAME_CLASSES: dict[str, type[DiceGame]] = {name: _game_class(spec) for name, spec in GAME_SPECS.items()}
 
-    game = "yahtzee"
-
-
-class FarkleGame(DiceGame):
-    """Farkle (``dice_envs_farkle``)."""
-
-    game = "farkle"
-
-
-for _cls in (SpiffelGame, DicePokerGame, YahtzeeGame, FarkleGame):
+for _cls in GAME_CLASSES.values():
     pyspiel.register_game(_game_type(_cls.game, _Utility.GENERAL_SUM), _cls)
