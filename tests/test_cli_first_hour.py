@@ -190,8 +190,9 @@ def test_solve_help_shows_one_style(capsys) -> None:
     text = capsys.readouterr().out
     examples = [line.strip() for line in text.splitlines() if line.strip().startswith("dice-envs solve ")]
     assert len(examples) >= 3 and any("--rules joker_rule=verhoeff" in line for line in examples)
-    flags = {word for line in examples for word in line.split("#")[0].split() if word.startswith("--")}
-    assert flags == {"--rules"}
+    words = {word.rstrip(":,.") for line in examples for word in line.split("#")[0].split()}
+    flags = {word for word in words if word.startswith("--")}
+    assert flags - {"--list"} == {"--rules"}  # rule parameters only as --rules; --list takes none
     assert "--param" not in text and "--joker " not in text and "--yahtzee_bonus" not in text
 
 
@@ -201,7 +202,7 @@ def test_readme_solve_lines_use_the_rules_form() -> None:
     assert len(lines) >= 3
     for line in lines:
         flags = {w for w in line.split("#")[0].split() if w.startswith("--")}
-        assert flags <= {"--rules", "--no-cache"}, line
+        assert flags <= {"--rules", "--no-cache", "--list", "--help"}, line
 
 
 def test_readme_help_lines_run(capsys) -> None:

@@ -72,6 +72,7 @@ def test_the_table_gives_each_agent_s_points_behind_optimal_on_the_same_dice() -
     assert "behind optimal" in lines[0]
     trained = lines[2].split()
     gaps = np.array([2.0, -1.0, 5.0])
+    # exact: the printed one-decimal strings of 2.0 and 3/sqrt(3), far from a rounding edge
     assert trained[-2:] == [f"{gaps.mean():.1f}", f"{gaps.std(ddof=1) / math.sqrt(3):.1f}"]
     assert lines[3].split()[-2:] == ["0.0", "0.0"]
     assert "behind optimal" not in format_table(rows[:1])  # no optimal row: no column
