@@ -63,6 +63,7 @@ PAGES = (
     "docs/index.md",
     "docs/guide/agents.md",
     "docs/guide/search.md",
+    "docs/leaderboard.md",
     "docs/benchmarks/2026-12-06-epyc-2core/search.md",
 )
 

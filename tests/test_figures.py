@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from agents.evaluation import bot_figures
 from agents.evaluation.bot_figures import RECORD, render_blocks, render_table
 from dice_envs.rules import ConfigError
 
@@ -115,6 +116,23 @@ def test_the_headline_shows_optimal_best_bot_ppo_and_heuristic_per_solitaire_gam
         assert f"| {game} | `optimal` (exact optimum " in table
         assert f"`{best}` (best learned bot)" in table and f"`{ppo}` (PPO from scratch)" in table
     assert table.count("`heuristic`") == 3
+
+
+def test_the_leaderboard_ranks_every_solitaire_agent_of_the_record_by_points_lost() -> None:
+    records = _records()
+    rows = [
+        line.split(" | ")
+        for line in render_table("ranking", records).splitlines()
+        if re.match(r"\| \d", line)
+    ]
+    solitaire = [e for e in records.values() if e["num_players"] == 1]
+    assert len(rows) == len(solitaire)
+    for game in {e["game"] for e in solitaire}:
+        ranked = [r for r in rows if r[2] == bot_figures.GAME_NAMES[game]]
+        assert [r[0] for r in ranked] == [f"| {i}" for i in range(1, len(ranked) + 1)]
+        assert ranked[0][1] == "`optimal`" and any(r[1] == "`heuristic`" for r in ranked)
+        lost = [float(r[3].split()[0]) for r in ranked]
+        assert lost == sorted(lost)
 
 
 def test_the_win_optimal_farkle_figures_of_the_evaluation_guide_are_those_of_their_record() -> None:

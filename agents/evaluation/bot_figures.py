@@ -131,6 +131,19 @@ def _headline(records: Mapping[str, Any]) -> str:
     )
 
 
+def _ranking(records: Mapping[str, Any]) -> str:
+    """Per solitaire game, every bot and reference agent of the record ranked by points lost."""
+    body, used = [], []
+    for game in sorted({e["game"] for e in records.values() if e["num_players"] == 1}):
+        entries = [(e.get("agent", name), e) for name, e in records.items() if e["num_players"] == 1]
+        ranked = sorted((r for r in entries if r[1]["game"] == game), key=lambda r: r[1]["regret"]["mean"])
+        for rank, (name, e) in enumerate(ranked, 1):
+            body.append([str(rank), f"`{name}`", GAME_NAMES[game], _lost(e), _mean(e)])
+            used.append(e)
+    head = ["rank", "agent", "game", "points lost per game", "mean score, same dice"]
+    return _table(head, body, 3) + "\n" + _sources(used)
+
+
 def _multiplayer(records: Mapping[str, Any]) -> str:
     """Every multi-player bot's share of wins against each opponent it was measured against."""
     body, used = [], []
@@ -164,6 +177,7 @@ BLOCKS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "solitaire": lambda rec: _solitaire_table(_solitaire(rec, lambda n, e: True)),
     "search": lambda rec: _solitaire_table(_solitaire(rec, lambda n, e: "-search" in n), timed=True),
     "multiplayer": _multiplayer,
+    "ranking": _ranking,
 }
 
 
