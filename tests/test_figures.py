@@ -144,6 +144,9 @@ def test_the_win_optimal_farkle_figures_of_the_evaluation_guide_are_those_of_the
     solve = f"**{record['solve_wall_s']:.0f} s wall** ({record['solve_cpu_s']:.0f} s CPU)"
     assert f"{record['sweeps']} sweeps, {solve}" in page
     for match in record["matches"]:
+        if match["b"].startswith("pretrained:"):  # a shipped bot's share lives in its own record
+            assert f"`{match['b']}`" not in page
+            continue
         lo, hi = match["ci95"]
         cell = f"| **{100 * match['win_rate']:.1f}%** [{100 * lo:.1f}%, {100 * hi:.1f}%] |"
         row = next((line for line in page.splitlines() if line.startswith(f"| `{match['b']}`")), "")
