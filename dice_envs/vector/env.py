@@ -13,9 +13,6 @@ over ``N`` scalar envs, only much faster:
   spaces as the scalar env's (``single_observation_space``, ``single_action_space``);
 * **masks**: ``info["action_mask"]`` and :meth:`~DiceVectorEnv.action_masks`, ``(num_envs,
   n_actions)`` int8; a row is all zeros while its episode is over (next-step autoreset);
-* **rewards**: ``"score"`` (the learner's points as scored, summing to its final total;
-  default in solitaire) or ``"win"`` (zero-sum at the end, shared wins split; default with
-  opponents), exactly as :mod:`dice_envs.multiagent.base` defines them;
 * **opponents** (one per other seat, specs resolved at construction by
   :func:`dice_envs.opponents.resolve_opponents`, so a bad one is refused there) play inside
   ``step()``, batched: one ``act_batch(observations, masks)`` call per opponent and decision
@@ -24,11 +21,8 @@ over ``N`` scalar envs, only much faster:
   ``start_episodes(games)``, called with the indices of the games whose episode begins, and
   then receives ``act_batch(observations, masks, games=indices)``;
 * **seats**: ``seat=None`` draws the learner's seat per game and episode (``info["seat"]``);
-* **illegal actions**: ``"penalize"`` ends that game's episode (``terminated``) with
-  ``illegal_reward`` (``info["illegal_action"]`` marks it) without touching its state;
-  ``"raise"`` raises ``ValueError`` naming the game, the action and the legal ones before any
-  game moves; legality, the penalty, the flags and the win rewards are
-  :func:`dice_envs.outcome.step_outcome`'s, as in the scalar envs;
+* **rewards** and **illegal actions** (``"penalize"`` ends that game's episode, ``"raise"``
+  raises before any game moves): :func:`dice_envs.outcome.step_outcome`'s, as in the scalar envs;
 * **autoreset**: ``autoreset_mode="next_step"`` (default, Gymnasium's convention: the action
   after a finished episode is ignored and that game is reset) or ``"same_step"`` (finished
   games are reset at once; their last observation and info are in ``info["final_obs"]`` /
