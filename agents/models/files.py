@@ -1,16 +1,9 @@
 """Model files that are safe to load from strangers: weights only, bound to their card by checksums.
 
-A trained model is written as an ordinary SB3 zip (``MaskablePPO.save``; sb3 users can still
-``MaskablePPO.load`` it, which *unpickles* the zip's ``data`` member and so runs whatever code a
-crafted file holds: do that only with files you trust). This project never does that:
-:func:`load_policy` opens the zip with :mod:`zipfile`, reads only the member ``policy.pth`` (the
-network's weights), checks its SHA-256 against the model card, loads it with
-``torch.load(weights_only=True)`` (plain tensors only: a pickled object is refused), and rebuilds
-the network, a sb3-contrib ``MaskableActorCriticPolicy`` (or this project's subclass
-:class:`~agents.models.afterstate.FarkleAfterstatePolicy`), from the card alone.
-
-:func:`save_model` and :func:`stamp_card` add the card keys ``weights_sha256``, ``zip_sha256``
-and ``policy`` (their schema, like the rest of the card's, is :mod:`agents.models.card`'s).
+A trained model is an ordinary SB3 zip (``MaskablePPO.load`` works, but unpickles the zip's
+``data`` member: only for files you trust). :func:`load_policy` instead reads only the member
+``policy.pth``, checks its SHA-256 against the model card, loads it with
+``torch.load(weights_only=True)`` and rebuilds the network from the card alone.
 
 A card without ``weights_sha256`` is refused; stamp one you trust with
 ``python -m agents.models.files stamp path/to/model.zip`` (or :func:`stamp_card`).
@@ -32,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.models.activations import ACTIVATION_NAMES, activation_class, activation_name
+from agents.models.activations import activation_class, activation_name
 from agents.models.card import (
     DEFAULT_NET_ARCH,
     card_path,
@@ -113,15 +106,6 @@ def check_model_path(path: str | Path) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------- spec
-def _activation_name(fn: Any) -> str:
-    try:
-        return activation_name(fn)
-    except ConfigError:
-        raise ConfigError(
-            f"activation {fn!r} cannot be stored in a model card; allowed: {', '.join(ACTIVATION_NAMES)}"
-        ) from None
-
-
 def _plain_arch(arch: Any) -> list[int] | dict[str, list[int]]:
     if arch is None:
         return copy.deepcopy(DEFAULT_NET_ARCH)
@@ -152,7 +136,7 @@ def policy_spec(model: Any) -> dict[str, Any]:
         "observation_size": int(policy.observation_space.shape[0]),
         "n_actions": int(policy.action_space.n),
         "net_arch": _plain_arch(policy.net_arch),
-        "activation": _activation_name(policy.activation_fn),
+        "activation": activation_name(policy.activation_fn),
         "share_features_extractor": bool(policy.share_features_extractor),
     }
     if isinstance(policy, FarkleAfterstatePolicy):
