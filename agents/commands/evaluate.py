@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agents.commands.cli import add_rules_option
 from agents.evaluation import OUTPUT_FILES, evaluate, parse_rule_overrides, write_outputs
 from agents.registry import check_seed_arg
 from dice_envs.io import check_out_dir, fresh_folder
@@ -69,13 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--backend", choices=("local", "ray"), default="local", help="local pool or Ray (same results)"
     )
     p.add_argument("--address", default=None, help="ray backend: an existing cluster (e.g. auto, host:6379)")
-    p.add_argument(
-        "--rules",
-        nargs="*",
-        default=[],
-        metavar="KEY=VALUE",
-        help="rule parameters, e.g. --rules target=5000",
-    )
+    add_rules_option(p, "target=5000")
     p.add_argument("--no-optimum", action="store_true", help="skip the exact-optimum lookup")
     p.add_argument(
         "--no-exact",

@@ -40,6 +40,7 @@ import numpy as np
 from agents.base import Agent
 from dice_envs.checks import first_illegal
 from dice_envs.engine import FarkleGame, ScorecardGame
+from dice_envs.opponents import batch_actions
 from dice_envs.rules import ConfigError, RuleConfig
 from dice_envs.vector import make_engine
 
@@ -182,16 +183,6 @@ class Outcomes:
 
     def __len__(self) -> int:
         return int(self.scores.shape[0])
-
-
-def batch_actions(agent: Any, observations: np.ndarray, masks: np.ndarray, games: Any = None) -> np.ndarray:
-    """An agent's actions for a batch: ``act_batch`` when it has one (``games=`` ids for agents
-    that track games, i.e. define ``start_episodes``), else ``act`` row by row."""
-    if callable(getattr(agent, "start_episodes", None)) and games is not None:
-        return np.asarray(agent.act_batch(observations, masks, games=games), dtype=np.int64).reshape(-1)
-    if callable(getattr(agent, "act_batch", None)):
-        return np.asarray(agent.act_batch(observations, masks), dtype=np.int64).reshape(-1)
-    return np.array([agent.act(o, m) for o, m in zip(observations, masks, strict=True)], dtype=np.int64)
 
 
 def run_games(

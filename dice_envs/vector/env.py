@@ -54,7 +54,7 @@ from ..checks import as_actions, check_seed, first_illegal, reset_needed
 from ..encoding import ENCODING_VERSION, encoding_id, family, observation_bounds, observation_size
 from ..engine import Engine, make_engine
 from ..engine.dice import RandomDice
-from ..opponents import resolve_opponents
+from ..opponents import batch_actions, resolve_opponents
 from ..options import EnvOptions, check_render_mode, options_of
 from ..outcome import illegal_action_error, legal, step_outcome
 from ..rules import ConfigError, RuleConfig
@@ -145,14 +145,6 @@ class DiceVectorEnv(VectorEnv):
         """The opponent agents, one per other seat (resolved at construction)."""
         return self._opponents
 
-    def _act(self, j: int, obs: np.ndarray, mask: np.ndarray, games: np.ndarray) -> np.ndarray:
-        agent = self.opponents[j]
-        if callable(getattr(agent, "start_episodes", None)):  # per-game opponent (see module doc)
-            return np.asarray(agent.act_batch(obs, mask, games=games), dtype=np.int64).reshape(-1)
-        if callable(getattr(agent, "act_batch", None)):
-            return np.asarray(agent.act_batch(obs, mask), dtype=np.int64).reshape(-1)
-        return np.array([agent.act(o, m) for o, m in zip(obs, mask, strict=True)], dtype=np.int64)
-
     def _play_opponents(self, g: np.ndarray, acc: np.ndarray) -> None:
         """Opponents move in games ``g`` until the learner must decide or the game is over."""
         eng = self.engine
@@ -165,7 +157,9 @@ class DiceVectorEnv(VectorEnv):
             for j in np.unique(who):
                 sub = g[who == j]
                 masks = eng.action_masks(sub)
-                acts = self._act(int(j), eng.observe(eng.current[sub], sub), masks.view(np.int8), sub)
+                acts = batch_actions(
+                    self.opponents[int(j)], eng.observe(eng.current[sub], sub), masks.view(np.int8), sub
+                )
                 bad = first_illegal(acts, masks)
                 if bad >= 0:
                     raise ValueError(
