@@ -22,13 +22,10 @@ shallow. Refusals are JSON ``{"error": message}`` with a status: 400 malformed o
 your turn, not started, game over), 413 body too large, 415 not JSON, 429 the client's solves
 fill its share of the solver (try again), 503 full or the solver busy.
 
-Bots move by themselves, ``bot_delay`` seconds apart, in a background task per room. Two threads
-of the app's own compute: the solve thread solves tables not yet in memory (a ``win-optimal``
-seat's when its room starts, a room's first hint's), at most ``solves_per_client`` per client
-at once (:class:`agents.web.limits.SolveQueue`); the move thread runs the bots' decisions and the
-hints over tables in memory, so a bot never waits for another room's solve. Neither takes the
-threads that open rooms. A hint not answered within ``compute_wait`` seconds is refused with 503
-(a solve it started goes on, and its table is kept for the next ask).
+Bots move by themselves, ``bot_delay`` seconds apart, in a background task per room. Solves of
+tables not in memory run on the solve thread (:class:`agents.web.limits.SolveQueue`); bots'
+decisions and hints over tables in memory on the move thread. A hint not answered within
+``compute_wait`` seconds is refused with 503.
 """
 
 from __future__ import annotations

@@ -121,10 +121,6 @@ class Room:
                 return s
         raise PadError(403, f"this token holds no seat in room {self.code}")
 
-    def is_opener(self, token: Any) -> bool:
-        """Whether ``token`` is the opener's (who may start the game)."""
-        return same_token(token, self.opener_token)
-
     def join(self, name: Any = None) -> tuple[Seat, str]:
         """Take the first free person seat; ``(seat, token)``."""
         if self.game is not None:
@@ -140,7 +136,7 @@ class Room:
 
     def check_start(self, token: Any) -> None:
         """Refuse (403, 409) what :meth:`start` would refuse, changing nothing."""
-        if not self.is_opener(token):
+        if not same_token(token, self.opener_token):
             raise PadError(403, f"only the opener of room {self.code} can start the game")
         if self.game is not None:
             raise PadError(409, f"room {self.code} has already started")
@@ -156,11 +152,6 @@ class Room:
         self._record()
 
     # ------------------------------------------------------------------ moves
-    def to_action(self, body: Mapping[str, Any]) -> int:
-        """The engine action a move request names (checked for shape, not yet for legality)."""
-        assert self.game is not None
-        return move_action(self.game, body)
-
     def move(self, token: Any, body: Mapping[str, Any]) -> dict[str, Any]:
         """A person's move: token checked, turn checked, action checked by the engine; new view."""
         seat = self.seat_of(token)
@@ -172,7 +163,7 @@ class Room:
         if g.current_player != seat.index:
             mover = self.seats[g.current_player]
             raise PadError(409, f"it is {mover.name}'s turn (seat {mover.index + 1}), not yours")
-        self.apply(self.to_action(body))
+        self.apply(move_action(g, body))
         return self.view()
 
     def apply(self, action: int) -> None:
