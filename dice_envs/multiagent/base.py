@@ -247,12 +247,9 @@ class DiceAECEnv(AECEnv):
 def make_env(raw_cls: type[DiceAECEnv], **kwargs: Any) -> AECEnv:
     """``raw_cls`` built from ``kwargs`` (or ``options=``), wrapped as PettingZoo's classic envs are.
 
-    ``kwargs`` are the raw env's plus ``illegal_reward`` (default ``-1.0``). An illegal action,
-    an integer outside the action space (``45``, ``-1`` in a ``Discrete(45)`` game) included, ends
-    the game with that reward for the offender (:class:`IllegalActions`, PettingZoo's
-    ``TerminateIllegalWrapper`` behaviour), the same whether or not Python runs with ``-O``; a
-    non-integer action is refused with ``TypeError`` / ``ValueError``
-    (:func:`dice_envs.checks.as_action`); order is enforced (``OrderEnforcingWrapper``).
+    ``kwargs`` are the raw env's plus ``illegal_reward`` (default ``-1.0``), the offender's reward
+    when an illegal action ends the game (:class:`IllegalActions`); order is enforced
+    (``OrderEnforcingWrapper``).
     """
     options = options_of(raw_cls.game_name, kwargs, "pettingzoo")
     env: AECEnv = raw_cls(options=options)
@@ -264,15 +261,10 @@ def make_env(raw_cls: type[DiceAECEnv], **kwargs: Any) -> AECEnv:
 class IllegalActions(wrappers.BaseWrapper):
     """Checks each action before the game sees it; an illegal one ends the game with a penalty.
 
-    A non-integer action (a float, a string, ``None`` for an agent that is still playing, ...)
-    raises ``TypeError`` / ``ValueError`` naming it (:func:`dice_envs.checks.as_action`). An
-    integer that is not a legal move, in the action space (masked out) or outside it (``45`` or
-    ``-1`` in ``Discrete(45)``: allowed ``0..n-1``), ends the game by :mod:`dice_envs.outcome`'s
-    rule: every agent is terminated (not truncated), the offender gets ``illegal_reward``, the
-    others 0, and a warning is logged. PettingZoo's ``TerminateIllegalWrapper`` also ends the
-    game, but it indexes the mask with the action and so cannot take an out-of-range one (and
-    its ``AssertOutOfBoundsWrapper`` companion vanishes under ``python -O``). A dead agent's
-    step takes ``None``, as PettingZoo requires.
+    A non-integer action raises ``TypeError`` / ``ValueError`` (:func:`dice_envs.checks.as_action`).
+    An integer that is not a legal move, outside the action space too, ends the game by
+    :mod:`dice_envs.outcome`'s rule and logs a warning (PettingZoo's ``TerminateIllegalWrapper``
+    cannot take an out-of-range action, and its bounds check vanishes under ``python -O``).
     """
 
     def __init__(self, env: AECEnv, illegal_reward: float) -> None:
