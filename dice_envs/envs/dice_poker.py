@@ -6,9 +6,6 @@ Action space           ``Discrete(47)``: ``1..31`` re-throw the dice whose bits 
                        (:data:`dice_envs.rules.dice_poker.CATEGORIES`); ``0`` never legal
 Observation space      ``Box(float32, (92 + 17·(N-1),))``: :func:`dice_envs.encoding.encode` from the
                        learner's seat (``scorecard-v1``), ``N`` = number of players
-Reward                 ``"score"`` (default in solitaire): points entered plus bonuses, summing
-                       to the learner's grand total; ``"win"`` (default with opponents):
-                       +1 / -1 at the end with two players, zero-sum and split on shared wins
 Episode                the learner's 15 rounds (with opponents: until every seat filled
                        its card); opponents move inside ``step()``
 =====================  ==================================================================
