@@ -92,15 +92,10 @@ OUTPUT_FILES = ("results.json", "games.csv", "scores.png", "win_matrix.png", "ex
 def write_outputs(
     result: EvaluationResult, out_dir: str | Path, plots: bool = True, overwrite: bool = False
 ) -> dict[str, Path]:
-    """Write ``results.json``, ``games.csv`` and (``plots``) ``scores.png`` / ``win_matrix.png``.
-
-    ``games.csv`` has one row per game: pairing, game (deal) index, rotation, seat order, the dice
-    seed, each seat's agent, score, turns and agent seed, the winners and the truncation flag —
-    enough to replay any game (:func:`agents.evaluation.replay`).
-
-    Returns the paths written, by kind. The win-rate matrix is drawn for multi-player runs only.
-    Every file is written atomically (:mod:`dice_envs.io`); an existing one is a
-    :class:`FileExistsError` unless ``overwrite`` (checked for all files before any is written).
+    """Write ``results.json``, ``games.csv`` (a row per game, enough to replay it with
+    :func:`agents.evaluation.replay`) and (``plots``) ``scores.png`` / ``win_matrix.png`` (tables
+    only), atomically; return the paths by kind. An existing file is a :class:`FileExistsError`
+    unless ``overwrite`` (checked for all files before any is written).
     """
     out = Path(out_dir)
     if not overwrite:

@@ -146,13 +146,9 @@ def policy_spec(model: Any) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------------- save
 def save_model(model: Any, path: str | Path, card: dict[str, Any], *, overwrite: bool = False) -> Path:
-    """Write ``model`` (a sb3-contrib ``MaskablePPO``) as an SB3 zip plus its stamped card; return the zip.
-
-    The zip's members are deflate-compressed (:func:`_deflated`; any zip reader, ``MaskablePPO.load``
-    included, reads them). Both files are written atomically (:func:`dice_envs.io.atomic_write_bytes`);
-    the card is ``card`` plus ``weights_sha256``, ``zip_sha256`` and ``policy`` (see the module
-    docstring). An existing zip or card is a :class:`FileExistsError` unless ``overwrite``. ``card``
-    is not modified.
+    """Write ``model`` (a sb3-contrib ``MaskablePPO``) as a deflated SB3 zip plus ``card`` stamped with
+    ``weights_sha256``, ``zip_sha256`` and ``policy``, both atomically; return the zip. An existing
+    zip or card is a :class:`FileExistsError` unless ``overwrite``.
     """
     p = Path(path)
     if p.suffix.lower() != ".zip":
@@ -230,12 +226,8 @@ def _read_weights(path: Path) -> bytes:
 
 def read_arrays(path: str | Path, sha256: str | None = None) -> dict[str, np.ndarray]:
     """The arrays of the ``.npz`` file ``path`` (a value model's weights), read as safely as a
-    policy's: the file's SHA-256 is ``sha256`` (when given: its card's), plain numbers only
-    (nothing is unpickled), sizes checked before anything is allocated (the file, the unpacked
-    sizes its zip directory declares, each ``.npy`` header's shape and type against the bytes
-    its member holds), every float finite.
-
-    Raises :class:`~dice_envs.rules.ConfigError` naming the file and what is wrong.
+    policy's: the SHA-256 checked (``sha256``, when given), plain numbers only, sizes checked
+    before anything is allocated, every float finite; else ``ConfigError`` naming what is wrong.
     """
     p = Path(path)
     try:
@@ -284,10 +276,8 @@ def _read_npy(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path) -> np.ndar
 def load_policy(path: str | Path, card: dict[str, Any], device: str = "cpu") -> Any:
     """The ``MaskableActorCriticPolicy`` of model zip ``path``, rebuilt from ``card``, in eval mode.
 
-    Reads only the zip member ``policy.pth``; never unpickles anything (``weights_only=True``).
-    Raises :class:`~dice_envs.rules.ConfigError` naming what is wrong: a missing or mismatched
-    checksum, a corrupt zip, weights that are not plain tensors, weights holding NaN or inf (a
-    diverged run), or weights that do not fit the network the card describes.
+    Reads only the zip member ``policy.pth`` and never unpickles; ``ConfigError`` naming what is
+    wrong (checksum, zip, non-tensor or non-finite weights, a network that does not fit the card).
     """
     p = check_model_path(path)
     where = str(p)

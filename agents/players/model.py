@@ -61,14 +61,10 @@ def resolve_model_path(spec: str) -> Path:
 class ModelAgent(BaseAgent):
     """A policy network as an agent: masked argmax (``deterministic``) or masked sampling, batched.
 
-    ``policy`` is a sb3-contrib ``MaskableActorCriticPolicy`` or an object holding one as
-    ``.policy`` (a ``MaskablePPO``). Illegal actions are never chosen: argmax and sampling are
-    over the masked distribution; sampling draws from the agent's own seeded generator, so a
-    seeded agent repeats its games. ``view`` (a :data:`~agents.models.seat_views.SeatView`) turns a table's
-    observations into the ones the network was trained on.
-
-    A model file is loaded with :meth:`from_file`, which also sets ``path``, ``card``, ``rules``
-    and ``num_players`` (``None`` for an in-memory network).
+    ``policy`` is a sb3-contrib ``MaskableActorCriticPolicy`` or a ``MaskablePPO`` holding one;
+    sampling draws from the agent's seeded generator. ``view`` (a
+    :data:`~agents.models.seat_views.SeatView`) turns a table's observations into the model's.
+    :meth:`from_file` also sets ``path``, ``card``, ``rules`` and ``num_players``.
     """
 
     def __init__(
