@@ -136,9 +136,11 @@ def _pyplot() -> Any:
     return plt
 
 
-def _save_figure(fig: Any, path: Path, overwrite: bool) -> Path:
+def _save_figure(plt: Any, fig: Any, path: Path, overwrite: bool) -> Path:
+    fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, dpi=100, format="png")
+    plt.close(fig)
     return atomic_write_bytes(path, buf.getvalue(), overwrite=overwrite)
 
 
@@ -161,10 +163,7 @@ def _plot_scores(result: EvaluationResult, path: Path, overwrite: bool = False) 
     ax.set_xlabel("final score")
     ax.set_ylabel("games")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    _save_figure(fig, path, overwrite)
-    plt.close(fig)
-    return path
+    return _save_figure(plt, fig, path, overwrite)
 
 
 def _plot_win_matrix(result: EvaluationResult, path: Path, overwrite: bool = False) -> Path:
@@ -183,7 +182,4 @@ def _plot_win_matrix(result: EvaluationResult, path: Path, overwrite: bool = Fal
     ax.set_ylabel("agent")
     ax.set_title(f"{result.game} {result.players}-player win rate (row vs column)")
     fig.colorbar(im, ax=ax, fraction=0.046)
-    fig.tight_layout()
-    _save_figure(fig, path, overwrite)
-    plt.close(fig)
-    return path
+    return _save_figure(plt, fig, path, overwrite)

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from dice_envs.engine import FarkleGame, ScorecardGame
+from dice_envs.render import set_aside_this_turn
 from dice_envs.rules.farkle import BANK_FLAG, FarkleEvent
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS, UPPER_FACES
 
@@ -116,19 +117,13 @@ def farkle_view(g: FarkleGame) -> dict[str, Any]:
                     "bank": mask + BANK_FLAG in legal,
                 }
             )
-    aside: list[list[int]] = []
-    for ev in reversed(g.history):
-        if ev.kind in ("bank", "farkle", "bankrupt") or ev.player != g.current_player:
-            break
-        if ev.kind == "set_aside":
-            aside.append(list(ev.dice))
     r = g.rules
     return {
         "dice": list(g.dice),
         "turn_total": g.turn_total,
         "first_throw": g.first_throw,
         "selections": selections,
-        "set_aside": aside[::-1],
+        "set_aside": [list(d) for d in set_aside_this_turn(g)],
         "banked": list(g.banked),
         "turns": list(g.turns),
         "final_round_by": g.final_round_by,
