@@ -1,15 +1,9 @@
 """Writing results so that none are ever lost: atomic writes and output-folder checks.
 
-Every file the project writes for a user (results, leaderboards, CSV tables, plots, model cards)
-goes through :func:`atomic_write_bytes` / :func:`atomic_write_text`: the bytes go to a temporary
-file in the same folder, are flushed to disk, and only then renamed over the target
-(``os.replace``), so a killed process leaves either the old file or the new one, never a torn
-one. Existing files are not overwritten unless ``overwrite=True``.
-
-:func:`check_out_dir` is called by the scripts *before* any work starts: it refuses an output
-path that is a file, a folder that cannot be written, or (without ``force``) a folder that
-already holds files the run would replace. :func:`fresh_folder` picks a default output folder
-that holds no earlier run: ``runs/<name>``, else ``runs/<name>-2``, ``-3``, ...
+Every file the project writes for a user goes through :func:`atomic_write_bytes` /
+:func:`atomic_write_text` (a temporary file, fsync, ``os.replace``), so a killed process leaves the
+old file or the new one, never a torn one. :func:`check_out_dir` checks an output folder before
+any work starts; :func:`fresh_folder` picks a default one that holds no earlier run.
 
 >>> import tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())

@@ -1,9 +1,7 @@
 """The opponent registry: how an opponent spec string becomes an agent, without importing ``agents``.
 
-Every place that takes opponents (``gym.make(..., opponents=[...])``, the native vector envs,
-:class:`dice_envs.wrappers.SingleAgentEnv`, the SB3 adapter) calls :func:`resolve_opponents`,
-so they all take the same specs: agent objects (anything with ``act``) are used as they are,
-strings (and paths) go to a *factory* found in this registry, like Gymnasium's env registry:
+Every place that takes opponents calls :func:`resolve_opponents`: agent objects (anything with
+``act``) are used as they are, strings (and paths) go to a *factory* found in this registry:
 
 * a name maps to a ``"module:factory"`` string (imported on first use) or a callable;
 * the spec ``"name"`` or ``"name:argument"`` uses the factory registered under ``name``, any

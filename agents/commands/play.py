@@ -93,12 +93,6 @@ def results_table(game: ScorecardGame | FarkleGame, names: list[str], specs: lis
     return "\n".join(lines)
 
 
-def show_farkle(game: FarkleGame, names: list[str], out: TextIO) -> None:
-    """Print the Farkle standings."""
-    parts = [f"{n}: {t}" for n, t in zip(names, game.totals(), strict=True)]
-    print(f"banked — {', '.join(parts)} (target {game.rules.target})", file=out)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="dice-envs play",
@@ -191,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  {names[p]} throws {list(game.dice)}", file=out)
             else:
                 seen = show_farkle_events(game, seen, names, out)
-                show_farkle(game, names, out)
+                parts = [f"{n}: {t}" for n, t in zip(names, game.totals(), strict=True)]
+                print(f"banked — {', '.join(parts)} (target {game.rules.target})", file=out)
     except HumanQuit:
         print("bye", file=out)
         return 0

@@ -1,12 +1,9 @@
 """The game runner: every game this project plays for a figure is played by :func:`run_games`.
 
-:func:`run_games` plays ``G`` games of given seat agents in lockstep on the batched engine of
-:mod:`dice_envs.vector` (:func:`~dice_envs.vector.make_engine`): at every step each agent decides
-*all* the games where it is to move with one ``act_batch(observations, masks)`` call (a neural
-policy does one forward pass), and one engine step moves every game. ``lineups[g, s]`` says which
-agent sits in seat ``s`` of game ``g`` (:func:`rotations` / :func:`balanced_lineups` build
-seat-balanced ones). A finished game's slot starts the next game, so a run never waits on its
-longest game.
+:func:`run_games` plays ``G`` games in lockstep on the batched engine: at every step each agent
+decides all the games where it is to move with one ``act_batch`` call, and one engine step moves
+every game; a finished game's slot starts the next game. ``lineups[g, s]`` says which agent sits in
+seat ``s`` of game ``g`` (:func:`balanced_lineups` builds seat-balanced ones).
 
 Dice: game ``g`` throws the dice of :class:`SeededDice` for ``dice_seeds[g]`` — its ``k``-th die
 depends on that seed and ``k`` only, never on the batch, so two games with the same seed (one deal
