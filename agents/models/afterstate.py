@@ -1,22 +1,18 @@
 """A Farkle policy that scores each action by the state it leads to (``policy_head: afterstate``).
 
-A Farkle action sets some dice of the throw aside and then banks or throws on. Which dice are
-kept matters only through what follows: the points they add to the turn and the dice thrown
-next (``bank`` or ``throw``). The flat head of ``MaskableActorCriticPolicy`` (one ``Linear`` to
-128 logits) has to learn that for each of the 64 selections of each throw on its own;
-:class:`FarkleAfterstatePolicy` instead gives every action the features of its *afterstate* and
-scores them all with one shared small network, so what is learnt about one throw carries to
-every other.
+Which dice a Farkle action sets aside matters only through what follows: the points they add and
+the dice thrown next. The flat head (one ``Linear`` to 128 logits) learns that for every selection
+of every throw on its own; :class:`FarkleAfterstatePolicy` scores every action's *afterstate* with
+one shared small network, so what is learnt about one throw carries to every other.
 
 Per action, ``[bank, one-hot dice thrown next (zeros when banking), points / 1000, new turn
 total / 1000]``, computed from the observation itself (:meth:`FarkleAfterstateHead.features`). The
 logit of an action is ``u(h) . phi(a) + c(a)``: ``h`` the actor MLP's last hidden layer, ``a`` the
 action's afterstate and ``phi(a) = relu(F a + b)``; the critic is the usual MLP.
 
-It is still a ``MaskableActorCriticPolicy`` (a subclass): ``MaskablePPO.load(path)`` +
-``predict(obs, action_masks=...)`` work with ``dice-envs`` installed, and
-:func:`agents.models.files.load_policy` rebuilds it from the model card (``policy.class``) without
-unpickling anything. The points table is a non-persistent buffer: the file holds weights only.
+It is a ``MaskableActorCriticPolicy`` subclass (``MaskablePPO.load`` works with ``dice-envs``
+installed; :func:`agents.models.files.load_policy` rebuilds it from the card); the points table is
+a non-persistent buffer, so the file holds weights only.
 
 >>> import torch
 >>> from dice_envs.envs.farkle import FarkleEnv
