@@ -92,11 +92,9 @@ def check_out_dir(
 ) -> Path:
     """Check an output folder before any work starts; return it as a :class:`~pathlib.Path`.
 
-    Raises :class:`FileExistsError` naming the path when it is an existing file, or when the
-    folder already holds files the run would write (``files``: their names; ``None``: any file
-    at all) and ``force`` is false (the message suggests another ``flag``, the option that named
-    the folder); :class:`PermissionError` when it cannot be created or written. Creates nothing:
-    a folder that does not exist yet only needs a writable ancestor.
+    :class:`FileExistsError` when it is a file, or (without ``force``) holds ``files`` (``None``:
+    any file; the message names ``flag``); :class:`PermissionError` when it cannot be created or
+    written. Creates nothing.
     """
     out = Path(path).expanduser()
     if out.exists() and not out.is_dir():

@@ -1,15 +1,5 @@
 """``dice-envs``: one command line for every job (also ``python -m dice_envs``).
 
-::
-
-    dice-envs train --config configs/train/quickstart.yaml
-    dice-envs evaluate --game farkle --agents heuristic max-expected --games 200 --out runs/eval
-    dice-envs play --game spiffel --opponents pretrained:spiffel heuristic
-    dice-envs solve yahtzee
-    dice-envs leaderboard --out leaderboard.md
-    dice-envs benchmark envs --seconds 2
-    dice-envs serve
-
 Each subcommand is a module with ``main(argv) -> int`` (see :data:`COMMANDS`), imported only when
 it runs, so ``dice-envs --help`` is fast and needs none of the optional extras. ``dice-envs
 COMMAND --help`` shows the options of one command.

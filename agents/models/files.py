@@ -186,11 +186,8 @@ def _deflated(data: bytes) -> bytes:
 
 
 def stamp_card(path: str | Path) -> Path:
-    """Add ``weights_sha256`` / ``zip_sha256`` / ``policy`` to the card of a model *you trust*.
-
-    The weights are loaded (``weights_only=True``) and the network rebuilt from the card first,
-    so a card that does not describe its weights is refused; the zip is not touched. Returns the
-    card's path.
+    """Add ``weights_sha256`` / ``zip_sha256`` / ``policy`` to the card of a model *you trust* (the
+    network is rebuilt from the card first, so a card that does not fit is refused); return its path.
     """
     p = check_model_path(path)
     card = read_card(p)

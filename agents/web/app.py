@@ -98,12 +98,9 @@ def create_app(
 ) -> Starlette:
     """The game-pad app: in-memory rooms, bots ``bot_delay`` seconds per move, bounded counts.
 
-    ``models`` maps model names to the model files the server may load (``--model NAME=PATH``);
-    no other file is ever opened on a request's behalf. ``allowed_hosts``: the host names the
-    server answers to (``None``: any); ``allowed_origins``: page addresses besides the request's
-    own scheme and ``Host`` that may change rooms (:mod:`agents.web.guard`). ``compute_wait``:
-    seconds a hint may take (its wait for the solver thread included) before it is refused as busy;
-    ``solves_per_client``: solves a client may have queued or running at once (429 beyond).
+    ``models``: the only model files the server may load, by name. ``allowed_hosts`` /
+    ``allowed_origins``: see :mod:`agents.web.guard`. ``compute_wait``: seconds a hint may take;
+    ``solves_per_client``: solves a client may have queued or running at once.
     """
     if bot_delay < 0:
         raise ValueError(f"bot_delay must be >= 0 seconds, got {bot_delay}")
