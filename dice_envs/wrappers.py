@@ -1,20 +1,11 @@
 """Any PettingZoo AEC env plus opponent agents, seen from one seat as a Gymnasium env.
 
-:class:`SingleAgentEnv` is generic: it needs only the AEC API (``possible_agents``,
-``observation_space``/``action_space``, ``reset``, ``observe``, ``step``, ``agent_selection``,
-``rewards``, ``terminations``, ``truncations``, ``infos``). The learner sits in one seat; the
-opponents play their turns inside :meth:`~SingleAgentEnv.step`, which returns when the learner
-must decide again or the game is over. The learner's reward of a step is the sum of its AEC
-rewards over the learner's move and all opponents' moves up to its next decision, so nothing
-is lost (a reward that arrives on an opponent's move counts).
-
-Action masks: an AEC observation ``{"observation", "action_mask"}`` is split, and the mask is
-offered as ``env.action_masks()`` (the sb3-contrib convention) and ``info["action_mask"]``
-(``int8``, all zeros once the episode is over).
-
-Seeding: ``reset(seed=)`` seeds one generator (``self.np_random``); from it come the learner's
-seat (when not fixed), the AEC env's seed (dice) and one seed per opponent (passed to
-``opponent.reset(seed=...)`` where the opponent has ``reset``), so a seed replays a whole game.
+:class:`SingleAgentEnv` needs only the AEC API. The opponents play their turns inside
+:meth:`~SingleAgentEnv.step`, which returns when the learner must decide again or the game is
+over; the learner's reward is the sum of its AEC rewards over all those moves, so a reward that
+arrives on an opponent's move counts. The mask is ``env.action_masks()`` (the sb3-contrib
+convention) and ``info["action_mask"]`` (``int8``, zeros once over). ``reset(seed=)`` seeds the
+learner's seat, the dice and every opponent (``opponent.reset(seed=...)``) from one generator.
 
 Illegal actions: ``illegal_action="penalize"`` (default: random actions from the action space,
 as the env checkers send them, are safe) ends the episode by :mod:`dice_envs.outcome`'s rule;

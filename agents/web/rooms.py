@@ -1,11 +1,8 @@
 """Rooms of the game pad: seats, secret tokens, turns, the log, and the server's bounded set of rooms.
 
-Everything here is plain Python (no web framework), so it is tested directly and the ASGI app in
-:mod:`agents.web.app` stays a thin layer. Game flow lives only in :mod:`dice_envs.rules`: a move
-from the page is turned into an engine action by :mod:`agents.web.protocol` and handed to the
-engine's ``apply``, which refuses an illegal one without changing anything. What the page shows
-comes from the engine too (:mod:`agents.web.views`); the bots' moves from
-:mod:`agents.web.players`.
+Plain Python (no web framework), so the ASGI app stays a thin layer. The engine's ``apply``
+decides every move (:mod:`agents.web.protocol` turns the page's move into an action); the page's
+view is :mod:`agents.web.views`', the bots' moves :mod:`agents.web.players`'.
 
 >>> rooms = RoomManager(max_rooms=2)
 >>> room, token = rooms.create({"game": "spiffel", "seats": [{"kind": "person"}], "seed": 3})

@@ -1,8 +1,7 @@
 """What the game pad shows: the public view of a game and the log lines of what happened.
 
-Everything is read from the rules engine: which boxes are open, what each would score now,
-which Farkle selections score and whether banking is allowed, and the engine's history events
-(turned into log lines by :func:`event_lines`). Nothing here changes a game.
+Everything is read from the rules engine (open boxes, what each would score, which Farkle
+selections score, the history as log lines by :func:`event_lines`); nothing here changes a game.
 
 >>> from dice_envs.engine import new_game
 >>> g = new_game("spiffel", 1, seed=3)

@@ -1,11 +1,8 @@
 """Sphinx extension: one page per game, written from the package itself at every build.
 
 On ``builder-inited`` it writes ``docs/games/<game>.md`` for each game of
-:data:`dice_envs.games.GAME_SPECS` and ``docs/games/index.md``, and a picture of each game
-(``gym.make(env_id, render_mode="rgb_array")`` after a few seeded steps) to
-``docs/_generated/<game>.png``. Every fact on a page (ids, spaces, rule parameters, observation
-fields, actions, rewards, version history) is read from the code, so the pages cannot drift from
-it. Both folders are build outputs (git-ignored).
+:data:`dice_envs.games.GAME_SPECS`, ``docs/games/index.md`` and a picture of each game to
+``docs/_generated/<game>.png`` (build outputs). Every fact on a page is read from the code.
 """
 
 from __future__ import annotations
