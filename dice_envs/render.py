@@ -3,10 +3,8 @@
 Both environments (PettingZoo and Gymnasium) render through :func:`render_text`; the
 ``"ansi"`` render mode returns the text, ``"human"`` prints it.
 
-The score card follows the seed's game pad: one column per player, the upper boxes, the upper
-total and bonus, the lower boxes, the five-of-a-kind bonus and the grand total; a box struck out
-(entered for 0 points) shows ``XXX`` ("'XXX' will be entered automatically"), an open box ``.``.
-Below the card: the dice of the current throw, held dice in brackets, and the throw number.
+The score card follows the seed's game pad, a column per player; a box struck out (0 points)
+shows ``XXX``, an open box ``.``; below it the current throw, held dice in brackets.
 
 >>> from dice_envs.rules import make_rules
 

@@ -18,19 +18,10 @@ class seen from one seat (:class:`dice_envs.wrappers.SingleAgentEnv`), so the fl
   ``truncated`` (bool). The encoding's name (e.g. ``"scorecard-v1"``) is the env attribute
   ``encoding`` and ``metadata["encoding"]``.
 
-Rewards (``reward=``):
-
-``"score"``  each seat's points as they are scored (the engine's per-seat gains): a seat's rewards
-             sum to its final total. In Farkle a bankruptcy lowers a banked total on *another*
-             seat's step; that (negative) reward goes to the bankrupt seat on that step.
-``"win"``    0 until the game ends, then zero-sum: the ``k`` seats with the best total share
-             ``+1`` (``+1/k`` each), the ``N - k`` others share ``-1`` (``-1/(N-k)`` each); when all
-             seats tie every seat gets 0. Two players: +1 win, -1 loss, 0 tie. A Farkle game cut at
-             ``max_turns`` (truncation) is scored by the totals at the cut. Needs ``N >= 2``.
-
-Default: ``"win"`` for two or more players, ``"score"`` in solitaire. How a game's end sets the
-rewards, ``terminations`` and ``truncations`` (and what an illegal action does) is
-:mod:`dice_envs.outcome`'s rule, which :meth:`DiceAECEnv._finish` and :class:`IllegalActions` call.
+Rewards (``reward=``): ``"score"``, each seat's points as they are scored (a Farkle bankruptcy
+caused on another seat's step is the bankrupt seat's negative reward on that step), or ``"win"``
+(default with two or more players), zero-sum at the end. The end of a game (win rewards,
+``terminations``, ``truncations``, illegal actions) is :mod:`dice_envs.outcome`'s rule.
 """
 
 from __future__ import annotations
