@@ -10,11 +10,6 @@ Episode                the learner's 13 rounds (with opponents: until every seat
                        its card); opponents move inside ``step()``
 =====================  ==================================================================
 
-Version history:
-
-* ``v0``: observation ``scorecard-v1``, the only one this id has served since it was first
-  registered.
-
 >>> env = YahtzeeEnv()
 >>> obs, info = env.reset(seed=0)
 >>> obs.shape, int(env.action_space.n), env.encoding

@@ -8,11 +8,6 @@ Agents ``player_0 .. player_{N-1}`` (``num_players``, 1 to 8, default 2) play th
 :class:`dice_envs.rules.YahtzeeRules`); observations, turns and rewards are
 :mod:`dice_envs.multiagent.base`'s.
 
-Version history:
-
-* ``yahtzee_v0``: observation ``scorecard-v1``, the only one this module has served since it was first
-  published.
-
 >>> e = env(num_players=2)
 >>> e.reset(seed=0)
 >>> e.agent_selection, int(e.action_space("player_0").n)
