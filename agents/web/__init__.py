@@ -1,11 +1,9 @@
 """The game pad in the browser: play any game against people and bots (``python -m agents.web``).
 
-A local web server (Starlette + uvicorn, the ``[web]`` extra) with in-memory rooms and one
-static page (no build tools). Open a room for any game and rule parameters, share its code,
-others click "Join Game", the opener clicks "Start Game"; every seat is a person or an agent
-spec (``optimal``, ``heuristic``, ``max-expected``, ``threshold:N``, ``pretrained:<name>``, a
-model name given with ``--model NAME=PATH``, ...). Bots move by themselves at a pace a person
-can follow. The hint button shows the exact solver's choice and what each alternative costs.
+A local web server (Starlette + uvicorn, the ``[web]`` extra) with in-memory rooms and one static
+page. Open a room for any game and rules, share its code, others join, the opener starts; every
+seat is a person or an agent spec (:mod:`agents.web.players`), and the hint button shows the exact
+solver's choice and what each alternative costs.
 
 Rooms live in :mod:`agents.web.rooms`, requests are checked by :mod:`agents.web.protocol` and
 :mod:`agents.web.guard`, and :mod:`agents.web.app` is the ASGI app.
