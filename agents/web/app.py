@@ -69,11 +69,6 @@ SECURITY_HEADERS = {
 }
 
 
-def _static_files() -> dict[str, bytes]:
-    root = resources.files("agents.web") / "static"
-    return {name: (root / name).read_bytes() for name in STATIC}
-
-
 class _Hub:
     """Who listens to which room: one event per WebSocket, set on every change of the room."""
 
@@ -108,7 +103,8 @@ def create_app(
         raise ValueError(f"compute_wait must be > 0 seconds, got {compute_wait}")
     manager = RoomManager(max_rooms, max_connections, idle_ttl, models)
     hub = _Hub()
-    files = _static_files()
+    root = resources.files("agents.web") / "static"
+    files = {name: (root / name).read_bytes() for name in STATIC}
     bot_tasks: dict[str, asyncio.Task[None]] = {}
     solves = SolveQueue(solves_per_client)
     mover = ThreadPoolExecutor(1, thread_name_prefix="pad-moves")
