@@ -71,12 +71,8 @@ class RegretResult:
 
 
 def decision_values(solution: Any, view: ScorecardView, action_mask: np.ndarray) -> np.ndarray:
-    """Expected final future points of every action of a scorecard decision (``-inf``: not legal).
-
-    Scoring box ``k`` (action ``32 + k``) is worth the solver's box value of the throw; re-throwing
-    (actions ``1..31``) is worth the value of the kept multiset; both from
-    :meth:`~agents.solver.scorecard.ScorecardSolution.plan`.
-    """
+    """Expected final future points of every action of a scorecard decision (``-inf``: not legal),
+    from the solver's plan (:meth:`~agents.solver.scorecard.ScorecardSolution.plan`)."""
     t = scorecard_tables()
     plan = solution.plan(*solution.state(view.boxes, view.upper_total, view.five_kind_bonuses))
     r = t.roll_index[view.dice]
@@ -328,12 +324,8 @@ FARKLE_MISTAKES = ("banked too soon", "threw on too long", "kept the wrong dice"
 
 @dataclass(frozen=True)
 class FarkleRegretResult:
-    """Chance of winning an agent's decisions gave away per game against optimal two-player play.
-
-    ``mean`` and ``ci95``: per game (the agent's seat alternating, so seats are balanced);
-    ``by_kind``: the mean per game of each of :data:`FARKLE_MISTAKES`; ``wrong``: the share of
-    the agent's decisions that lost more than :data:`TIE`.
-    """
+    """Chance of winning an agent's decisions gave away per game against optimal two-player play
+    (``by_kind``: per :data:`FARKLE_MISTAKES`; ``wrong``: the share of decisions that lost any)."""
 
     agent: str
     opponent: str
