@@ -6,10 +6,8 @@ Layers (each uses only those above it): :mod:`dice_envs.rules` (the games) →
 envs of :mod:`dice_envs.envs` built on them with :mod:`dice_envs.wrappers`, the native vector
 envs of :mod:`dice_envs.vector`; all three take one validated :mod:`dice_envs.options`).
 
-``import dice_envs`` registers the Gymnasium ids ``dice_envs/Spiffel-v0``, ``dice_envs/DicePoker-v0``,
-``dice_envs/Yahtzee-v0`` and ``dice_envs/Farkle-v1`` (the table of games and the observation each
-id serves: :mod:`dice_envs.games`; the retired ``dice_envs/Farkle-v0`` raises an error naming
-``dice_envs/Farkle-v1``).
+``import dice_envs`` registers the Gymnasium ids of :mod:`dice_envs.games` (``dice_envs/Spiffel-v0``,
+``dice_envs/DicePoker-v0``, ``dice_envs/Yahtzee-v0``, ``dice_envs/Farkle-v1``).
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """The one check of what enters an env from outside: actions, seeds and ``illegal_reward``.
 
-(``illegal_reward`` is checked with the other env options by :class:`dice_envs.options.EnvOptions`;
-the seed checks live with the dice, :mod:`dice_envs.rules.dice`, where the engine uses them too,
-and are re-exported here. :func:`reset_needed` words every env's refusal of a call before
-``reset()``.)
-Every env calls these before it touches its state: the scalar Gymnasium env
-(:class:`dice_envs.wrappers.SingleAgentEnv`), the PettingZoo ``raw_env``
-(:class:`dice_envs.multiagent.base.DiceAECEnv`) and the native vector env
-(:class:`dice_envs.vector.env.DiceVectorEnv`). A refused value raises ``TypeError`` (wrong
-kind) or ``ValueError`` (wrong shape or range) naming it, whatever the ``illegal_action`` mode:
-such a value is a bug in the caller, not a move of the game. An integer that is merely not a
-legal move is left to the env's illegal-action handling.
+Every env (:class:`dice_envs.wrappers.SingleAgentEnv`, :class:`dice_envs.multiagent.base.DiceAECEnv`,
+:class:`dice_envs.vector.env.DiceVectorEnv`) calls these before it touches its state. A refused
+value raises ``TypeError`` (wrong kind) or ``ValueError`` (wrong shape or range) naming it, whatever
+the ``illegal_action`` mode; an integer that is merely not a legal move is left to the env's
+illegal-action handling. The seed checks are :mod:`dice_envs.rules.dice`'s, re-exported here.
 
 Accepted actions: Python ``int``, integer numpy scalars, 0-d or 1-element integer arrays (the
 vector env: an integer array of shape ``(num_envs,)``), each within the int64 range. Refused:

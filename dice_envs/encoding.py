@@ -5,44 +5,11 @@ card first, then the other seats in turn order after it. Every field is an exact
 integer, so :func:`decode` recovers the game facts an agent needs (built-in agents act from the
 observation alone). Saved models record :data:`ENCODING_VERSION`.
 
-Scorecard games (``K`` boxes, ``T`` throws, ``N`` players):
-
-=====================  ======  ==============================================================
-field                  size    value
-=====================  ======  ==============================================================
-dice                   30      one-hot face of each of the 5 sorted dice
-face counts            6       dice showing each face / 5
-throw                  T       one-hot of the throw number (1..T) of the current turn
-open boxes             K       1 where the own box is still open
-box points             K       points in each own box / 50 (0 while open)
-upper total            1       own upper total / 100
-upper bonus            1       1 once the upper bonus is earned
-bonuses                1       five-of-a-kind bonuses earned / 10
-five-kind box 50       1       1 when the own five-of-a-kind box holds 50
-bonus due              1       1 when entering the current dice now earns a bonus
-joker                  1       1 when joker scoring applies to the current dice
-round                  1       current round (0-based) / K
-grand total            1       own grand total / 400
-potential              K       points the current dice would score in each box / 50
-others                 (N-1)×(K+2)  per other seat: open boxes (K), upper total / 100,
-                                    grand total / 400
-=====================  ======  ==============================================================
-
-Farkle (``N`` players):
-
-=====================  ======  ==============================================================
-dice                   36      one-hot face of each of up to 6 sorted dice (zeros if absent)
-face counts            6       dice showing each face / 6
-dice thrown            1       dice in the current throw / 6
-turn total             1       turn total / 1000
-first throw            1       1 on the turn's first throw
-banked                 1       own banked total / target
-turns                  1       own turns taken / max_turns (or / 100 without a cap)
-final round            1       1 once some seat reached the target
-others                 N-1     other seats' banked totals / target
-lead                   1       (best other total - own total) / target (0 in solitaire)
-seat                   N       one-hot of the own seat (seat 0 throws first in each round)
-=====================  ======  ==============================================================
+The fields of each encoding, in order, with their sizes, scales and meanings, are its layout's
+(:func:`dice_envs.layouts.layout`; the docs' game pages print them as tables). Scorecard games:
+the dice, the throw, the own boxes and bonuses, the points the dice would score in each box, then
+per other seat its open boxes and totals. Farkle: the dice, the turn total, the own banked total
+and turns, then the other seats' banked totals, the lead and the own seat.
 """
 
 from __future__ import annotations

@@ -134,11 +134,8 @@ def _title(name: str) -> str:
     return "".join(part.capitalize() for part in name.split("_"))
 
 
-#: The observation encodings each env version of a game served (:attr:`GameSpec.observations`).
-#: The scorecard games have served ``scorecard-v1`` since their ids were first registered.
-#: ``dice_envs/Farkle-v0`` served ``farkle-v1``, then ``farkle-v2`` (the always-zero spare slot
-#: after ``lead`` dropped), then ``farkle-v3`` (the own seat appended); ``Farkle-v1`` serves
-#: ``farkle-v3`` only.
+#: The observation encodings each env version of a game served (:attr:`GameSpec.observations`;
+#: the history is told in each env module's docstring).
 _OBSERVATIONS: dict[str, tuple[tuple[str, ...], ...]] = {
     "spiffel": (("scorecard-v1",),),
     "dice_poker": (("scorecard-v1",),),

@@ -1,15 +1,9 @@
 """Writing results so that none are ever lost: atomic writes and output-folder checks.
 
-Every file the project writes for a user (results, leaderboards, CSV tables, plots, model cards)
-goes through :func:`atomic_write_bytes` / :func:`atomic_write_text`: the bytes go to a temporary
-file in the same folder, are flushed to disk, and only then renamed over the target
-(``os.replace``), so a killed process leaves either the old file or the new one, never a torn
-one. Existing files are not overwritten unless ``overwrite=True``.
-
-:func:`check_out_dir` is called by the scripts *before* any work starts: it refuses an output
-path that is a file, a folder that cannot be written, or (without ``force``) a folder that
-already holds files the run would replace. :func:`fresh_folder` picks a default output folder
-that holds no earlier run: ``runs/<name>``, else ``runs/<name>-2``, ``-3``, ...
+Every file the project writes for a user goes through :func:`atomic_write_bytes` /
+:func:`atomic_write_text` (a temporary file, fsync, ``os.replace``), so a killed process leaves the
+old file or the new one, never a torn one. :func:`check_out_dir` checks an output folder before
+any work starts; :func:`fresh_folder` picks a default one that holds no earlier run.
 
 >>> import tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -98,11 +92,9 @@ def check_out_dir(
 ) -> Path:
     """Check an output folder before any work starts; return it as a :class:`~pathlib.Path`.
 
-    Raises :class:`FileExistsError` naming the path when it is an existing file, or when the
-    folder already holds files the run would write (``files``: their names; ``None``: any file
-    at all) and ``force`` is false (the message suggests another ``flag``, the option that named
-    the folder); :class:`PermissionError` when it cannot be created or written. Creates nothing:
-    a folder that does not exist yet only needs a writable ancestor.
+    :class:`FileExistsError` when it is a file, or (without ``force``) holds ``files`` (``None``:
+    any file; the message names ``flag``); :class:`PermissionError` when it cannot be created or
+    written. Creates nothing.
     """
     out = Path(path).expanduser()
     if out.exists() and not out.is_dir():

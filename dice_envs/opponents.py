@@ -1,9 +1,7 @@
 """The opponent registry: how an opponent spec string becomes an agent, without importing ``agents``.
 
-Every place that takes opponents (``gym.make(..., opponents=[...])``, the native vector envs,
-:class:`dice_envs.wrappers.SingleAgentEnv`, the SB3 adapter) calls :func:`resolve_opponents`,
-so they all take the same specs: agent objects (anything with ``act``) are used as they are,
-strings (and paths) go to a *factory* found in this registry, like Gymnasium's env registry:
+Every place that takes opponents calls :func:`resolve_opponents`: agent objects (anything with
+``act``) are used as they are, strings (and paths) go to a *factory* found in this registry:
 
 * a name maps to a ``"module:factory"`` string (imported on first use) or a callable;
 * the spec ``"name"`` or ``"name:argument"`` uses the factory registered under ``name``, any
@@ -29,10 +27,13 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .rules import ConfigError, RuleConfig, make_rules
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "batch_actions",
     "check_opponent",
     "make_opponent",
     "register",
@@ -122,3 +123,13 @@ def resolve_opponents(
         check_opponent(i, spec)
         resolved.append(make_opponent(spec, rules, num_players, None if seed is None else seed + i))
     return resolved
+
+
+def batch_actions(agent: Any, observations: np.ndarray, masks: np.ndarray, games: Any = None) -> np.ndarray:
+    """An agent's actions for a batch: ``act_batch`` when it has one (``games=`` ids for agents
+    that track games, i.e. define ``start_episodes``), else ``act`` row by row."""
+    if callable(getattr(agent, "start_episodes", None)) and games is not None:
+        return np.asarray(agent.act_batch(observations, masks, games=games), dtype=np.int64).reshape(-1)
+    if callable(getattr(agent, "act_batch", None)):
+        return np.asarray(agent.act_batch(observations, masks), dtype=np.int64).reshape(-1)
+    return np.array([agent.act(o, m) for o, m in zip(observations, masks, strict=True)], dtype=np.int64)

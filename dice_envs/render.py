@@ -3,10 +3,8 @@
 Both environments (PettingZoo and Gymnasium) render through :func:`render_text`; the
 ``"ansi"`` render mode returns the text, ``"human"`` prints it.
 
-The score card follows the seed's game pad: one column per player, the upper boxes, the upper
-total and bonus, the lower boxes, the five-of-a-kind bonus and the grand total; a box struck out
-(entered for 0 points) shows ``XXX`` ("'XXX' will be entered automatically"), an open box ``.``.
-Below the card: the dice of the current throw, held dice in brackets, and the throw number.
+The score card follows the seed's game pad, a column per player; a box struck out (0 points)
+shows ``XXX``, an open box ``.``; below it the current throw, held dice in brackets.
 
 >>> from dice_envs.rules import make_rules
 
@@ -24,7 +22,7 @@ from collections.abc import Sequence
 from .engine import FarkleGame, ScorecardGame
 from .rules.scorecard import UPPER_FACES
 
-__all__ = ["format_dice", "render_farkle", "render_scorecard", "render_text"]
+__all__ = ["format_dice", "render_farkle", "render_scorecard", "render_text", "set_aside_this_turn"]
 
 _LABEL_WIDTH = 18
 _COL_WIDTH = 10
@@ -100,7 +98,7 @@ def render_scorecard(
     return "\n".join(lines)
 
 
-def _set_aside_this_turn(game: FarkleGame) -> list[tuple[int, ...]]:
+def set_aside_this_turn(game: FarkleGame) -> list[tuple[int, ...]]:
     """Dice the current player set aside so far this turn (one tuple per set-aside)."""
     out: list[tuple[int, ...]] = []
     for ev in reversed(game.history):
@@ -129,7 +127,7 @@ def render_farkle(game: FarkleGame, names: Sequence[str] | None = None) -> str:
     if game.done:
         lines.append("winners: " + ", ".join(f"player_{w}" for w in game.winners()))
         return "\n".join(lines)
-    aside = _set_aside_this_turn(game)
+    aside = set_aside_this_turn(game)
     lines.append(f"turn total: {game.turn_total}")
     lines.append("set aside: " + (" | ".join(" ".join(map(str, d)) for d in aside) if aside else "-"))
     lines.append(f"throw: {format_dice(game.dice)}   ({game.dice_left} dice)")

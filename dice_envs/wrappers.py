@@ -1,31 +1,16 @@
 """Any PettingZoo AEC env plus opponent agents, seen from one seat as a Gymnasium env.
 
-:class:`SingleAgentEnv` is generic: it needs only the AEC API (``possible_agents``,
-``observation_space``/``action_space``, ``reset``, ``observe``, ``step``, ``agent_selection``,
-``rewards``, ``terminations``, ``truncations``, ``infos``). The learner sits in one seat; the
-opponents play their turns inside :meth:`~SingleAgentEnv.step`, which returns when the learner
-must decide again or the game is over. The learner's reward of a step is the sum of its AEC
-rewards over the learner's move and all opponents' moves up to its next decision, so nothing
-is lost (a Farkle bankruptcy or a terminal "win" reward that arrives on an opponent's move
-counts). This is not the alternating-perspective wrapper of the PettingZoo SB3 tutorial: one
-agent learns, the others are fixed policies.
+:class:`SingleAgentEnv` needs only the AEC API. The opponents play their turns inside
+:meth:`~SingleAgentEnv.step`, which returns when the learner must decide again or the game is
+over; the learner's reward is the sum of its AEC rewards over all those moves, so a reward that
+arrives on an opponent's move counts. The mask is ``env.action_masks()`` (the sb3-contrib
+convention) and ``info["action_mask"]`` (``int8``, zeros once over). ``reset(seed=)`` seeds the
+learner's seat, the dice and every opponent (``opponent.reset(seed=...)``) from one generator.
 
-Action masks: an AEC observation ``{"observation", "action_mask"}`` is split, and the mask is
-offered as ``env.action_masks()`` (the sb3-contrib convention) and ``info["action_mask"]``
-(``int8``, all zeros once the episode is over).
-
-Seeding: ``reset(seed=)`` seeds one generator (``self.np_random``); from it come the learner's
-seat (when not fixed), the AEC env's seed (dice) and one seed per opponent (passed to
-``opponent.reset(seed=...)`` where the opponent has ``reset``), so a seed replays a whole game.
-
-Illegal actions: ``illegal_action="penalize"`` (default, so that random actions from the action
-space, as the env checkers of Gymnasium and SB3 send them, are safe) ends the episode with
-reward ``illegal_reward``, ``terminated=True``, ``truncated=False`` and ``info["illegal_action"]``
-(:mod:`dice_envs.outcome`'s rule); ``"raise"`` raises ``ValueError`` naming the action and the
-legal ones. Neither touches the game state. An action that is not an integer at all (a float, a
-string, a bool, a wrong-shaped array) is refused with ``TypeError`` / ``ValueError`` in either
-mode (:func:`dice_envs.checks.as_action`). A game that ends reports the AEC env's own
-``terminations`` / ``truncations`` for the learner (a dice-envs AEC env sets them by the same rule).
+Illegal actions: ``illegal_action="penalize"`` (default: random actions from the action space,
+as the env checkers send them, are safe) ends the episode by :mod:`dice_envs.outcome`'s rule;
+``"raise"`` raises ``ValueError`` naming the legal actions. Neither touches the game state; a
+non-integer action is refused in either mode (:func:`dice_envs.checks.as_action`).
 
 >>> from dice_envs.multiagent import farkle_v1
 >>> env = SingleAgentEnv(farkle_v1.raw_env(num_players=2), ["random"], seat=1)

@@ -1,11 +1,5 @@
 #!/usr/bin/env python
-"""``dice-envs evaluate`` from a source checkout.
-
-The command lives in :mod:`agents.commands.evaluate`.
-
-Run ``python scripts/evaluate.py --help`` (or ``dice-envs evaluate --help`` once installed)
-for its options.
-"""
+"""``dice-envs evaluate`` in a source checkout: :mod:`agents.commands.evaluate` (see ``--help``)."""
 
 from __future__ import annotations
 

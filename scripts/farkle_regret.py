@@ -2,10 +2,8 @@
 """Where two-player Farkle agents lose: the chance of winning each agent's decisions give away.
 
 Every decision of each agent, playing ``--opponent`` (default ``win-optimal``) with its seat
-alternating game by game, is scored against the exact tables of ``win-optimal``
-(:func:`agents.evaluation.regret.farkle_regret`): the chance of winning after the best legal action minus
-that after the chosen one. Per game that is the agent's share of the win it gave away against
-optimal play, without the dice noise of win rates, split by kind of mistake. Against
+alternating, is scored against the exact tables of ``win-optimal``
+(:func:`agents.evaluation.regret.farkle_regret`), split by kind of mistake. Against
 ``win-optimal`` its mean is the win-rate deficit ``0.5 - win rate`` in expectation.
 
     python scripts/farkle_regret.py                                    # the default agents

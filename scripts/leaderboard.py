@@ -1,11 +1,5 @@
 #!/usr/bin/env python
-"""``dice-envs leaderboard`` from a source checkout.
-
-The command lives in :mod:`agents.commands.leaderboard`.
-
-Run ``python scripts/leaderboard.py --help`` (or ``dice-envs leaderboard --help`` once installed)
-for its options.
-"""
+"""``dice-envs leaderboard`` in a source checkout: :mod:`agents.commands.leaderboard` (see ``--help``)."""
 
 from __future__ import annotations
 

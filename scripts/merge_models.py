@@ -13,11 +13,8 @@ members under ``ensemble`` and sums their steps and wall time.
 
 An existing ``--out`` (or its card) is refused unless ``--force``; an ``--out`` that is one of
 the members, and a member given twice (the same file or the same weights), are refused always.
-``--curve PNG`` also draws the members' learning curves (the ``eval`` column of the
-``progress.csv`` beside each member's zip, as the native trainer writes it) on one figure;
-members without one are named in its title. ``--curve`` is checked (a path ending in ``.png``,
-not a folder, and no file on its way) before the model is written; its folder is made as
-``--out``'s is.
+``--curve PNG`` also draws the members' learning curves (the ``progress.csv`` beside each
+member's zip) on one figure, checked before the model is written.
 """
 
 from __future__ import annotations

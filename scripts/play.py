@@ -1,11 +1,5 @@
 #!/usr/bin/env python
-"""``dice-envs play`` from a source checkout.
-
-The command lives in :mod:`agents.commands.play`.
-
-Run ``python scripts/play.py --help`` (or ``dice-envs play --help`` once installed)
-for its options.
-"""
+"""``dice-envs play`` in a source checkout: :mod:`agents.commands.play` (see ``--help``)."""
 
 from __future__ import annotations
 

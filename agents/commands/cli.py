@@ -1,15 +1,5 @@
 """``dice-envs``: one command line for every job (also ``python -m dice_envs``).
 
-::
-
-    dice-envs train --config configs/train/quickstart.yaml
-    dice-envs evaluate --game farkle --agents heuristic max-expected --games 200 --out runs/eval
-    dice-envs play --game spiffel --opponents pretrained:spiffel heuristic
-    dice-envs solve yahtzee
-    dice-envs leaderboard --out leaderboard.md
-    dice-envs benchmark envs --seconds 2
-    dice-envs serve
-
 Each subcommand is a module with ``main(argv) -> int`` (see :data:`COMMANDS`), imported only when
 it runs, so ``dice-envs --help`` is fast and needs none of the optional extras. ``dice-envs
 COMMAND --help`` shows the options of one command.
@@ -17,13 +7,12 @@ COMMAND --help`` shows the options of one command.
 
 from __future__ import annotations
 
+import argparse
 import importlib
-import runpy
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
-__all__ = ["COMMANDS", "CommandUnavailable", "main", "resolve", "usage"]
+__all__ = ["COMMANDS", "CommandUnavailable", "add_rules_option", "main", "resolve", "usage"]
 
 #: subcommand -> (``module:function``, one line of help). Modules are imported lazily.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -63,13 +52,11 @@ def usage() -> str:
     )
 
 
-def _script_fallback(name: str) -> Callable[[list[str]], int] | None:
-    """``scripts/<name>.py``'s ``main`` in a source checkout (before its command module exists)."""
-    script = Path(__file__).resolve().parents[2] / "scripts" / f"{name}.py"
-    if not script.is_file():
-        return None
-    fn = runpy.run_path(str(script)).get("main")
-    return fn if callable(fn) else None
+def add_rules_option(parser: argparse.ArgumentParser, example: str) -> None:
+    """The ``--rules KEY=VALUE ...`` option every command takes (read by ``parse_rule_overrides``)."""
+    parser.add_argument(
+        "--rules", nargs="*", default=[], metavar="KEY=VALUE", help=f"rule parameters, e.g. --rules {example}"
+    )
 
 
 class CommandUnavailable(RuntimeError):
@@ -90,9 +77,6 @@ def resolve(name: str) -> Callable[[list[str]], int]:
             raise CommandUnavailable(
                 f"dice-envs {name}: needs {missing!r}, which is not installed (pip install '{hint}')"
             ) from exc
-        fallback = _script_fallback(name)
-        if fallback is not None:
-            return fallback
         hint = _EXTRA_HINT.get(name)
         extra = f" (pip install '{hint}')" if hint else ""
         raise CommandUnavailable(f"dice-envs {name}: this installation has no {module_name}{extra}") from None

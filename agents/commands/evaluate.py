@@ -26,17 +26,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agents.commands.cli import add_rules_option
 from agents.evaluation import OUTPUT_FILES, evaluate, parse_rule_overrides, write_outputs
+from agents.players.human import isatty
 from agents.registry import check_seed_arg
 from dice_envs.io import check_out_dir, fresh_folder
 from dice_envs.rules import GAMES, ConfigError, rules_class
-
-
-def _interactive() -> bool:
-    try:
-        return sys.stdin is not None and sys.stdin.isatty()
-    except (AttributeError, ValueError):  # closed or replaced stdin
-        return False
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,13 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--backend", choices=("local", "ray"), default="local", help="local pool or Ray (same results)"
     )
     p.add_argument("--address", default=None, help="ray backend: an existing cluster (e.g. auto, host:6379)")
-    p.add_argument(
-        "--rules",
-        nargs="*",
-        default=[],
-        metavar="KEY=VALUE",
-        help="rule parameters, e.g. --rules target=5000",
-    )
+    add_rules_option(p, "target=5000")
     p.add_argument("--no-optimum", action="store_true", help="skip the exact-optimum lookup")
     p.add_argument(
         "--no-exact",
@@ -144,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if any(a.strip().lower() == "human" for a in args.agents) and not _interactive():
+    if any(a.strip().lower() == "human" for a in args.agents) and not isatty(sys.stdin):
         print("error: --agents human needs a terminal (stdin is not a tty)", file=sys.stderr)
         return 2
     try:  # the output folder is checked before any game is played

@@ -18,6 +18,7 @@ from typing import TextIO
 import numpy as np
 
 import agents
+from agents.commands.cli import add_rules_option
 from agents.evaluation import parse_rule_overrides
 from agents.players.human import HumanAgent, HumanQuit, describe_action
 from agents.registry import check_seed_arg
@@ -92,12 +93,6 @@ def results_table(game: ScorecardGame | FarkleGame, names: list[str], specs: lis
     return "\n".join(lines)
 
 
-def show_farkle(game: FarkleGame, names: list[str], out: TextIO) -> None:
-    """Print the Farkle standings."""
-    parts = [f"{n}: {t}" for n, t in zip(names, game.totals(), strict=True)]
-    print(f"banked — {', '.join(parts)} (target {game.rules.target})", file=out)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="dice-envs play",
@@ -115,13 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--hint", action="store_true", help="show what the optimal agent would do")
     parser.add_argument("--seed", type=int, default=None, help="random seed of the dice and the opponents")
-    parser.add_argument(
-        "--rules",
-        nargs="*",
-        default=[],
-        metavar="KEY=VALUE",
-        help="rule parameters, e.g. --rules target=3000",
-    )
+    add_rules_option(parser, "target=3000")
     parser.add_argument("--rule", action="append", default=[], help=argparse.SUPPRESS)  # old spelling
     args = parser.parse_args(argv)
     out = sys.stdout
@@ -196,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  {names[p]} throws {list(game.dice)}", file=out)
             else:
                 seen = show_farkle_events(game, seen, names, out)
-                show_farkle(game, names, out)
+                parts = [f"{n}: {t}" for n, t in zip(names, game.totals(), strict=True)]
+                print(f"banked — {', '.join(parts)} (target {game.rules.target})", file=out)
     except HumanQuit:
         print("bye", file=out)
         return 0

@@ -14,6 +14,7 @@ import argparse
 import shlex
 import time
 
+from agents.commands.cli import add_rules_option
 from agents.evaluation import parse_rule_overrides
 from agents.solver import expected_turn_points
 from agents.solver.cache import cache_dir, cached_tables
@@ -74,13 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("game", nargs="?", choices=sorted(GAMES), help="the game to solve")
     parser.add_argument("--list", action="store_true", help="list the solver cache and exit")
     parser.add_argument("--no-cache", action="store_true", help="solve without reading or writing the cache")
-    parser.add_argument(
-        "--rules",
-        nargs="*",
-        default=[],
-        metavar="KEY=VALUE",
-        help="rule parameters, e.g. --rules yahtzee_bonus=0 joker=false",
-    )
+    add_rules_option(parser, "yahtzee_bonus=0 joker=false")
     args, rest = parser.parse_known_args(argv)
     if rest:  # '--joker false' (an older spelling) is answered with its --rules form
         items = _as_rules(rest)

@@ -10,15 +10,9 @@ them only between marker comments, each block rendered by :func:`render_table`:
     (the table, written by ``python scripts/measure_bots.py --render``)
     <!-- /figures -->
 
-:func:`render_blocks` rewrites every block of a page's text; ``tests/test_figures.py`` fails when
-a page's block differs from what the record renders, so no figure is typed by hand. The blocks:
-``headline`` (per solitaire game: ``optimal``, the best bot, the from-scratch PPO bot and
-``heuristic``), ``solitaire`` (every solitaire bot), ``search`` (the search bots and the distilled
-one), ``multiplayer`` (win shares of the multi-player bots).
-
-Solitaire rows lead with the points lost per game against the optimum (each decision scored
-against the solver's values, :func:`agents.evaluation.regret.scorecard_regret`), then the mean
-score beside ``optimal``'s on the same dice.
+:func:`render_blocks` rewrites every block of a page's text (:data:`BLOCKS` names them);
+``tests/test_figures.py`` fails when a page's block differs from what the record renders, so no
+figure is typed by hand.
 """
 
 from __future__ import annotations

@@ -100,13 +100,9 @@ def rate_agents(
 ) -> dict[str, dict[str, Any]]:
     """Bradley-Terry (Elo-scale) ratings fitted to all games at once, with bootstrap intervals.
 
-    The fit uses every pairwise result of every game (:func:`_pair_outcomes`), so it does not
-    depend on the order the games were played or listed in; the bootstrap resamples games
-    (``samples`` times, fixed ``seed``) from the games in a canonical order, so its interval does
-    not either. Returns ``{spec: {"rating", "ci95": [lo, hi], "sd"}}`` on the Elo scale (400
-    points = 10:1 odds; the agents' mean is :data:`ELO_MEAN`). In a balanced round robin (every
-    pairing the same number of games, as :func:`agents.evaluation.evaluate` plays), the order of
-    the ratings is the order of the agents' total wins.
+    Neither the fit (every pairwise result of every game) nor the bootstrap (``samples`` resamples
+    of the games in a canonical order, fixed ``seed``) depends on the order of the games. Returns
+    ``{spec: {"rating", "ci95": [lo, hi], "sd"}}`` on the Elo scale (mean :data:`ELO_MEAN`).
     """
     index = {a: i for i, a in enumerate(agents)}
     recs = [r for r in _canonical(records) if len(r.seats) >= 2]

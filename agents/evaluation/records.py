@@ -1,10 +1,5 @@
-"""The record of one played game (:class:`GameRecord`) and the summaries of a run's records.
-
-A tournament (:mod:`.tournament`) turns each finished game into a :class:`GameRecord`
-(:func:`game_record`); ``results.json`` summarises them per agent (:func:`agent_stats`) and per
-pairing (:func:`pairing_stats`), and :func:`win_matrix` gives the head-to-head win shares. Wins
-and intervals are counted by :mod:`.stats`; the ratings (:mod:`.ratings`) read the same records.
-"""
+"""The record of one played game (:class:`GameRecord`) and the summaries of a run's records
+(per agent, per pairing, head to head) that ``results.json`` holds."""
 
 from __future__ import annotations
 
@@ -71,13 +66,8 @@ def agent_stats(
     optimum: float | None = None,
     ratings: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The ``results.json`` entry of one agent over every seat it took in ``records``.
-
-    Scores (mean, 95% interval, median, sd, range); scorecard games: upper-bonus and five-of-a-kind
-    rates and the gap to ``optimum``; Farkle: the rate of reaching the target, mean turns (to the
-    target) and truncations; tables (two or more seats): win share with its Wilson interval and
-    the rating from ``ratings`` (:func:`agents.evaluation.ratings.rate_agents`).
-    """
+    """The ``results.json`` entry of one agent over every seat it took in ``records``: scores, the
+    game's rates and, at tables, the win share and the rating from ``ratings``."""
     scores: list[int] = []
     wins = 0.0
     bonus: list[bool] = []

@@ -1,21 +1,12 @@
 """Exact references for benchmarks: regret against the optimum, and win-rate deficits.
 
-* **Scorecard solitaire** (:func:`scorecard_regret`): every decision of a game is scored against
-  the solver's value table (:mod:`agents.solver.scorecard`): the optimal value of the state (the
-  best legal action's expected final future points) minus the value of the action the agent chose.
-  Summed over a game it is the expected number of points the agent's choices lost; its mean over
-  games is an unbiased, far less noisy estimate of the gap to the optimum than mean scores (the
-  dice noise cancels out of each difference), reported with a 95% interval.
-* **Two-player Farkle** (:func:`farkle_win_deficit`): the agent plays ``win-optimal``
-  (:mod:`agents.players.win_optimal`) with seats balanced, on the game runner; the deficit is
-  ``0.5`` (what ``win-optimal`` scores against itself, seats balanced) minus the agent's win rate
-  (shared wins half), with a 95% interval. :func:`farkle_match` is the head-to-head behind it.
-* **Two-player Farkle, per decision** (:func:`farkle_regret`): every decision of the agent is
-  scored against the exact tables of ``win-optimal``: the chance of winning after the best legal
-  action minus that after the chosen one (what backgammon programs call equity lost). Summed
-  over a game it is the chance of winning the agent's choices gave away against optimal play,
-  without the dice noise of win rates, split by kind of mistake: banking when throwing on was
-  better, throwing on when banking was, or keeping the wrong dice.
+* **Scorecard solitaire** (:func:`scorecard_regret`): every decision scored against the solver's
+  value table (the best legal action's value minus the chosen one's). Summed over a game it is the
+  expected points the agent's choices lost: far less noisy than mean scores, as the dice cancel.
+* **Two-player Farkle** (:func:`farkle_win_deficit`): ``0.5`` minus the agent's win rate against
+  ``win-optimal``, seats balanced (:func:`farkle_match` is the head-to-head behind it).
+* **Two-player Farkle, per decision** (:func:`farkle_regret`): every decision scored against the
+  tables of ``win-optimal`` (the chance of winning given away), split by kind of mistake.
 
 >>> r = scorecard_regret("optimal", "spiffel", games=2, seed=0)
 >>> r.mean == 0.0 and r.games == 2
@@ -80,12 +71,8 @@ class RegretResult:
 
 
 def decision_values(solution: Any, view: ScorecardView, action_mask: np.ndarray) -> np.ndarray:
-    """Expected final future points of every action of a scorecard decision (``-inf``: not legal).
-
-    Scoring box ``k`` (action ``32 + k``) is worth the solver's box value of the throw; re-throwing
-    (actions ``1..31``) is worth the value of the kept multiset; both from
-    :meth:`~agents.solver.scorecard.ScorecardSolution.plan`.
-    """
+    """Expected final future points of every action of a scorecard decision (``-inf``: not legal),
+    from the solver's plan (:meth:`~agents.solver.scorecard.ScorecardSolution.plan`)."""
     t = scorecard_tables()
     plan = solution.plan(*solution.state(view.boxes, view.upper_total, view.five_kind_bonuses))
     r = t.roll_index[view.dice]
@@ -337,12 +324,8 @@ FARKLE_MISTAKES = ("banked too soon", "threw on too long", "kept the wrong dice"
 
 @dataclass(frozen=True)
 class FarkleRegretResult:
-    """Chance of winning an agent's decisions gave away per game against optimal two-player play.
-
-    ``mean`` and ``ci95``: per game (the agent's seat alternating, so seats are balanced);
-    ``by_kind``: the mean per game of each of :data:`FARKLE_MISTAKES`; ``wrong``: the share of
-    the agent's decisions that lost more than :data:`TIE`.
-    """
+    """Chance of winning an agent's decisions gave away per game against optimal two-player play
+    (``by_kind``: per :data:`FARKLE_MISTAKES`; ``wrong``: the share of decisions that lost any)."""
 
     agent: str
     opponent: str
@@ -377,10 +360,8 @@ def farkle_regret(
     """Per-game regret of a two-player Farkle agent against the exact win-optimal tables.
 
     Game ``i`` throws the dice of seed ``seed + i`` with the agent in seat ``i % 2`` against
-    ``opponent``; both are reset with that seed first, so a run repeats. Each decision's loss is
-    :meth:`~agents.players.win_optimal.WinOptimalAgent.action_values` of the best legal action minus
-    that of the chosen one (both assume optimal play from there on); losses up to :data:`TIE`
-    count as none.
+    ``opponent`` (both reset with that seed). A decision's loss is the best legal action's
+    :meth:`~agents.players.win_optimal.WinOptimalAgent.action_values` minus the chosen one's.
     """
     from agents.players.win_optimal import WinOptimalAgent
     from dice_envs.encoding import encode as encode_obs

@@ -92,15 +92,10 @@ OUTPUT_FILES = ("results.json", "games.csv", "scores.png", "win_matrix.png", "ex
 def write_outputs(
     result: EvaluationResult, out_dir: str | Path, plots: bool = True, overwrite: bool = False
 ) -> dict[str, Path]:
-    """Write ``results.json``, ``games.csv`` and (``plots``) ``scores.png`` / ``win_matrix.png``.
-
-    ``games.csv`` has one row per game: pairing, game (deal) index, rotation, seat order, the dice
-    seed, each seat's agent, score, turns and agent seed, the winners and the truncation flag —
-    enough to replay any game (:func:`agents.evaluation.replay`).
-
-    Returns the paths written, by kind. The win-rate matrix is drawn for multi-player runs only.
-    Every file is written atomically (:mod:`dice_envs.io`); an existing one is a
-    :class:`FileExistsError` unless ``overwrite`` (checked for all files before any is written).
+    """Write ``results.json``, ``games.csv`` (a row per game, enough to replay it with
+    :func:`agents.evaluation.replay`) and (``plots``) ``scores.png`` / ``win_matrix.png`` (tables
+    only), atomically; return the paths by kind. An existing file is a :class:`FileExistsError`
+    unless ``overwrite`` (checked for all files before any is written).
     """
     out = Path(out_dir)
     if not overwrite:
@@ -141,9 +136,11 @@ def _pyplot() -> Any:
     return plt
 
 
-def _save_figure(fig: Any, path: Path, overwrite: bool) -> Path:
+def _save_figure(plt: Any, fig: Any, path: Path, overwrite: bool) -> Path:
+    fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, dpi=100, format="png")
+    plt.close(fig)
     return atomic_write_bytes(path, buf.getvalue(), overwrite=overwrite)
 
 
@@ -166,10 +163,7 @@ def _plot_scores(result: EvaluationResult, path: Path, overwrite: bool = False) 
     ax.set_xlabel("final score")
     ax.set_ylabel("games")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    _save_figure(fig, path, overwrite)
-    plt.close(fig)
-    return path
+    return _save_figure(plt, fig, path, overwrite)
 
 
 def _plot_win_matrix(result: EvaluationResult, path: Path, overwrite: bool = False) -> Path:
@@ -188,7 +182,4 @@ def _plot_win_matrix(result: EvaluationResult, path: Path, overwrite: bool = Fal
     ax.set_ylabel("agent")
     ax.set_title(f"{result.game} {result.players}-player win rate (row vs column)")
     fig.colorbar(im, ax=ax, fraction=0.046)
-    fig.tight_layout()
-    _save_figure(fig, path, overwrite)
-    plt.close(fig)
-    return path
+    return _save_figure(plt, fig, path, overwrite)

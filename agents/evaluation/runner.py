@@ -1,12 +1,9 @@
 """The game runner: every game this project plays for a figure is played by :func:`run_games`.
 
-:func:`run_games` plays ``G`` games of given seat agents in lockstep on the batched engine of
-:mod:`dice_envs.vector` (:func:`~dice_envs.vector.make_engine`): at every step each agent decides
-*all* the games where it is to move with one ``act_batch(observations, masks)`` call (a neural
-policy does one forward pass), and one engine step moves every game. ``lineups[g, s]`` says which
-agent sits in seat ``s`` of game ``g`` (:func:`rotations` / :func:`balanced_lineups` build
-seat-balanced ones). A finished game's slot starts the next game, so a run never waits on its
-longest game.
+:func:`run_games` plays ``G`` games in lockstep on the batched engine: at every step each agent
+decides all the games where it is to move with one ``act_batch`` call, and one engine step moves
+every game; a finished game's slot starts the next game. ``lineups[g, s]`` says which agent sits in
+seat ``s`` of game ``g`` (:func:`balanced_lineups` builds seat-balanced ones).
 
 Dice: game ``g`` throws the dice of :class:`SeededDice` for ``dice_seeds[g]`` — its ``k``-th die
 depends on that seed and ``k`` only, never on the batch, so two games with the same seed (one deal
@@ -40,6 +37,7 @@ import numpy as np
 from agents.base import Agent
 from dice_envs.checks import first_illegal
 from dice_envs.engine import FarkleGame, ScorecardGame
+from dice_envs.opponents import batch_actions
 from dice_envs.rules import ConfigError, RuleConfig
 from dice_envs.vector import make_engine
 
@@ -182,16 +180,6 @@ class Outcomes:
 
     def __len__(self) -> int:
         return int(self.scores.shape[0])
-
-
-def batch_actions(agent: Any, observations: np.ndarray, masks: np.ndarray, games: Any = None) -> np.ndarray:
-    """An agent's actions for a batch: ``act_batch`` when it has one (``games=`` ids for agents
-    that track games, i.e. define ``start_episodes``), else ``act`` row by row."""
-    if callable(getattr(agent, "start_episodes", None)) and games is not None:
-        return np.asarray(agent.act_batch(observations, masks, games=games), dtype=np.int64).reshape(-1)
-    if callable(getattr(agent, "act_batch", None)):
-        return np.asarray(agent.act_batch(observations, masks), dtype=np.int64).reshape(-1)
-    return np.array([agent.act(o, m) for o, m in zip(observations, masks, strict=True)], dtype=np.int64)
 
 
 def run_games(

@@ -1,11 +1,6 @@
-"""Statistics of played games: intervals and win counting (the summaries of a run's records,
-which use them, are in :mod:`.records`).
-
-Wins are counted here only: :func:`win_shares` (a seat's share of a game's win, ties split) and
-:func:`wins_draws_losses` (sole wins, shared wins, losses of one agent's seats); the intervals are
-:func:`mean_ci` (normal approximation) and :func:`wilson_interval`. Everything that reports a
-score or a win rate (tournaments, training's evaluation table, ``scripts/measure_bots.py``, the
-leaderboard, :mod:`agents.evaluation.regret`) uses these.
+"""Statistics of played games: intervals (:func:`mean_ci`, :func:`wilson_interval`) and win
+counting (:func:`win_shares`, ties split; :func:`wins_draws_losses`), used by everything that
+reports a score or a win rate.
 
 >>> win_shares(np.array([[True, False], [True, True]])).tolist()
 [[1.0, 0.0], [0.5, 0.5]]

@@ -1,27 +1,18 @@
 """A Farkle policy that scores each action by the state it leads to (``policy_head: afterstate``).
 
-A Farkle action sets some dice of the throw aside and then banks or throws on. Which dice are
-kept matters only through what follows: the points they add to the turn and the dice thrown
-next (``bank`` or ``throw``). The flat head of ``MaskableActorCriticPolicy`` (one ``Linear`` to
-128 logits) has to learn that for each of the 64 selections of each throw on its own;
-:class:`FarkleAfterstatePolicy` instead gives every action the features of its *afterstate* and
-scores them all with one shared small network, so what is learnt about one throw carries to
-every other.
+Which dice a Farkle action sets aside matters only through what follows: the points they add and
+the dice thrown next. The flat head (one ``Linear`` to 128 logits) learns that for every selection
+of every throw on its own; :class:`FarkleAfterstatePolicy` scores every action's *afterstate* with
+one shared small network, so what is learnt about one throw carries to every other.
 
-The afterstate features of action ``mask + 64 * bank`` are computed from the observation itself
-(no extra input): the selected dice's face counts (the bits of ``mask`` times the ``dice``
-one-hots) index a table of points built once from :func:`dice_envs.rules.farkle.score`; the dice
-thrown next follow :func:`dice_envs.rules.farkle.dice_to_throw` (six after hot dice). Per action,
-``[bank, one-hot dice thrown next (zeros when banking), points / 1000, new turn total / 1000]``.
-The logit of an action is ``u(h) . phi(a) + c(a)``: ``h`` the actor MLP's last hidden layer,
-``u`` a ``Linear``, ``a`` the action's afterstate (bank or the dice thrown next, and the points set
-aside; the new turn total is the state's plus those points) and ``phi(a) = relu(F a + b)``. Actions
-that lead to the same afterstate get the same logit. The critic is the usual MLP.
+Per action, ``[bank, one-hot dice thrown next (zeros when banking), points / 1000, new turn
+total / 1000]``, computed from the observation itself (:meth:`FarkleAfterstateHead.features`). The
+logit of an action is ``u(h) . phi(a) + c(a)``: ``h`` the actor MLP's last hidden layer, ``a`` the
+action's afterstate and ``phi(a) = relu(F a + b)``; the critic is the usual MLP.
 
-It is still a ``MaskableActorCriticPolicy`` (a subclass): ``MaskablePPO.load(path)`` +
-``predict(obs, action_masks=...)`` work with ``dice-envs`` installed, and
-:func:`agents.models.files.load_policy` rebuilds it from the model card (``policy.class``) without
-unpickling anything. The points table is a non-persistent buffer: the file holds weights only.
+It is a ``MaskableActorCriticPolicy`` subclass (``MaskablePPO.load`` works with ``dice-envs``
+installed; :func:`agents.models.files.load_policy` rebuilds it from the card); the points table is
+a non-persistent buffer, so the file holds weights only.
 
 >>> import torch
 >>> from dice_envs.envs.farkle import FarkleEnv
@@ -86,14 +77,11 @@ class ObsPassingExtractor(MlpExtractor):
 
 
 class FarkleAfterstateHead(nn.Module):
-    """Logits ``(B, 128)`` from ``cat(h, obs)``: ``u(h) . phi(afterstate)`` for every action (see the
-    module docstring).
+    """Logits ``(B, 128)`` from ``cat(h, obs)``: ``u(h) . phi(afterstate)`` for every action.
 
     An afterstate is the kind of the action (bank, or throw on with 1-6 dice) and the points it sets
-    aside: a few hundred of them in all. ``phi`` is computed once per forward for all of them
-    (``relu`` of a ``Linear`` over their features), the state's scores for all of them are one
-    matrix product ``u(h) @ phi.T``, and each action's logit is gathered from its own afterstate's
-    score: no per-action network runs, so the head costs about as much as the flat one.
+    aside, a few hundred in all: ``phi`` of all of them, one matrix product ``u(h) @ phi.T``, and
+    each action's logit gathered from its afterstate's score.
     """
 
     def __init__(self, hidden_dim: int, num_players: int, width: int) -> None:

@@ -9,31 +9,18 @@ object. Every card holds :data:`REQUIRED_KEYS`::
      "algorithm": "MaskablePPO", "config": {...}, "steps": 1000000, "wall_time_s": 812.4,
      "evaluation": {...}, "command": "python scripts/train.py ..."}
 
-Its ``env_id``, the Gymnasium id whose observations the model reads, is :func:`dice_envs.games.env_id_of`
-its game and ``observation_encoding`` (checked; :func:`read_card` adds it to older cards). A training
-run adds its provenance (``created``, ``seed``, ``library_versions``, ``code_revision``; see
-:func:`make_card`) and may add more (the native trainer: ``trainer``, ``machine`` from
-:func:`machine_info`). A model file changed after its run (e.g. re-stamped for a newer observation)
-says how in ``notes``, a list of sentences. :func:`agents.models.files.save_model` and
-:func:`agents.models.files.stamp_card` bind the card to its weights:
+``env_id`` is :func:`dice_envs.games.env_id_of` the game and ``observation_encoding``. A
+training run adds its provenance (:func:`make_card`) and may add more (the native trainer:
+``trainer``, ``machine``); a model file changed after its run says how in ``notes``, a list of
+sentences. :func:`agents.models.files.save_model` binds the card to its weights with
+``weights_sha256`` (of the zip member ``policy.pth``), ``zip_sha256`` and ``policy``, the network
+(:func:`network_spec`). A merged ensemble (:func:`agents.training.ensemble.merge_model_files`)
+adds ``ensemble``: ``{"method", "members": [...]}``, its ``steps`` and ``wall_time_s`` the members'
+sums.
 
-``weights_sha256``  SHA-256 (hex) of the zip member ``policy.pth``
-``zip_sha256``      SHA-256 (hex) of the whole zip file
-``policy``          the network: ``{"class": "MaskableActorCriticPolicy", "observation_size": n,
-                    "n_actions": k, "net_arch": [..] or {"pi": [..], "vf": [..]},
-                    "activation": "tanh" | "relu", "share_features_extractor": true}``; the
-                    class ``FarkleAfterstatePolicy`` (:mod:`agents.models.afterstate`) adds
-                    ``"head_width": w``
-                    (read by :func:`network_spec`; older cards give ``config.net_arch`` /
-                    ``config.activation`` instead)
-
-A merged ensemble (:func:`agents.training.ensemble.merge_model_files`) adds ``ensemble``: ``{"method":
-..., "members": [{"file", "weights_sha256", "seed", "steps", "wall_time_s", "machine",
-"command"}, ...]}``; its ``steps`` and ``wall_time_s`` are the members' sums.
-
-A model is only loaded for the game, rules and observation encoding on its card (:func:`fit_card`;
-rule parameters changed on purpose excepted); anything else raises
-:class:`~dice_envs.rules.ConfigError` naming what was expected and what the file holds.
+A model is only loaded for the game, rules and observation encoding on its card (:func:`fit_card`);
+anything else raises :class:`~dice_envs.rules.ConfigError` naming what was expected and what the
+file holds.
 
 >>> from dice_envs.rules import make_rules
 >>> card = make_card(make_rules("spiffel"), 1, steps=10)
@@ -69,7 +56,6 @@ from dice_envs.layouts import legacy_size
 from dice_envs.rules import GAMES, ConfigError, RuleConfig, make_rules
 
 __all__ = [
-    "ACTIVATIONS",
     "CARD_FORMAT",
     "CARD_VERSION",
     "DEFAULT_NET_ARCH",
@@ -108,8 +94,6 @@ REQUIRED_KEYS = (
     "evaluation",
     "command",
 )
-#: Activation names a card's ``policy`` entry may give (:mod:`agents.models.activations`).
-ACTIVATIONS = ACTIVATION_NAMES
 #: Policy classes a card's ``policy`` entry may name, with the game each is limited to (None: any).
 POLICY_CLASSES: dict[str, str | None] = {
     "MaskableActorCriticPolicy": None,
@@ -256,10 +240,8 @@ def _ancestor(card: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def training_totals(card: dict[str, Any]) -> tuple[int, float]:
-    """Environment steps and wall seconds that went into a model, the models it came from included:
-    the card's ``steps`` / ``wall_time_s`` plus the totals recorded under ``evaluation.warm_start``
-    when it started from a model (``warm_start: model``) or cloned a planner over one
-    (``warm_start: bc`` with ``bc_expert: planner:<model>``, under ``expert_model``).
+    """Environment steps and wall seconds that went into a model, the model it started from or
+    cloned a planner over (recorded under ``evaluation.warm_start``) included.
 
     >>> training_totals({"steps": 10, "wall_time_s": 2.0,
     ...                  "evaluation": {"warm_start": {"kind": "model", "steps": 90, "wall_time_s": 8.0}}})
@@ -269,9 +251,8 @@ def training_totals(card: dict[str, Any]) -> tuple[int, float]:
 
 
 def lineage_totals(cards: list[dict[str, Any]]) -> tuple[int, float]:
-    """:func:`training_totals` of several models together (an ensemble's members): each model's
-    own steps and wall time, plus those of the models they came from, counted once per model
-    (by ``weights_sha256``) when members share one.
+    """:func:`training_totals` of several models (an ensemble's members); a model they came from
+    counts once (by ``weights_sha256``).
 
     >>> start = {"kind": "model", "weights_sha256": "ab", "steps": 90, "wall_time_s": 8.0}
     >>> member = {"steps": 10, "wall_time_s": 2.0, "evaluation": {"warm_start": start}}
@@ -375,12 +356,9 @@ def fit_card(
 ) -> SeatView:
     """How the model of ``card`` sees a seat of a ``num_players`` game of ``rules``.
 
-    The game, observation encoding and actions must be the card's (or an older encoding that the
-    current observation begins with, :func:`dice_envs.layouts.legacy_size`: the view then cuts
-    the observation to it); the rule parameters too, except those named in ``allow_rules``
-    (rules the caller changed on purpose, e.g. ``agents.load(..., rules={"target": 5000})``).
-    The number of seats may differ when a seat view exists (:mod:`agents.models.seat_views`). Otherwise
-    ``ConfigError`` says why and what would fit.
+    Game, encoding (or an older one the observation begins with: cut to it), actions and rule
+    parameters must be the card's, except rules named in ``allow_rules`` (changed on purpose);
+    the seats may differ where a seat view exists. Otherwise ``ConfigError`` says why.
     """
     model_players = card.get("num_players")
     if isinstance(model_players, bool) or not isinstance(model_players, int) or not 1 <= model_players <= 8:
@@ -444,8 +422,8 @@ def network_spec(card: dict[str, Any], where: str) -> dict[str, Any]:
             f"got {arch!r}"
         )
     act = spec.get("activation", "tanh")
-    if act not in ACTIVATIONS:
-        raise ConfigError(f"{where}: activation must be one of {', '.join(ACTIVATIONS)}, got {act!r}")
+    if act not in ACTIVATION_NAMES:
+        raise ConfigError(f"{where}: activation must be one of {', '.join(ACTIVATION_NAMES)}, got {act!r}")
     share = spec.get("share_features_extractor", True)
     if not isinstance(share, bool):
         raise ConfigError(f"{where}: share_features_extractor must be true or false, got {share!r}")

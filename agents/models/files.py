@@ -1,16 +1,9 @@
 """Model files that are safe to load from strangers: weights only, bound to their card by checksums.
 
-A trained model is written as an ordinary SB3 zip (``MaskablePPO.save``; sb3 users can still
-``MaskablePPO.load`` it, which *unpickles* the zip's ``data`` member and so runs whatever code a
-crafted file holds: do that only with files you trust). This project never does that:
-:func:`load_policy` opens the zip with :mod:`zipfile`, reads only the member ``policy.pth`` (the
-network's weights), checks its SHA-256 against the model card, loads it with
-``torch.load(weights_only=True)`` (plain tensors only: a pickled object is refused), and rebuilds
-the network, a sb3-contrib ``MaskableActorCriticPolicy`` (or this project's subclass
-:class:`~agents.models.afterstate.FarkleAfterstatePolicy`), from the card alone.
-
-:func:`save_model` and :func:`stamp_card` add the card keys ``weights_sha256``, ``zip_sha256``
-and ``policy`` (their schema, like the rest of the card's, is :mod:`agents.models.card`'s).
+A trained model is an ordinary SB3 zip (``MaskablePPO.load`` works, but unpickles the zip's
+``data`` member: only for files you trust). :func:`load_policy` instead reads only the member
+``policy.pth``, checks its SHA-256 against the model card, loads it with
+``torch.load(weights_only=True)`` and rebuilds the network from the card alone.
 
 A card without ``weights_sha256`` is refused; stamp one you trust with
 ``python -m agents.models.files stamp path/to/model.zip`` (or :func:`stamp_card`).
@@ -32,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.models.activations import ACTIVATION_NAMES, activation_class, activation_name
+from agents.models.activations import activation_class, activation_name
 from agents.models.card import (
     DEFAULT_NET_ARCH,
     card_path,
@@ -113,15 +106,6 @@ def check_model_path(path: str | Path) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------- spec
-def _activation_name(fn: Any) -> str:
-    try:
-        return activation_name(fn)
-    except ConfigError:
-        raise ConfigError(
-            f"activation {fn!r} cannot be stored in a model card; allowed: {', '.join(ACTIVATION_NAMES)}"
-        ) from None
-
-
 def _plain_arch(arch: Any) -> list[int] | dict[str, list[int]]:
     if arch is None:
         return copy.deepcopy(DEFAULT_NET_ARCH)
@@ -152,7 +136,7 @@ def policy_spec(model: Any) -> dict[str, Any]:
         "observation_size": int(policy.observation_space.shape[0]),
         "n_actions": int(policy.action_space.n),
         "net_arch": _plain_arch(policy.net_arch),
-        "activation": _activation_name(policy.activation_fn),
+        "activation": activation_name(policy.activation_fn),
         "share_features_extractor": bool(policy.share_features_extractor),
     }
     if isinstance(policy, FarkleAfterstatePolicy):
@@ -162,13 +146,9 @@ def policy_spec(model: Any) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------------- save
 def save_model(model: Any, path: str | Path, card: dict[str, Any], *, overwrite: bool = False) -> Path:
-    """Write ``model`` (a sb3-contrib ``MaskablePPO``) as an SB3 zip plus its stamped card; return the zip.
-
-    The zip's members are deflate-compressed (:func:`_deflated`; any zip reader, ``MaskablePPO.load``
-    included, reads them). Both files are written atomically (:func:`dice_envs.io.atomic_write_bytes`);
-    the card is ``card`` plus ``weights_sha256``, ``zip_sha256`` and ``policy`` (see the module
-    docstring). An existing zip or card is a :class:`FileExistsError` unless ``overwrite``. ``card``
-    is not modified.
+    """Write ``model`` (a sb3-contrib ``MaskablePPO``) as a deflated SB3 zip plus ``card`` stamped with
+    ``weights_sha256``, ``zip_sha256`` and ``policy``, both atomically; return the zip. An existing
+    zip or card is a :class:`FileExistsError` unless ``overwrite``.
     """
     p = Path(path)
     if p.suffix.lower() != ".zip":
@@ -206,11 +186,8 @@ def _deflated(data: bytes) -> bytes:
 
 
 def stamp_card(path: str | Path) -> Path:
-    """Add ``weights_sha256`` / ``zip_sha256`` / ``policy`` to the card of a model *you trust*.
-
-    The weights are loaded (``weights_only=True``) and the network rebuilt from the card first,
-    so a card that does not describe its weights is refused; the zip is not touched. Returns the
-    card's path.
+    """Add ``weights_sha256`` / ``zip_sha256`` / ``policy`` to the card of a model *you trust* (the
+    network is rebuilt from the card first, so a card that does not fit is refused); return its path.
     """
     p = check_model_path(path)
     card = read_card(p)
@@ -246,12 +223,8 @@ def _read_weights(path: Path) -> bytes:
 
 def read_arrays(path: str | Path, sha256: str | None = None) -> dict[str, np.ndarray]:
     """The arrays of the ``.npz`` file ``path`` (a value model's weights), read as safely as a
-    policy's: the file's SHA-256 is ``sha256`` (when given: its card's), plain numbers only
-    (nothing is unpickled), sizes checked before anything is allocated (the file, the unpacked
-    sizes its zip directory declares, each ``.npy`` header's shape and type against the bytes
-    its member holds), every float finite.
-
-    Raises :class:`~dice_envs.rules.ConfigError` naming the file and what is wrong.
+    policy's: the SHA-256 checked (``sha256``, when given), plain numbers only, sizes checked
+    before anything is allocated, every float finite; else ``ConfigError`` naming what is wrong.
     """
     p = Path(path)
     try:
@@ -300,10 +273,8 @@ def _read_npy(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path) -> np.ndar
 def load_policy(path: str | Path, card: dict[str, Any], device: str = "cpu") -> Any:
     """The ``MaskableActorCriticPolicy`` of model zip ``path``, rebuilt from ``card``, in eval mode.
 
-    Reads only the zip member ``policy.pth``; never unpickles anything (``weights_only=True``).
-    Raises :class:`~dice_envs.rules.ConfigError` naming what is wrong: a missing or mismatched
-    checksum, a corrupt zip, weights that are not plain tensors, weights holding NaN or inf (a
-    diverged run), or weights that do not fit the network the card describes.
+    Reads only the zip member ``policy.pth`` and never unpickles; ``ConfigError`` naming what is
+    wrong (checksum, zip, non-tensor or non-finite weights, a network that does not fit the card).
     """
     p = check_model_path(path)
     where = str(p)

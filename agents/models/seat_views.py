@@ -1,22 +1,14 @@
 """Seat views: a trained model plays any seat of any table of its game that it can see.
 
-A model is trained for ``P`` seats (its card's ``num_players``) and reads observations of that
-size. At a table of ``N`` seats, :func:`seat_view` turns the table's observation of the model's
-seat (:func:`dice_envs.encoding.encode`) into the observation the model was trained on:
+A model trained for ``P`` seats (its card's ``num_players``) at a table of ``N`` seats:
+:func:`seat_view` turns the table's observation of its seat into one of the size it was trained on.
 
-* **Scorecard games.** The encoding holds the seat's own card first and then one block per
-  other seat (:mod:`dice_envs.encoding`), so a solitaire model (``P = 1``) is shown exactly its
-  own view of the table as in solitaire: the leading fields, unchanged (dice, throw, own boxes,
-  bonuses, round, potential scores). A ``P``-seat model at a larger table is shown the ``P - 1``
-  other seats with the highest grand totals; at a smaller table it is refused (an absent seat
-  has no card to show).
+* **Scorecard games.** The own fields are kept (a solitaire model sees exactly its solitaire
+  view); a ``P``-seat model at a larger table is shown the ``P - 1`` other seats with the highest
+  grand totals; at a smaller table it is refused (an absent seat has no card to show).
 * **Farkle.** The own fields are kept; the model is shown the ``P - 1`` other seats with the most
-  points banked, strongest first (a 2-player model thus plays against "the leader of the
-  others", the seat it must beat), and ``lead`` is recomputed from the seats it is shown, which
-  for ``P >= 2`` equals the table's lead over the strongest seat. Seats the table lacks (a
-  2-player model in solitaire) are shown as an opponent with nothing banked. The ``seat`` field
-  keeps the turn order of the seats shown: the model's own seat is the number of shown seats
-  that throw before it in the round (a seat the table lacks throws after it).
+  points banked, strongest first (seats the table lacks: nothing banked), ``lead`` is recomputed
+  from them, and ``seat`` counts the shown seats that throw before it in the round.
 
 Anything else (another game or family, another encoding, another observation size, e.g. a
 changed ``num_throws``) is refused with :class:`~dice_envs.rules.ConfigError` naming why.

@@ -9,11 +9,9 @@ from the decoded observation and the action mask.
   aside) is at least ``N`` and banking is legal; otherwise sets aside by :func:`thrifty_key`
   (hot dice first, else points plus 100 for every die left to throw) and throws on.
 * :class:`HeuristicFarkleAgent` (``"heuristic"``) — a good human's play: sets aside like the
-  threshold agent; banks at a turn total that depends on the dice left to throw (one or two
-  dice: bank whenever allowed; three: 500; four: 1000; five: 3000; hot dice: throw on), and
-  plays the race: it banks whatever reaches the target,
-  it keeps throwing in the final round until it beats the leader, and it takes more risk when
-  far behind and less when far ahead.
+  threshold agent; banks at a turn total that depends on the dice left to throw, and plays the
+  race (banks what reaches the target, throws on in the final round until it leads, takes more
+  risk when far behind).
 * :class:`MaxExpectedAgent` (``"max-expected"``) — the exact policy maximizing the expected
   points banked per turn (:mod:`agents.solver.farkle`).
 

@@ -4,20 +4,9 @@ The person reads the dice and types a command; a wrong command is explained and 
 End of input (Ctrl-D) or ``quit`` raises :class:`HumanQuit`, which ``scripts/play.py`` turns into
 a clean exit.
 
-Scorecard games::
-
-    k 6 6 5   (or k665)   hold these faces, re-throw the others ("k" alone re-throws all)
-    r 1 2     (or r12)    re-throw these faces
-    s fives   (or fives, s 5 = the 5th box of the card)   score the throw in a box
-
-Bare digits (``5``, ``6 6 5``) are refused with a hint in a scorecard game: they could mean faces
-to hold or a box number, so type ``k 5`` or ``s 5``. In Farkle bare digits are the dice to set aside.
-
-Farkle::
-
-    1 5       (or a 15)   set these faces aside and throw the remaining dice
-    b 1 5                 set these aside and bank
-    b                     set aside the best-scoring dice and bank
+The commands are :data:`SCORECARD_HELP` and :data:`FARKLE_HELP` (``?`` prints them). Bare digits
+are refused in a scorecard game (faces to hold, or a box number?); in Farkle they are the dice to
+set aside.
 
 >>> import io
 >>> from dice_envs.rules import make_rules
@@ -50,7 +39,7 @@ from dice_envs.rules.farkle import BANK_FLAG
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS
 from dice_envs.tables import farkle_tables, score_tables, scorecard_tables
 
-__all__ = ["HumanAgent", "HumanQuit", "describe_action"]
+__all__ = ["HumanAgent", "HumanQuit", "describe_action", "isatty"]
 
 SCORECARD_HELP = """commands:
   k 6 6 5  (or k665)   hold these faces, re-throw the others (k alone: re-throw all)
@@ -73,9 +62,10 @@ class _InputError(ValueError):
     pass
 
 
-def _isatty(stream: TextIO) -> bool:
+def isatty(stream: TextIO | None) -> bool:
+    """Whether ``stream`` is a terminal (False for a closed, missing or replaced stream)."""
     try:
-        return bool(stream.isatty())
+        return stream is not None and bool(stream.isatty())
     except (AttributeError, ValueError):
         return False
 
@@ -159,7 +149,7 @@ class HumanAgent(BaseAgent):
             if not line:
                 self.say("")
                 raise HumanQuit("end of input")
-            if not _isatty(self.input):
+            if not isatty(self.input):
                 self.say(line.rstrip("\n"))  # echo piped input so transcripts read well
             words = _split_short_forms(line.strip().lower().replace(",", " ").split())
             if not words:

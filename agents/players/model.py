@@ -1,14 +1,9 @@
 """Trained models as agents: :class:`ModelAgent`, the one class that lets a policy network play.
 
-A model is a ``MaskablePPO`` zip (sb3-contrib; ``torch`` is an optional dependency, imported only
-when a model is loaded) with its *model card* beside it (``spiffel.zip`` → ``spiffel.json``; the
-card's schema is :mod:`agents.models.card`). ``agents.load(path)`` and ``pretrained:<name>`` build a
-:class:`ModelAgent` with :meth:`ModelAgent.from_file`: only for the game, rules and observation
-encoding written on its card (rule parameters changed on purpose through
-``agents.load(..., rules=...)`` excepted; anything else raises
-:class:`~dice_envs.rules.ConfigError` naming what was expected and what the file holds). It
-plays any number of seats for which a seat view exists (:mod:`agents.models.seat_views`: a solitaire
-scorecard model takes any seat of an N-player game, a 2-player Farkle model plays 1-8 players).
+A model is a ``MaskablePPO`` zip with its *model card* beside it (:mod:`agents.models.card`).
+``agents.load(path)`` and ``pretrained:<name>`` build a :class:`ModelAgent` with
+:meth:`ModelAgent.from_file`, only for the game, rules and encoding on its card, in any seat a
+seat view exists for (:mod:`agents.models.seat_views`).
 
 The training pipeline wraps its in-memory networks in the same class: evaluation of a model
 being trained, behaviour cloning's accuracy check, self-play snapshots.
@@ -66,14 +61,10 @@ def resolve_model_path(spec: str) -> Path:
 class ModelAgent(BaseAgent):
     """A policy network as an agent: masked argmax (``deterministic``) or masked sampling, batched.
 
-    ``policy`` is a sb3-contrib ``MaskableActorCriticPolicy`` or an object holding one as
-    ``.policy`` (a ``MaskablePPO``). Illegal actions are never chosen: argmax and sampling are
-    over the masked distribution; sampling draws from the agent's own seeded generator, so a
-    seeded agent repeats its games. ``view`` (a :data:`~agents.models.seat_views.SeatView`) turns a table's
-    observations into the ones the network was trained on.
-
-    A model file is loaded with :meth:`from_file`, which also sets ``path``, ``card``, ``rules``
-    and ``num_players`` (``None`` for an in-memory network).
+    ``policy`` is a sb3-contrib ``MaskableActorCriticPolicy`` or a ``MaskablePPO`` holding one;
+    sampling draws from the agent's seeded generator. ``view`` (a
+    :data:`~agents.models.seat_views.SeatView`) turns a table's observations into the model's.
+    :meth:`from_file` also sets ``path``, ``card``, ``rules`` and ``num_players``.
     """
 
     def __init__(
@@ -106,13 +97,8 @@ class ModelAgent(BaseAgent):
         deterministic: bool = True,
     ) -> ModelAgent:
         """The model at ``path`` (a ``.zip`` or ``pretrained:<name>``) in a seat of a ``num_players``
-        game of ``rules``.
-
-        Loaded by :func:`agents.models.files.load_policy`: only the weights, checked against the card's
-        checksum, with ``torch.load(weights_only=True)``; nothing in the file is unpickled.
-        :func:`~agents.models.card.fit_card` checks the card against ``rules`` (except the rule
-        parameters named in ``allow_rules``) and chooses the seat view.
-        """
+        game of ``rules``: weights only (:func:`agents.models.files.load_policy`), the card fitted by
+        :func:`~agents.models.card.fit_card` (rule parameters in ``allow_rules`` may differ)."""
         from agents.models.files import load_policy  # weights only: nothing in the file is unpickled
 
         resolved = resolve_model_path(str(path))

@@ -1,16 +1,11 @@
 """Built-in players of the scorecard games (Spiffel, Dice Poker, Yahtzee).
 
-All act from the observation (decoded with :func:`dice_envs.encoding.decode`) and the action mask;
-none touches an environment.
-
 * :class:`GreedyAgent` (``"greedy"``) — chases the best box of the moment: the open box the dice
   score most in now. It scores there when that is "good" (see :func:`_good`) or no throw is
   left; otherwise it holds the dice that serve that box and re-throws the rest.
-* :class:`HeuristicAgent` (``"heuristic"``) — how a careful human plays: every box has a par value
-  (what it yields when kept open, a rule of thumb), entering a throw is worth its points minus the
-  box's par, plus an upper-bonus term (the bonus itself when reached; while it is still within
-  reach, a reward for being above "three of each face" and a penalty below). Holds are chosen to
-  maximise the expectation of that judgement over the turn's remaining throws.
+* :class:`HeuristicAgent` (``"heuristic"``) — how a careful human plays: entering a throw is worth
+  its points minus the box's par value (:data:`PAR`) plus an upper-bonus term; holds maximise the
+  expectation of that judgement over the turn's remaining throws.
 * :class:`OptimalAgent` (``"optimal"``) — the exact solitaire optimum from the solver's value
   table: per turn it solves the throw/hold tree against the values of the following states.
 """

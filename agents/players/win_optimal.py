@@ -27,7 +27,6 @@ from dice_envs.rules.farkle import BANK_FLAG
 __all__ = ["WinOptimalAgent"]
 
 _ACTIONS = np.arange(2 * BANK_FLAG)
-_MASKS = _ACTIONS % BANK_FLAG
 _IS_BANK = _ACTIONS >= BANK_FLAG
 # preference among equal values: banks first, then by action
 _ORDER = np.where(_IS_BANK, _ACTIONS - BANK_FLAG, _ACTIONS + BANK_FLAG)

@@ -1,24 +1,12 @@
 """The game pad in the browser: play any game against people and bots (``python -m agents.web``).
 
-A local web server (Starlette + uvicorn, the ``[web]`` extra) with in-memory rooms and one
-static page (no build tools). Open a room for any game and rule parameters, share its code,
-others click "Join Game", the opener clicks "Start Game"; every seat is a person or an agent
-spec (``optimal``, ``heuristic``, ``max-expected``, ``threshold:N``, ``pretrained:<name>``, a
-model name given with ``--model NAME=PATH``, ...). Bots move by themselves at a pace a person
-can follow. The hint button shows the exact solver's choice and what each alternative costs.
+A local web server (Starlette + uvicorn, the ``[web]`` extra) with in-memory rooms and one static
+page. Open a room for any game and rules, share its code, others join, the opener starts; every
+seat is a person or an agent spec (:mod:`agents.web.players`), and the hint button shows the exact
+solver's choice and what each alternative costs.
 
-The pad plays with agents (bots, hints), so it sits in the ``agents`` layer, above
-:mod:`dice_envs` (whose rules engine it drives).
-
-* :mod:`agents.web.rooms` — rooms, seats and their secret tokens, turns and the log;
-* :mod:`agents.web.protocol` — what a request may say: refusals (``PadError``), names, and
-  moves turned into engine actions;
-* :mod:`agents.web.views` — the public view the page draws and the log lines of engine events;
-* :mod:`agents.web.players` — agent specs, resolved in one place (``agents.load``), and the
-  bots' moves;
-* :mod:`agents.web.hints` — the hint button's solver advice;
-* :mod:`agents.web.app` — the ASGI app (routes, WebSocket live updates, bots' pace).
-
+Rooms live in :mod:`agents.web.rooms`, requests are checked by :mod:`agents.web.protocol` and
+:mod:`agents.web.guard`, and :mod:`agents.web.app` is the ASGI app.
 ``dice-envs serve`` calls :func:`main`.
 """
 

@@ -22,13 +22,10 @@ shallow. Refusals are JSON ``{"error": message}`` with a status: 400 malformed o
 your turn, not started, game over), 413 body too large, 415 not JSON, 429 the client's solves
 fill its share of the solver (try again), 503 full or the solver busy.
 
-Bots move by themselves, ``bot_delay`` seconds apart, in a background task per room. Two threads
-of the app's own compute: the solve thread solves tables not yet in memory (a ``win-optimal``
-seat's when its room starts, a room's first hint's), at most ``solves_per_client`` per client
-at once (:class:`agents.web.limits.SolveQueue`); the move thread runs the bots' decisions and the
-hints over tables in memory, so a bot never waits for another room's solve. Neither takes the
-threads that open rooms. A hint not answered within ``compute_wait`` seconds is refused with 503
-(a solve it started goes on, and its table is kept for the next ask).
+Bots move by themselves, ``bot_delay`` seconds apart, in a background task per room. Solves of
+tables not in memory run on the solve thread (:class:`agents.web.limits.SolveQueue`); bots'
+decisions and hints over tables in memory on the move thread. A hint not answered within
+``compute_wait`` seconds is refused with 503.
 """
 
 from __future__ import annotations
@@ -72,11 +69,6 @@ SECURITY_HEADERS = {
 }
 
 
-def _static_files() -> dict[str, bytes]:
-    root = resources.files("agents.web") / "static"
-    return {name: (root / name).read_bytes() for name in STATIC}
-
-
 class _Hub:
     """Who listens to which room: one event per WebSocket, set on every change of the room."""
 
@@ -101,12 +93,9 @@ def create_app(
 ) -> Starlette:
     """The game-pad app: in-memory rooms, bots ``bot_delay`` seconds per move, bounded counts.
 
-    ``models`` maps model names to the model files the server may load (``--model NAME=PATH``);
-    no other file is ever opened on a request's behalf. ``allowed_hosts``: the host names the
-    server answers to (``None``: any); ``allowed_origins``: page addresses besides the request's
-    own scheme and ``Host`` that may change rooms (:mod:`agents.web.guard`). ``compute_wait``:
-    seconds a hint may take (its wait for the solver thread included) before it is refused as busy;
-    ``solves_per_client``: solves a client may have queued or running at once (429 beyond).
+    ``models``: the only model files the server may load, by name. ``allowed_hosts`` /
+    ``allowed_origins``: see :mod:`agents.web.guard`. ``compute_wait``: seconds a hint may take;
+    ``solves_per_client``: solves a client may have queued or running at once.
     """
     if bot_delay < 0:
         raise ValueError(f"bot_delay must be >= 0 seconds, got {bot_delay}")
@@ -114,7 +103,8 @@ def create_app(
         raise ValueError(f"compute_wait must be > 0 seconds, got {compute_wait}")
     manager = RoomManager(max_rooms, max_connections, idle_ttl, models)
     hub = _Hub()
-    files = _static_files()
+    root = resources.files("agents.web") / "static"
+    files = {name: (root / name).read_bytes() for name in STATIC}
     bot_tasks: dict[str, asyncio.Task[None]] = {}
     solves = SolveQueue(solves_per_client)
     mover = ThreadPoolExecutor(1, thread_name_prefix="pad-moves")

@@ -17,9 +17,7 @@ than a room needs. A state-changing request (``POST``) therefore
 * holds one JSON object nested at most :data:`MAX_DEPTH` levels deep (the parser recurses:
   deeper nesting would exhaust Python's stack), else 400 saying what is wrong.
 
-:class:`HostCheck` answers only requests addressed to the server's own names (when given):
-a site whose name is made to resolve to this machine (DNS rebinding) reaches the pad with
-its own name in ``Host`` and is turned away before any route runs.
+:class:`HostCheck` turns away requests addressed to other names (DNS rebinding) before any route.
 """
 
 from __future__ import annotations

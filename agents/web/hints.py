@@ -1,18 +1,10 @@
 """The hint button: the exact solver's choice and what every alternative costs.
 
-* Scorecard games: the solitaire value table of :mod:`agents.solver` (the ``optimal`` agent's).
-  Each legal move is valued by the expected final Grand Total of this card under optimal play
-  from then on; the cost of a move is how much expected total it gives up against the best.
-  With opponents this is still the solitaire optimum (it maximises your own expected score).
-* Farkle: the max-expected turn solver (the ``max-expected`` agent's): each move is valued by the
-  points it expects to bank this turn. Its table is the same for every target, so no hint can
-  start a solve whose cost grows with the target; a hint read from the two-player win-probability
-  table would first have to pass :func:`agents.web.limits.check_win_solve`, as a ``win-optimal``
-  seat does.
-
-:func:`hint_table` gets the table a hint reads (a first solve of new rule parameters takes
-seconds: the pad runs it on its solve queue, :class:`agents.web.limits.SolveQueue`, and the
-room keeps the table); :func:`hint` reads the advice from it, quickly.
+Scorecard games: each legal move valued by the expected final grand total under optimal solitaire
+play from then on (the ``optimal`` agent's table). Farkle: by the points it expects to bank this
+turn (the ``max-expected`` agent's table, the same for every target, so no hint starts a solve
+whose cost grows with the target). :func:`hint_table` gets the table (a first solve runs on the
+pad's solve queue and the room keeps it); :func:`hint` reads the advice from it.
 """
 
 from __future__ import annotations

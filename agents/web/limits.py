@@ -1,27 +1,16 @@
 """How much solving a room or a client may cause: tables too large to solve are refused, and each
 client has a few solves at a time.
 
-The ``win-optimal`` bot plays from the win-probability table of
-:mod:`agents.solver.farkle_win`, solved on its first move. The table holds every pair of
-banked totals below the target (``(target / 50)²`` pairs), each sweep of its value iteration
-solves one turn per pair over turn totals up to the target, so a solve's time grows with about
-the cube of the target, and a large ``bank_minimum`` lengthens every turn and slows the
-iteration's convergence. The pad's solves share one solver thread (:class:`SolveQueue`), so one
-oversized solve would hold up every other room's solves for hours.
+The ``win-optimal`` bot plays from the win-probability table of :mod:`agents.solver.farkle_win`,
+whose solve time grows with about the cube of the target (and with ``bank_minimum``); the pad's
+solves share one thread, so one oversized solve would hold up every room. A ``win-optimal`` seat
+(or a hint from the table) is allowed only for a target of at most :data:`MAX_WIN_TARGET` and a
+bank minimum of at most :data:`MAX_WIN_BANK_MINIMUM` (seconds to solve), or for a table already
+in the solver's disk cache up to a target of :data:`MAX_CACHED_WIN_TARGET`.
 
-A room therefore gets a ``win-optimal`` seat (and a hint may use the table) only when the
-table is cheap: a target of at most :data:`MAX_WIN_TARGET` and a bank minimum of at most
-:data:`MAX_WIN_BANK_MINIMUM` (a few seconds to solve), or a table already in the solver's disk
-cache (solved beforehand, e.g. by ``agents.solver.win_probability``), which loads in moments;
-cached tables are used up to a target of :data:`MAX_CACHED_WIN_TARGET` (their size in memory
-grows with the square of the target).
-
-Solves of tables not yet in memory (a ``win-optimal`` seat's when its room starts, a room's
-first hint's) run on the :class:`SolveQueue`'s own thread, one at a time, and a client (the
-address its requests come from: every page on one machine is one client) may have at most
-:data:`MAX_SOLVES_PER_CLIENT` of them queued or running; one more is refused with 429, "busy,
-try again". Bots' moves and hints over tables in memory run on another thread and never wait
-for a solve.
+Solves run on the :class:`SolveQueue`'s own thread, one at a time; a client (the address its
+requests come from) may have at most :data:`MAX_SOLVES_PER_CLIENT` queued or running, one more
+is refused with 429. Bots' moves and hints over tables in memory never wait for a solve.
 """
 
 from __future__ import annotations

@@ -1,20 +1,14 @@
 """Who may sit at a seat of the game pad, and the bots' turns: agent specs, resolved in this one place.
 
-A seat is a person or an agent spec. The specs a room accepts are the built-in ones that
-:func:`agents.load` knows for the game (``random``, ``greedy``, ``heuristic``, ``optimal``,
-``max-expected``, ``threshold:N``, ``win-optimal`` where installed), the shipped models
-(``pretrained:<name>``), the model names the server was started with (``--model NAME=PATH``), and
-for two-player Farkle the exact in-turn search over a model's critic (``planner:pretrained:<name>``
-or ``planner:NAME``; it builds its table when the room opens, 5-30 s once per model, then cached).
-A path in a request is never opened: a spec that is not one of those is refused by name, so
-nothing on the server's disk is reachable through a request.
+A seat is a person or an agent spec: the built-in specs :func:`agents.load` knows for the game,
+the shipped models (``pretrained:<name>``), the model names the server was started with
+(``--model NAME=PATH``) and, for two-player Farkle, ``planner:<model>``. A path in a request is
+never opened: any other spec is refused by name.
 
-:func:`make_agent` is the single place that turns a seat spec into an agent (through
-:func:`agents.load`); :func:`bot_action` asks a seated agent for its move, under
-:data:`COMPUTE_LOCK` (the solvers' plan caches are not thread-safe, and the server decides in
-worker threads). A ``win-optimal`` seat is refused when its table would be too large to solve
-(:mod:`agents.web.limits`); one whose table is not solved yet (:func:`unsolved`) has it solved
-when its room starts (:func:`solve_tables`, on the pad's solve queue), not on its first move.
+:func:`make_agent` turns a seat spec into an agent; :func:`bot_action` asks it for its move under
+:data:`COMPUTE_LOCK` (the solvers' plan caches are not thread-safe). A ``win-optimal`` seat is
+refused when its table is too large to solve (:mod:`agents.web.limits`); an unsolved one
+(:func:`unsolved`) is solved when its room starts (:func:`solve_tables`).
 """
 
 from __future__ import annotations

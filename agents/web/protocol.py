@@ -1,9 +1,7 @@
 """What a request to the game pad may say: refusals, names, die positions and moves as engine actions.
 
-The page names dice by their positions in the throw; :func:`move_action` turns a move body into
-the engine's canonical action (through :mod:`agents.players.actions`) and checks only its shape: the
-engine's ``apply`` decides whether the move is legal. Every refusal is a :class:`PadError`
-carrying the HTTP status the ASGI app answers with.
+:func:`move_action` turns a move body (dice by their positions) into the engine's action, checking
+only its shape; every refusal is a :class:`PadError` carrying the HTTP status.
 
 >>> from dice_envs.engine import new_game
 >>> g = new_game("spiffel", 1, seed=3)

@@ -1,11 +1,8 @@
 """Rooms of the game pad: seats, secret tokens, turns, the log, and the server's bounded set of rooms.
 
-Everything here is plain Python (no web framework), so it is tested directly and the ASGI app in
-:mod:`agents.web.app` stays a thin layer. Game flow lives only in :mod:`dice_envs.rules`: a move
-from the page is turned into an engine action by :mod:`agents.web.protocol` and handed to the
-engine's ``apply``, which refuses an illegal one without changing anything. What the page shows
-comes from the engine too (:mod:`agents.web.views`); the bots' moves from
-:mod:`agents.web.players`.
+Plain Python (no web framework), so the ASGI app stays a thin layer. The engine's ``apply``
+decides every move (:mod:`agents.web.protocol` turns the page's move into an action); the page's
+view is :mod:`agents.web.views`', the bots' moves :mod:`agents.web.players`'.
 
 >>> rooms = RoomManager(max_rooms=2)
 >>> room, token = rooms.create({"game": "spiffel", "seats": [{"kind": "person"}], "seed": 3})
@@ -121,10 +118,6 @@ class Room:
                 return s
         raise PadError(403, f"this token holds no seat in room {self.code}")
 
-    def is_opener(self, token: Any) -> bool:
-        """Whether ``token`` is the opener's (who may start the game)."""
-        return same_token(token, self.opener_token)
-
     def join(self, name: Any = None) -> tuple[Seat, str]:
         """Take the first free person seat; ``(seat, token)``."""
         if self.game is not None:
@@ -140,7 +133,7 @@ class Room:
 
     def check_start(self, token: Any) -> None:
         """Refuse (403, 409) what :meth:`start` would refuse, changing nothing."""
-        if not self.is_opener(token):
+        if not same_token(token, self.opener_token):
             raise PadError(403, f"only the opener of room {self.code} can start the game")
         if self.game is not None:
             raise PadError(409, f"room {self.code} has already started")
@@ -156,11 +149,6 @@ class Room:
         self._record()
 
     # ------------------------------------------------------------------ moves
-    def to_action(self, body: Mapping[str, Any]) -> int:
-        """The engine action a move request names (checked for shape, not yet for legality)."""
-        assert self.game is not None
-        return move_action(self.game, body)
-
     def move(self, token: Any, body: Mapping[str, Any]) -> dict[str, Any]:
         """A person's move: token checked, turn checked, action checked by the engine; new view."""
         seat = self.seat_of(token)
@@ -172,7 +160,7 @@ class Room:
         if g.current_player != seat.index:
             mover = self.seats[g.current_player]
             raise PadError(409, f"it is {mover.name}'s turn (seat {mover.index + 1}), not yours")
-        self.apply(self.to_action(body))
+        self.apply(move_action(g, body))
         return self.view()
 
     def apply(self, action: int) -> None:

@@ -1,8 +1,7 @@
 """What the game pad shows: the public view of a game and the log lines of what happened.
 
-Everything is read from the rules engine: which boxes are open, what each would score now,
-which Farkle selections score and whether banking is allowed, and the engine's history events
-(turned into log lines by :func:`event_lines`). Nothing here changes a game.
+Everything is read from the rules engine (open boxes, what each would score, which Farkle
+selections score, the history as log lines by :func:`event_lines`); nothing here changes a game.
 
 >>> from dice_envs.engine import new_game
 >>> g = new_game("spiffel", 1, seed=3)
@@ -22,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from dice_envs.engine import FarkleGame, ScorecardGame
+from dice_envs.render import set_aside_this_turn
 from dice_envs.rules.farkle import BANK_FLAG, FarkleEvent
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS, UPPER_FACES
 
@@ -116,19 +116,13 @@ def farkle_view(g: FarkleGame) -> dict[str, Any]:
                     "bank": mask + BANK_FLAG in legal,
                 }
             )
-    aside: list[list[int]] = []
-    for ev in reversed(g.history):
-        if ev.kind in ("bank", "farkle", "bankrupt") or ev.player != g.current_player:
-            break
-        if ev.kind == "set_aside":
-            aside.append(list(ev.dice))
     r = g.rules
     return {
         "dice": list(g.dice),
         "turn_total": g.turn_total,
         "first_throw": g.first_throw,
         "selections": selections,
-        "set_aside": aside[::-1],
+        "set_aside": [list(d) for d in set_aside_this_turn(g)],
         "banked": list(g.banked),
         "turns": list(g.turns),
         "final_round_by": g.final_round_by,

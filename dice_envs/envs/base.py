@@ -11,11 +11,8 @@ Keyword arguments (all optional): the attributes of :class:`dice_envs.options.En
 validated once into an :class:`~dice_envs.options.EnvOptions`, which may be passed instead as
 ``options=``, alone. The docs list them all in one table: :ref:`gym-keywords`.
 
-``info`` (every step, the same keys, numbers and arrays only): ``action_mask`` (int8), ``seat``,
-``encoding_version``, ``game_over``, ``final_scores`` (int64 totals by seat once over, zeros
-before), ``winners`` (bool by seat once over), ``truncated``; after an illegal action under
-``"penalize"`` also ``illegal_action``. The encoding's id (e.g. ``"scorecard-v1"``) is
-``env.encoding`` and ``env.metadata["encoding"]``.
+``info`` holds the PettingZoo env's infos (:mod:`dice_envs.multiagent.base`) plus ``action_mask``
+(int8) and ``seat``; after an illegal action under ``"penalize"`` also ``illegal_action``.
 """
 
 from __future__ import annotations

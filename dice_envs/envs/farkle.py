@@ -1,11 +1,9 @@
 """Gymnasium env of Farkle: ``gym.make("dice_envs/Farkle-v1")``.
 
 =====================  ==================================================================
-Id                     ``dice_envs/Farkle-v1`` (``FarkleEnv``)
 Action space           ``Discrete(128)``: ``mask + 64 * bank``; bit ``i`` of ``mask`` sets aside
                        die ``i`` of the sorted throw; ``bank = 1`` banks afterwards, ``0`` throws
                        the remaining dice (all six after hot dice)
-Action mask            ``env.action_masks()`` and ``info["action_mask"]``: int8, ``(128,)``
 Observation space      ``Box(float32, (48 + 2N,))``: :func:`dice_envs.encoding.encode` from the
                        learner's seat (``farkle-v3``), ``N`` = number of players
 Reward                 ``"score"`` (default in solitaire): change of the learner's banked total
@@ -14,9 +12,6 @@ Reward                 ``"score"`` (default in solitaire): change of the learner
                        zero-sum and split on shared wins
 Episode                terminated when the round in which a seat reached ``target`` is over;
                        truncated after ``max_turns`` turns per seat (default 100)
-Arguments              the ``gym.make`` keywords (:ref:`gym-keywords`) and the rule
-                       parameters of :class:`dice_envs.rules.FarkleRules`
-Version                v1
 =====================  ==================================================================
 
 Version history:

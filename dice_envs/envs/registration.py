@@ -1,20 +1,10 @@
 """Registration of the Gymnasium ids (called once from ``dice_envs/__init__.py``).
 
-Every game of :data:`dice_envs.games.GAME_SPECS` is registered under its ``env_id``
-(``dice_envs/Spiffel-v0``, ``dice_envs/DicePoker-v0``, ``dice_envs/Yahtzee-v0``,
-``dice_envs/Farkle-v1``), with its Gymnasium class as entry point and its native vector env as
-vector entry point.
-
-A retired id (``dice_envs/Farkle-v0``: its observation changed) stays registered with an entry
-point that raises ``gymnasium.error.DeprecatedEnv`` saying so and naming the served id, for
-``gym.make`` and ``gym.make_vec`` alike (Gymnasium's own message for an unregistered older
-version names the newer id but not why).
-
-``gym.make`` returns the env unwrapped (no order-enforcing or passive-checker wrapper), so
-``env.action_masks()`` is reachable directly.
-
-Entry points are strings, so registering imports nothing but Gymnasium; re-registering is a
-no-op (safe on re-import).
+Every game of :data:`dice_envs.games.GAME_SPECS` is registered under its ``env_id``, with its
+Gymnasium class and native vector env as entry points (strings: registering imports nothing but
+Gymnasium; re-registering is a no-op). A retired id (``dice_envs/Farkle-v0``) stays registered
+with an entry point that raises ``gymnasium.error.DeprecatedEnv`` saying why and naming the
+served id. ``gym.make`` returns the env unwrapped, so ``env.action_masks()`` is reachable.
 """
 
 from __future__ import annotations

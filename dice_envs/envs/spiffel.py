@@ -1,27 +1,14 @@
 """Gymnasium env of Spiffel: ``gym.make("dice_envs/Spiffel-v0")``.
 
 =====================  ==================================================================
-Id                     ``dice_envs/Spiffel-v0`` (``SpiffelEnv``)
 Action space           ``Discrete(45)``: ``1..31`` re-throw the dice whose bits are set
                        (positions in the sorted dice), ``32 + k`` enter the throw in box ``k``
                        (:data:`dice_envs.rules.spiffel.CATEGORIES`); ``0`` never legal
-Action mask            ``env.action_masks()`` and ``info["action_mask"]``: int8, ``(45,)``
 Observation space      ``Box(float32, (86 + 15·(N-1),))``: :func:`dice_envs.encoding.encode` from the
                        learner's seat (``scorecard-v1``), ``N`` = number of players
-Reward                 ``"score"`` (default in solitaire): points entered plus bonuses, summing
-                       to the learner's grand total; ``"win"`` (default with opponents):
-                       +1 / -1 at the end with two players, zero-sum and split on shared wins
 Episode                the learner's 13 rounds (with opponents: until every seat filled
                        its card); opponents move inside ``step()``
-Arguments              the ``gym.make`` keywords (:ref:`gym-keywords`) and the rule
-                       parameters of :class:`dice_envs.rules.SpiffelRules`
-Version                v0
 =====================  ==================================================================
-
-Version history:
-
-* ``v0``: observation ``scorecard-v1``, the only one this id has served since it was first
-  registered.
 
 >>> env = SpiffelEnv()
 >>> obs, info = env.reset(seed=0)

@@ -18,19 +18,10 @@ class seen from one seat (:class:`dice_envs.wrappers.SingleAgentEnv`), so the fl
   ``truncated`` (bool). The encoding's name (e.g. ``"scorecard-v1"``) is the env attribute
   ``encoding`` and ``metadata["encoding"]``.
 
-Rewards (``reward=``):
-
-``"score"``  each seat's points as they are scored (the engine's per-seat gains): a seat's rewards
-             sum to its final total. In Farkle a bankruptcy lowers a banked total on *another*
-             seat's step; that (negative) reward goes to the bankrupt seat on that step.
-``"win"``    0 until the game ends, then zero-sum: the ``k`` seats with the best total share
-             ``+1`` (``+1/k`` each), the ``N - k`` others share ``-1`` (``-1/(N-k)`` each); when all
-             seats tie every seat gets 0. Two players: +1 win, -1 loss, 0 tie. A Farkle game cut at
-             ``max_turns`` (truncation) is scored by the totals at the cut. Needs ``N >= 2``.
-
-Default: ``"win"`` for two or more players, ``"score"`` in solitaire. How a game's end sets the
-rewards, ``terminations`` and ``truncations`` (and what an illegal action does) is
-:mod:`dice_envs.outcome`'s rule, which :meth:`DiceAECEnv._finish` and :class:`IllegalActions` call.
+Rewards (``reward=``): ``"score"``, each seat's points as they are scored (a Farkle bankruptcy
+caused on another seat's step is the bankrupt seat's negative reward on that step), or ``"win"``
+(default with two or more players), zero-sum at the end. The end of a game (win rewards,
+``terminations``, ``truncations``, illegal actions) is :mod:`dice_envs.outcome`'s rule.
 """
 
 from __future__ import annotations
@@ -247,12 +238,9 @@ class DiceAECEnv(AECEnv):
 def make_env(raw_cls: type[DiceAECEnv], **kwargs: Any) -> AECEnv:
     """``raw_cls`` built from ``kwargs`` (or ``options=``), wrapped as PettingZoo's classic envs are.
 
-    ``kwargs`` are the raw env's plus ``illegal_reward`` (default ``-1.0``). An illegal action,
-    an integer outside the action space (``45``, ``-1`` in a ``Discrete(45)`` game) included, ends
-    the game with that reward for the offender (:class:`IllegalActions`, PettingZoo's
-    ``TerminateIllegalWrapper`` behaviour), the same whether or not Python runs with ``-O``; a
-    non-integer action is refused with ``TypeError`` / ``ValueError``
-    (:func:`dice_envs.checks.as_action`); order is enforced (``OrderEnforcingWrapper``).
+    ``kwargs`` are the raw env's plus ``illegal_reward`` (default ``-1.0``), the offender's reward
+    when an illegal action ends the game (:class:`IllegalActions`); order is enforced
+    (``OrderEnforcingWrapper``).
     """
     options = options_of(raw_cls.game_name, kwargs, "pettingzoo")
     env: AECEnv = raw_cls(options=options)
@@ -264,15 +252,10 @@ def make_env(raw_cls: type[DiceAECEnv], **kwargs: Any) -> AECEnv:
 class IllegalActions(wrappers.BaseWrapper):
     """Checks each action before the game sees it; an illegal one ends the game with a penalty.
 
-    A non-integer action (a float, a string, ``None`` for an agent that is still playing, ...)
-    raises ``TypeError`` / ``ValueError`` naming it (:func:`dice_envs.checks.as_action`). An
-    integer that is not a legal move, in the action space (masked out) or outside it (``45`` or
-    ``-1`` in ``Discrete(45)``: allowed ``0..n-1``), ends the game by :mod:`dice_envs.outcome`'s
-    rule: every agent is terminated (not truncated), the offender gets ``illegal_reward``, the
-    others 0, and a warning is logged. PettingZoo's ``TerminateIllegalWrapper`` also ends the
-    game, but it indexes the mask with the action and so cannot take an out-of-range one (and
-    its ``AssertOutOfBoundsWrapper`` companion vanishes under ``python -O``). A dead agent's
-    step takes ``None``, as PettingZoo requires.
+    A non-integer action raises ``TypeError`` / ``ValueError`` (:func:`dice_envs.checks.as_action`).
+    An integer that is not a legal move, outside the action space too, ends the game by
+    :mod:`dice_envs.outcome`'s rule and logs a warning (PettingZoo's ``TerminateIllegalWrapper``
+    cannot take an out-of-range action, and its bounds check vanishes under ``python -O``).
     """
 
     def __init__(self, env: AECEnv, illegal_reward: float) -> None:

@@ -1,25 +1,12 @@
-"""PettingZoo AEC env of Farkle (rule text ``001``, "Space Dice"): six dice, push your luck.
+"""PettingZoo AEC env of Farkle (``from dice_envs.multiagent import farkle_v1``).
 
-=====================  ==================================================================
-Import                 ``from dice_envs.multiagent import farkle_v1``
-Agents                 ``player_0 .. player_{N-1}``, ``N = num_players`` (1 to 8, default 2)
-Action space           ``Discrete(128)``: ``mask + 64 * bank``; bit ``i`` of ``mask`` sets aside
-                       die ``i`` of the sorted throw, ``bank = 1`` banks afterwards (only when the
-                       turn total then exceeds ``bank_minimum``), ``0`` throws the rest on
-Observation            dict: ``observation`` ``Box(float32, (48 + 2N,))`` =
-                       :func:`dice_envs.encoding.encode` from the agent's seat (``farkle-v3``);
-                       ``action_mask`` ``Box(int8, (128,))``, zeros when not to move
-Turn                   an agent keeps the turn until it banks or farkles; throws needing no
-                       decision (opening throws, farkles, bankruptcies) are played by the engine
-Reward                 ``"win"`` (default, N >= 2): zero-sum at the end (+1 / -1 with 2 players,
-                       shared wins split); ``"score"`` (default solitaire): change of the banked
-                       total, so a bankruptcy is a negative reward to the bankrupt seat, given on
-                       the step that caused it (possibly another agent's)
-End                    terminated when the round in which someone reached ``target`` is over;
-                       truncated after ``max_turns`` turns per player
-Rules                  keyword parameters of :class:`dice_envs.rules.FarkleRules`
-Version                ``farkle_v1``
-=====================  ==================================================================
+Rules: rule text ``001``, "Space Dice": six dice, push your luck.
+
+Agents ``player_0 .. player_{N-1}`` (``num_players``, 1 to 8, default 2) play the game of
+:mod:`dice_envs.envs.farkle` (its action space, end and truncation; rule parameters of
+:class:`dice_envs.rules.FarkleRules`); observations, turns and rewards are
+:mod:`dice_envs.multiagent.base`'s. Throws needing no decision (opening throws, farkles,
+bankruptcies) are played by the engine.
 
 Version history:
 
@@ -55,9 +42,5 @@ class raw_env(DiceAECEnv):
 
 
 def env(**kwargs: Any) -> AECEnv:
-    """The wrapped Farkle env (:func:`~dice_envs.multiagent.base.make_env`).
-
-    ``kwargs``: ``num_players`` (default 2), ``render_mode``, ``reward``, ``illegal_reward``,
-    ``rules``, rule parameters; or ``options=`` alone (:mod:`dice_envs.options`).
-    """
+    """The wrapped Farkle env (:func:`~dice_envs.multiagent.base.make_env`, same keywords)."""
     return make_env(raw_env, **kwargs)

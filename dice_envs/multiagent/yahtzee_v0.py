@@ -1,30 +1,12 @@
-"""PettingZoo AEC env of Yahtzee.
+"""PettingZoo AEC env of Yahtzee (``from dice_envs.multiagent import yahtzee_v0``).
 
-Rules: official rules (reference variant): 13 rounds, unlimited Yahtzee bonus, forced joker.
+Rules: official rules (reference variant): 13 rounds, unlimited Yahtzee bonus, forced
+joker.
 
-=====================  ==================================================================
-Import                 ``from dice_envs.multiagent import yahtzee_v0``
-Agents                 ``player_0 .. player_{N-1}``, ``N = num_players`` (1 to 8, default 2)
-Action space           ``Discrete(45)``: ``1..31`` re-throw the dice whose bits are set
-                       (positions in the sorted dice), ``32 + k`` enter the throw in box ``k``;
-                       ``0`` is never legal
-Boxes (``k``)          ones twos threes fours fives sixes three_of_a_kind four_of_a_kind full_house
-                       small_straight large_straight yahtzee chance
-Observation            dict: ``observation`` ``Box(float32, (86 + 15·(N-1),))`` =
-                       :func:`dice_envs.encoding.encode` from the agent's seat (``scorecard-v1``);
-                       ``action_mask`` ``Box(int8, (45,))``, zeros when not to move
-Turn                   an agent keeps the turn for all decisions of its turn (re-throws, entry)
-Reward                 ``"win"`` (default, N >= 2): zero-sum at the end (+1 / -1 with 2 players,
-                       shared wins split); ``"score"`` (default solitaire): points as entered,
-                       bonuses included, summing to the grand total
-Rules                  keyword parameters of :class:`dice_envs.rules.YahtzeeRules`
-Version                ``yahtzee_v0``
-=====================  ==================================================================
-
-Version history:
-
-* ``yahtzee_v0``: observation ``scorecard-v1``, the only one this module has served since it was first
-  published.
+Agents ``player_0 .. player_{N-1}`` (``num_players``, 1 to 8, default 2) play the game of
+:mod:`dice_envs.envs.yahtzee` (its action space and boxes; rule parameters of
+:class:`dice_envs.rules.YahtzeeRules`); observations, turns and rewards are
+:mod:`dice_envs.multiagent.base`'s.
 
 >>> e = env(num_players=2)
 >>> e.reset(seed=0)
@@ -53,9 +35,5 @@ class raw_env(DiceAECEnv):
 
 
 def env(**kwargs: Any) -> AECEnv:
-    """The wrapped Yahtzee env (:func:`~dice_envs.multiagent.base.make_env`).
-
-    ``kwargs``: ``num_players`` (default 2), ``render_mode``, ``reward``, ``illegal_reward``,
-    ``rules``, rule parameters; or ``options=`` alone (:mod:`dice_envs.options`).
-    """
+    """The wrapped Yahtzee env (:func:`~dice_envs.multiagent.base.make_env`, same keywords)."""
     return make_env(raw_env, **kwargs)

@@ -1,15 +1,8 @@
 """The games themselves: rule configurations, dice and the scoring functions.
 
-==============  =====================================  =========================================
-name            rules class                            its game (:mod:`dice_envs.engine`)
-==============  =====================================  =========================================
-``spiffel``     :class:`~.spiffel.SpiffelRules`        ``ScorecardGame`` / ``ScorecardEngine``
-``dice_poker``  :class:`~.dice_poker.DicePokerRules`   ``ScorecardGame`` / ``ScorecardEngine``
-``yahtzee``     :class:`~.yahtzee.YahtzeeRules`        ``ScorecardGame`` / ``ScorecardEngine``
-``farkle``      :class:`~.farkle.FarkleRules`          ``FarkleGame`` / ``FarkleEngine``
-==============  =====================================  =========================================
-
-The game flow lives one layer down, in :mod:`dice_envs.engine` (``new_game`` is there).
+:data:`GAMES` maps each game's name to its rules class (``spiffel``, ``dice_poker`` and ``yahtzee``
+are :class:`~.scorecard.ScorecardRules`, ``farkle`` :class:`~.farkle.FarkleRules`); the game flow
+lives one layer down, in :mod:`dice_envs.engine` (``new_game`` is there).
 
 >>> rules = make_rules("dice_poker", upper_bonus_threshold=70)
 >>> rules.upper_bonus_threshold, rules.num_boxes

@@ -1,9 +1,7 @@
-"""Dice: validation of user-given dice, of the seeds and generators they are thrown with, and a
-seeded, injectable dice source.
+"""Dice: validation of user-given dice, seeds and generators, and a seeded, injectable dice source.
 
-:func:`check_seed` is the one seed check: the envs' ``reset(seed=)`` raise its ``TypeError`` /
-``ValueError`` (Gymnasium's convention), the games, engines, agents and commands its
-:class:`~dice_envs.rules.ConfigError` form :func:`check_seed_arg`, naming the argument or flag.
+:func:`check_seed` is the one seed check (``TypeError`` / ``ValueError``, Gymnasium's convention);
+:func:`check_seed_arg` is its :class:`~dice_envs.rules.ConfigError` form, naming the argument.
 """
 
 from __future__ import annotations

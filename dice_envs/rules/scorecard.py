@@ -14,18 +14,9 @@ of each round at the latest one has to enter the points into the game pad"):
   (the rest are held) or enters the throw in an open box; after the last throw he must score;
 * dice are kept sorted ascending after every throw, and actions name positions in that order.
 
-Actions (``n_actions = 32 + number of boxes``):
-
-=============  ==========================================================================
-action         meaning
-=============  ==========================================================================
-``0``          never legal (re-throwing nothing is not a move)
-``1 .. 31``    re-throw the dice whose bits are set (bit ``i`` = die ``i`` of the sorted dice)
-``32 + k``     enter the throw in box ``k`` (``CATEGORIES[k]``)
-=============  ==========================================================================
-
-Among re-throw masks that select the same multiset of faces only the smallest is legal, so every
-legal action is a distinct choice.
+Actions (``n_actions = 32 + number of boxes``): ``1 .. 31`` re-throw the dice whose bits are set
+(bit ``i`` = die ``i`` of the sorted dice; among masks selecting the same faces only the smallest
+is legal), ``32 + k`` enter the throw in box ``k``; ``0`` is never legal.
 """
 
 from __future__ import annotations

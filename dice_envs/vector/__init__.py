@@ -1,13 +1,8 @@
 """Native vectorised environments: many games stepped at once by table-driven numpy engines.
 
-* the batched engines they step live one layer down, in :mod:`dice_envs.engine`
-  (:func:`make_engine`, :class:`ScorecardEngine`, :class:`FarkleEngine`, the dice streams
-  :class:`RandomDice` / :class:`ScriptedDice`); they are re-exported here;
-* :mod:`.env` — Gymnasium ``VectorEnv``s :class:`SpiffelVectorEnv`, :class:`DicePokerVectorEnv`,
-  :class:`YahtzeeVectorEnv`, :class:`FarkleVectorEnv` (``gym.make_vec("dice_envs/Spiffel-v0",
-  num_envs=N)``);
-* :mod:`.sb3` — :class:`~dice_envs.vector.sb3.SB3VecEnv`, the stable-baselines3 ``VecEnv``
-  adapter (for sb3-contrib's ``MaskablePPO``); imports SB3 only when used.
+The Gymnasium vector envs of :mod:`.env` (``gym.make_vec(id, num_envs=N)``) and the
+stable-baselines3 adapter :class:`~dice_envs.vector.sb3.SB3VecEnv` (imported on use); the batched
+engines of :mod:`dice_envs.engine` they step are re-exported here.
 
 >>> import numpy as np
 >>> env = FarkleVectorEnv(num_envs=2, opponents=["random"], seat=0)

@@ -13,9 +13,6 @@ over ``N`` scalar envs, only much faster:
   spaces as the scalar env's (``single_observation_space``, ``single_action_space``);
 * **masks**: ``info["action_mask"]`` and :meth:`~DiceVectorEnv.action_masks`, ``(num_envs,
   n_actions)`` int8; a row is all zeros while its episode is over (next-step autoreset);
-* **rewards**: ``"score"`` (the learner's points as scored, summing to its final total;
-  default in solitaire) or ``"win"`` (zero-sum at the end, shared wins split; default with
-  opponents), exactly as :mod:`dice_envs.multiagent.base` defines them;
 * **opponents** (one per other seat, specs resolved at construction by
   :func:`dice_envs.opponents.resolve_opponents`, so a bad one is refused there) play inside
   ``step()``, batched: one ``act_batch(observations, masks)`` call per opponent and decision
@@ -24,11 +21,8 @@ over ``N`` scalar envs, only much faster:
   ``start_episodes(games)``, called with the indices of the games whose episode begins, and
   then receives ``act_batch(observations, masks, games=indices)``;
 * **seats**: ``seat=None`` draws the learner's seat per game and episode (``info["seat"]``);
-* **illegal actions**: ``"penalize"`` ends that game's episode (``terminated``) with
-  ``illegal_reward`` (``info["illegal_action"]`` marks it) without touching its state;
-  ``"raise"`` raises ``ValueError`` naming the game, the action and the legal ones before any
-  game moves; legality, the penalty, the flags and the win rewards are
-  :func:`dice_envs.outcome.step_outcome`'s, as in the scalar envs;
+* **rewards** and **illegal actions** (``"penalize"`` ends that game's episode, ``"raise"``
+  raises before any game moves): :func:`dice_envs.outcome.step_outcome`'s, as in the scalar envs;
 * **autoreset**: ``autoreset_mode="next_step"`` (default, Gymnasium's convention: the action
   after a finished episode is ignored and that game is reset) or ``"same_step"`` (finished
   games are reset at once; their last observation and info are in ``info["final_obs"]`` /
@@ -60,7 +54,7 @@ from ..checks import as_actions, check_seed, first_illegal, reset_needed
 from ..encoding import ENCODING_VERSION, encoding_id, family, observation_bounds, observation_size
 from ..engine import Engine, make_engine
 from ..engine.dice import RandomDice
-from ..opponents import resolve_opponents
+from ..opponents import batch_actions, resolve_opponents
 from ..options import EnvOptions, check_render_mode, options_of
 from ..outcome import illegal_action_error, legal, step_outcome
 from ..rules import ConfigError, RuleConfig
@@ -151,14 +145,6 @@ class DiceVectorEnv(VectorEnv):
         """The opponent agents, one per other seat (resolved at construction)."""
         return self._opponents
 
-    def _act(self, j: int, obs: np.ndarray, mask: np.ndarray, games: np.ndarray) -> np.ndarray:
-        agent = self.opponents[j]
-        if callable(getattr(agent, "start_episodes", None)):  # per-game opponent (see module doc)
-            return np.asarray(agent.act_batch(obs, mask, games=games), dtype=np.int64).reshape(-1)
-        if callable(getattr(agent, "act_batch", None)):
-            return np.asarray(agent.act_batch(obs, mask), dtype=np.int64).reshape(-1)
-        return np.array([agent.act(o, m) for o, m in zip(obs, mask, strict=True)], dtype=np.int64)
-
     def _play_opponents(self, g: np.ndarray, acc: np.ndarray) -> None:
         """Opponents move in games ``g`` until the learner must decide or the game is over."""
         eng = self.engine
@@ -171,7 +157,9 @@ class DiceVectorEnv(VectorEnv):
             for j in np.unique(who):
                 sub = g[who == j]
                 masks = eng.action_masks(sub)
-                acts = self._act(int(j), eng.observe(eng.current[sub], sub), masks.view(np.int8), sub)
+                acts = batch_actions(
+                    self.opponents[int(j)], eng.observe(eng.current[sub], sub), masks.view(np.int8), sub
+                )
                 bad = first_illegal(acts, masks)
                 if bad >= 0:
                     raise ValueError(

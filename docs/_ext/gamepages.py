@@ -1,11 +1,8 @@
 """Sphinx extension: one page per game, written from the package itself at every build.
 
 On ``builder-inited`` it writes ``docs/games/<game>.md`` for each game of
-:data:`dice_envs.games.GAME_SPECS` and ``docs/games/index.md``, and a picture of each game
-(``gym.make(env_id, render_mode="rgb_array")`` after a few seeded steps) to
-``docs/_generated/<game>.png``. Every fact on a page (ids, spaces, rule parameters, observation
-fields, actions, rewards, version history) is read from the code, so the pages cannot drift from
-it. Both folders are build outputs (git-ignored).
+:data:`dice_envs.games.GAME_SPECS`, ``docs/games/index.md`` and a picture of each game to
+``docs/_generated/<game>.png`` (build outputs). Every fact on a page is read from the code.
 """
 
 from __future__ import annotations
@@ -13,11 +10,13 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
-import os
+import io
 from pathlib import Path
 from typing import Any
 
 from keywords import option_docs  # docs/_ext, on the path of the build and of tests/test_docs.py
+
+from dice_envs.io import atomic_write_bytes, atomic_write_text
 
 #: The rule texts under docs/rule-texts/, by game (Yahtzee is a reference variant with none).
 RULE_TEXTS = {
@@ -34,13 +33,7 @@ PICTURE_STEPS = 4
 def _write(path: Path, text: str) -> None:
     """Write ``text`` unless the file already holds it (keeps incremental builds incremental)."""
     if not path.exists() or path.read_text(encoding="utf-8") != text:
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)  # whole or not at all, should two builds run at once
-
-
-def _first_paragraph(doc: str | None) -> str:
-    return inspect.cleandoc(doc or "").split("\n\n")[0].replace("\n", " ")
+        atomic_write_text(path, text, overwrite=True)  # whole or not at all, should two builds run at once
 
 
 def _section(doc: str | None, title: str) -> str:
@@ -91,9 +84,9 @@ def _picture(spec: Any, out: Path) -> None:
         frame = env.render()
     finally:
         env.close()
-    tmp = out.with_name(f".{out.stem}.{os.getpid()}.png")
-    imsave(tmp, _trim(frame))
-    os.replace(tmp, out)
+    buf = io.BytesIO()
+    imsave(buf, _trim(frame), format="png")
+    atomic_write_bytes(out, buf.getvalue(), overwrite=True)
 
 
 def _trim(frame: Any, margin: int = 12) -> Any:
