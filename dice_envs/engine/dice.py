@@ -25,7 +25,15 @@ import numpy as np
 
 from ..rules.dice import check_seed_arg
 
-__all__ = ["POW6", "DiceStream", "RandomDice", "ScriptedDice", "face_codes", "outcome_code_table", "outcome_faces"]
+__all__ = [
+    "POW6",
+    "DiceStream",
+    "RandomDice",
+    "ScriptedDice",
+    "face_codes",
+    "outcome_code_table",
+    "outcome_faces",
+]
 
 #: Powers of six, ``POW6[c] == 6**c``.
 POW6 = 6 ** np.arange(8, dtype=np.int64)

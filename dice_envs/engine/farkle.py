@@ -59,8 +59,9 @@ __all__ = [
 STATE_FIELDS = (*FarkleGame.ROW_FIELDS, "to_throw", "last_rewards")
 
 
-def fresh_rows(num_players: int, n: int) -> dict[str, np.ndarray]:
-    """The state arrays of ``n`` fresh games, each awaiting seat 0's opening throw of six dice."""
+def fresh_rows(rules: FarkleRules, num_players: int, n: int) -> dict[str, np.ndarray]:
+    """The state arrays of ``n`` fresh games, each awaiting seat 0's opening throw of six dice
+    (every game of any ``rules`` starts alike)."""
     p = num_players
     return {
         "roll": np.full(n, turn.farkle_turn_tables().no_throw, dtype=np.int64),
@@ -175,8 +176,8 @@ class FarkleEngine:
         self._t = turn.farkle_turn_tables()
         self._all = np.arange(self.num_games)
         self._build_observation_tables()
-        self._fresh = fresh_rows(self.num_players, 1)
-        for name, value in fresh_rows(self.num_players, self.num_games).items():
+        self._fresh = fresh_rows(rules, self.num_players, 1)
+        for name, value in fresh_rows(rules, self.num_players, self.num_games).items():
             setattr(self, name, value)
         self.reset()
 
@@ -192,15 +193,12 @@ class FarkleEngine:
         """The sorted dice of each game (``()`` once a game is done)."""
         return [self._t.faces[r] for r in self.roll[self._games(games)].tolist()]
 
-    def row(self, i: int) -> dict[str, Any]:
-        """Game ``i``'s state arrays (:data:`STATE_FIELDS`), copied."""
-        return {name: getattr(self, name)[i].copy() for name in STATE_FIELDS}
-
     def to_game(self, i: int) -> FarkleGame:
         """Game ``i`` as a scalar :class:`~dice_envs.engine.farkle_game.FarkleGame` (for checks,
         rendering, or continuing it with the rules engine; its dice come from a fresh generator).
         The ``history`` is not kept by the batched engine and starts empty."""
-        return FarkleGame.from_row(self.rules, self.num_players, self.row(int(i)))
+        row = {name: getattr(self, name)[int(i)] for name in FarkleGame.ROW_FIELDS}
+        return FarkleGame.from_row(self.rules, self.num_players, row)
 
     # ------------------------------------------------------------------ transitions
     def reset(self, games: np.ndarray | None = None) -> None:

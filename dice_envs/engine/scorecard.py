@@ -59,12 +59,7 @@ __all__ = [
 #: The state arrays of a row, the engine's and the forward batch's (see the table above; the last
 #: three: the re-throw action awaiting its dice or ``-1``, the dice of the pending throw and the
 #: points each seat gained in the last step).
-STATE_FIELDS = (
-    *ScorecardGame.ROW_FIELDS,
-    "pending",
-    "to_throw",
-    "last_rewards",
-)
+STATE_FIELDS = (*ScorecardGame.ROW_FIELDS, "pending", "to_throw", "last_rewards")
 
 _FIVE = 5
 
@@ -163,7 +158,9 @@ def apply_throws(s: Any, g: np.ndarray, codes: np.ndarray) -> None:
         s.roll[g] = f.rethrow(s.roll[g], pending, codes)
         s.throw[g] += 1
     else:
-        s.roll[g] = np.where(rethrow, f.rethrow(s.roll[g], np.maximum(pending, 0), codes), f.first_throw(codes))
+        s.roll[g] = np.where(
+            rethrow, f.rethrow(s.roll[g], np.maximum(pending, 0), codes), f.first_throw(codes)
+        )
         s.throw[g] = np.where(rethrow, s.throw[g] + 1, 1)
     s.pending[g] = -1
     s.to_throw[g] = 0
@@ -219,15 +216,12 @@ class ScorecardEngine:
         """The sorted dice of each game, ``(n, 5)`` (zeros once a game is done)."""
         return self.flow.roll_faces[self.roll[self._games(games)]]
 
-    def row(self, i: int) -> dict[str, Any]:
-        """Game ``i``'s state arrays (:data:`STATE_FIELDS`), copied."""
-        return {name: getattr(self, name)[i].copy() for name in STATE_FIELDS}
-
     def to_game(self, i: int) -> ScorecardGame:
         """Game ``i`` as a scalar :class:`~dice_envs.engine.scorecard_game.ScorecardGame` (for checks,
         rendering, or continuing it with the rules engine; its dice come from a fresh generator).
         The per-turn ``history`` is not kept by the batched engine and starts empty."""
-        return ScorecardGame.from_row(self.rules, self.num_players, self.row(int(i)))
+        row = {name: getattr(self, name)[int(i)] for name in ScorecardGame.ROW_FIELDS}
+        return ScorecardGame.from_row(self.rules, self.num_players, row)
 
     # ------------------------------------------------------------------ transitions
     def reset(self, games: np.ndarray | None = None) -> None:

@@ -139,7 +139,18 @@ class ScorecardGame:
     """
 
     #: The state of a game as one row of the batched engine: these arrays, by name (:meth:`row`).
-    ROW_FIELDS = ("roll", "throw", "cards", "upper", "upper_paid", "bonuses", "totals", "current", "round", "done")
+    ROW_FIELDS = (
+        "roll",
+        "throw",
+        "cards",
+        "upper",
+        "upper_paid",
+        "bonuses",
+        "totals",
+        "current",
+        "round",
+        "done",
+    )
 
     def __init__(
         self,

@@ -13,16 +13,16 @@ order of :func:`itertools.combinations_with_replacement` (for five dice: the ord
 
 from __future__ import annotations
 
-import copy
-import itertools
 import reprlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any, TypeVar
 
 import numpy as np
 
-from ..tables import face_code, multiset_prob
+from ..engine.dice import MAX_DICE, outcome_code_table, outcome_faces
+from ..rules.config import ConfigError
+from ..tables import multiset_prob
 
 __all__ = [
     "CHANCE",
@@ -41,8 +41,6 @@ __all__ = [
 CHANCE = -1
 #: :meth:`ForwardState.current_player` of a terminal state (OpenSpiel's ``kTerminalPlayerId``).
 TERMINAL = -4
-
-MAX_DICE = 6
 
 #: Row indices or one value per row: a sequence of ints or an integer array.
 Rows = Sequence[int] | np.ndarray
@@ -68,10 +66,9 @@ def throw_outcomes(k: int) -> tuple[np.ndarray, np.ndarray]:
 
 @cache
 def _throw_outcomes(k: int) -> tuple[np.ndarray, np.ndarray]:
-    outcomes = list(itertools.combinations_with_replacement(range(1, 7), k))
-    faces = np.array(outcomes, dtype=np.int64)
-    probs = np.array([multiset_prob(o) for o in outcomes])
-    faces.flags.writeable = probs.flags.writeable = False
+    faces = outcome_faces(k)
+    probs = np.array([multiset_prob(tuple(o)) for o in faces.tolist()])
+    probs.flags.writeable = False
     return faces, probs
 
 
@@ -84,18 +81,6 @@ def _outcome_list(k: int) -> tuple[tuple[tuple[int, ...], float], ...]:
 @cache
 def _outcome_lookup(k: int) -> dict[tuple[int, ...], int]:
     return {o: i for i, (o, _) in enumerate(_outcome_list(k))}
-
-
-@cache
-def outcome_code_table() -> np.ndarray:
-    """``(7, 462)`` face codes (:func:`dice_envs.tables.face_code`) of outcome ``j`` of ``k`` dice
-    at ``[k, j]`` (0 past the last outcome): what the engines' throw lookups take."""
-    table = np.zeros((MAX_DICE + 1, len(_outcome_list(MAX_DICE))), dtype=np.int64)
-    for k in range(1, MAX_DICE + 1):
-        for j, (o, _) in enumerate(_outcome_list(k)):
-            table[k, j] = face_code(o)
-    table.flags.writeable = False
-    return table
 
 
 def outcome_index(k: int, outcome: Sequence[int]) -> int:
@@ -119,63 +104,93 @@ def outcome_index(k: int, outcome: Sequence[int]) -> int:
 
 
 class ForwardState:
-    """What the scalar forward states share: OpenSpiel's vocabulary on top of four primitives.
+    """What the scalar forward states share: OpenSpiel's vocabulary over a batch of one.
 
-    A subclass holds its one-game machine in ``game`` and the dice of the pending throw in
-    ``_to_throw`` (``k > 0``: a chance node that throws ``k`` dice), copies a game with
-    ``_copy_game`` and implements :meth:`is_terminal`, :meth:`legal_actions`, :meth:`returns`,
-    ``_act`` (a legal decision, in place) and ``_throw`` (an outcome index, in place); both set
-    ``_rewards``.
+    A state holds its row as a one-row :class:`ForwardBatch` of its family (``_batch``) and steps
+    it in place with the batch's halves; :attr:`game` is a one-game machine built from that row,
+    to read. A subclass names its batch class (``_batch_class``) and its fresh games (:meth:`new`).
     """
 
-    game: Any
-    _to_throw: int
-    _rewards: list[int]
-    num_players: int
+    _batch_class: type[ForwardBatch]
+    _batch: ForwardBatch
 
-    @staticmethod
-    def _copy_game(game: Any) -> Any:  # pragma: no cover - abstract
-        """A copy of the one-game machine's state (the forward model never throws from it)."""
-        raise NotImplementedError
+    def __init__(self, game: Any) -> None:
+        """The state of ``game``, a one-game machine of the family (a decision or terminal state;
+        copied: the game is not touched by the model)."""
+        machine = self._batch_class._game_class
+        if not isinstance(game, machine):
+            raise ConfigError(f"expected a {machine.__name__}, got {type(game).__name__}")
+        arrays = {name: np.asarray(value)[None] for name, value in game.row().items()}
+        self._set(self._batch_class(game.rules, game.num_players, **arrays))
+
+    def _set(self, batch: ForwardBatch) -> None:
+        self._batch, self.num_players, self._game = batch, batch.num_players, None
+
+    @classmethod
+    def _of(cls: type[_S], batch: ForwardBatch) -> _S:
+        """The state of a one-row ``batch`` (kept, not copied)."""
+        state = object.__new__(cls)
+        state._set(batch)
+        return state
+
+    @classmethod
+    def from_game(cls: type[_S], game: Any) -> _S:
+        """The state of ``game`` (copied: the game is not touched by the model)."""
+        return cls(game)
+
+    @classmethod
+    def from_engine(cls: type[_S], engine: Any, i: int) -> _S:
+        """The state of game ``i`` of a batched engine of the family."""
+        return cls._of(cls._batch_class.from_engine(engine, [int(i)]))
+
+    @classmethod
+    def new(cls: type[_S], rules: Any, num_players: int = 1) -> _S:
+        """A fresh game whose opening throw is pending (a chance node)."""
+        return cls._of(cls._batch_class.fresh(rules, num_players, 1))
+
+    @property
+    def game(self) -> Any:
+        """The state as a one-game machine of the engine (``game.dice``, ``game.throw``,
+        ``game.turn_total``, ...): to read, not to step. At a chance node its dice are those
+        shown before the throw (none where a turn opens)."""
+        if self._game is None:
+            self._game = self._batch.game(0)
+        return self._game
 
     def clone(self: _S) -> _S:
         """An independent copy."""
-        out = copy.copy(self)
-        out.game = self._copy_game(self.game)
-        out._rewards = list(self._rewards)
-        return out
+        return self._of(self._batch.copy())
 
     @property
     def dice_to_throw(self) -> int:
         """Dice the pending throw throws (0 at a decision or terminal state)."""
-        return self._to_throw
+        return int(self._batch.to_throw[0])
 
     @property
     def seat(self) -> int:
         """The seat whose turn it is (also at a chance node: the seat that throws)."""
-        return int(self.game.current_player)
+        return int(self._batch.current[0])
 
-    # ------------------------------------------------------------------ to implement
-
-    def is_terminal(self) -> bool:  # pragma: no cover - abstract
+    def is_terminal(self) -> bool:
         """The game is over."""
-        raise NotImplementedError
+        return bool(self._batch.done[0])
 
-    def legal_actions(self) -> list[int]:  # pragma: no cover - abstract
-        """Legal actions of a decision node, ascending (none at a chance or terminal state)."""
-        raise NotImplementedError
+    def legal_actions(self) -> list[int]:
+        """Legal actions of a decision node, ascending (the engine's mask); none elsewhere."""
+        return np.flatnonzero(self._batch.action_masks()[0]).tolist()
 
-    def returns(self) -> list[float]:  # pragma: no cover - abstract
+    def returns(self) -> list[float]:
         """Each seat's total: the points so far, the final scores at a terminal state."""
-        raise NotImplementedError
+        return self._batch.returns()[0].tolist()
 
-    def _act(self, action: int) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def _act(self, action: int) -> None:
+        self._batch._decide_rows(np.array([action], dtype=np.int64))
+        self._game = None
 
-    def _throw(self, index: int) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
+    def _throw(self, index: int) -> None:
+        self._batch._throw_rows(np.array([index], dtype=np.int64))
+        self._game = None
 
-    # ------------------------------------------------------------------ shared
     def is_chance_node(self) -> bool:
         """Dice are to be thrown: the next step is an outcome of :meth:`chance_outcomes`."""
         return self.dice_to_throw > 0
@@ -194,7 +209,7 @@ class ForwardState:
 
     def rewards(self) -> list[int]:
         """Points each seat gained in the last transition (a decision or a throw)."""
-        return list(self._rewards)
+        return self._batch.last_rewards[0].tolist()
 
     def _check_action(self, action: object) -> int:
         if self.is_terminal():
@@ -243,13 +258,10 @@ class ForwardState:
 
     def children(self: _S) -> list[tuple[_S, float]]:
         """Every ``(state after outcome, probability)`` of a chance node (empty otherwise)."""
-        k = self.dice_to_throw
-        out = []
-        for i, (_, p) in enumerate(_outcome_list(k) if k else ()):
-            child = self.clone()
-            child._throw(i)
-            out.append((child, p))
-        return out
+        if not self.dice_to_throw:
+            return []
+        kids, _, probs = self._batch.children()
+        return [(self._of(kids.take([j])), float(p)) for j, p in enumerate(probs.tolist())]
 
 
 #: Outcomes of a throw of ``k`` dice, ``n_outcomes[k]`` (``n_outcomes[0] == 0``: nothing thrown).
@@ -276,28 +288,35 @@ def _same_game(rules: Any, seats: int, other: Any, other_seats: int, what: str) 
 
 
 class ForwardBatch:
-    """What the batched forward models share: rows of state arrays named by ``_fields`` (first
-    axis: the state), ``to_throw`` (dice of the pending throw, 0 at a decision or terminal
-    state), ``done``, ``current`` and the ``last_rewards`` ``(N, P)`` of the last transition."""
+    """What the batched forward models share: rows of the batched engine's state arrays (the
+    family's ``STATE_FIELDS``, first axis: the state; ``to_throw`` the dice of the pending throw,
+    0 at a decision or terminal state; ``last_rewards`` ``(N, P)`` of the last transition),
+    stepped by the engine's two halves (``_decide``: its ``apply_decisions``, ``_throw``: its
+    ``apply_throws``) and read by its ``legal_masks`` (``_masks``); ``_game_class`` is the
+    family's one-game machine (``ROW_FIELDS``, ``from_row``) and ``_fresh`` its ``fresh_rows``."""
 
     _fields: tuple[str, ...] = ()
-    #: How many of the first ``_fields`` are the batched engine's own arrays.
-    _engine_fields = 0
+    _game_class: Any
+    _decide: Callable[[Any, np.ndarray, np.ndarray], None]
+    _throw: Callable[[Any, np.ndarray, np.ndarray], None]
+    _masks: Callable[[Any, Any], np.ndarray]
+    _fresh: Callable[[Any, int, int], dict[str, np.ndarray]]
     rules: Any
     num_players: int
     to_throw: np.ndarray
     done: np.ndarray
     current: np.ndarray
+    totals: np.ndarray
     last_rewards: np.ndarray
 
-    def _set_arrays(self, arrays: dict[str, np.ndarray], **defaults: Any) -> None:
-        """Store ``arrays`` (copied) as the rows; ``to_throw`` and ``last_rewards`` default to
-        decision nodes with no reward, ``defaults`` give fill values of other fields."""
+    def __init__(self, rules: Any, num_players: int, **arrays: np.ndarray) -> None:
+        """Rows of state arrays (named by ``_fields``; ``to_throw`` and ``last_rewards`` default to
+        decision nodes with no reward, ``pending`` to no re-throw)."""
+        self.rules, self.num_players = rules, int(num_players)
         n = len(arrays["done"])
         arrays.setdefault("to_throw", np.zeros(n, dtype=np.int64))
+        arrays.setdefault("pending", np.full(n, -1, dtype=np.int64))
         arrays.setdefault("last_rewards", np.zeros((n, self.num_players), dtype=np.int64))
-        for name, value in defaults.items():
-            arrays.setdefault(name, np.full(n, value, dtype=np.int64))
         missing = set(self._fields) - set(arrays)
         if missing:
             raise ValueError(f"missing state arrays: {sorted(missing)}")
@@ -305,11 +324,34 @@ class ForwardBatch:
             setattr(self, name, np.array(arrays[name]))
 
     @classmethod
+    def fresh(cls: type[_B], rules: Any, num_players: int, n: int) -> _B:
+        """``n`` fresh games, each a chance node: the opening throw is pending."""
+        return cls(rules, num_players, **cls._fresh(rules, num_players, n))
+
+    @classmethod
     def from_engine(cls: type[_B], engine: Any, games: Rows | None = None) -> _B:
-        """The states of the batched ``engine``'s games ``games`` (default: all), copied."""
+        """The states of the batched ``engine``'s games ``games`` (default: all), copied (with no
+        reward yet)."""
         g = np.arange(engine.num_games) if games is None else np.asarray(games, dtype=np.int64)
-        arrays = {name: getattr(engine, name)[g] for name in cls._fields[: cls._engine_fields]}
-        return cls(engine.rules, engine.num_players, **arrays)  # type: ignore[call-arg]
+        arrays = {name: getattr(engine, name)[g] for name in cls._fields if name != "last_rewards"}
+        return cls(engine.rules, engine.num_players, **arrays)
+
+    @classmethod
+    def from_states(cls: type[_B], states: Sequence[ForwardState]) -> _B:
+        """A batch of scalar states (one game, one set of rules and one seat count; others are
+        refused by name)."""
+        rules, seats = cls._one_game(states)
+        rows = [s._batch for s in states]
+        return cls(
+            rules, seats, **{name: np.concatenate([getattr(r, name) for r in rows]) for name in cls._fields}
+        )
+
+    def game(self, i: int) -> Any:
+        """Row ``i`` as the family's one-game machine (to read: its dice come from a fresh generator)."""
+        fields = self._game_class.ROW_FIELDS
+        return self._game_class.from_row(
+            self.rules, self.num_players, {n: getattr(self, n)[i] for n in fields}
+        )
 
     def __len__(self) -> int:
         return len(self.done)
@@ -337,9 +379,9 @@ class ForwardBatch:
         first state that differs): what :meth:`from_states` builds a batch of."""
         if not states:
             raise ValueError("a batch needs at least one state")
-        rules, seats = states[0].game.rules, states[0].num_players
+        rules, seats = states[0]._batch.rules, states[0].num_players
         for i, s in enumerate(states):
-            _same_game(rules, seats, s.game.rules, s.num_players, f"state {i}")
+            _same_game(rules, seats, s._batch.rules, s.num_players, f"state {i}")
         return rules, seats
 
     def put(self: _B, rows: Rows, other: ForwardBatch) -> _B:
@@ -367,9 +409,39 @@ class ForwardBatch:
             out = out.put(throw, self.take(throw).apply_outcomes(v[throw]))
         return out
 
-    def afterstates(self: _B, actions: Rows) -> _B:  # pragma: no cover - abstract
-        """A new batch: each row (a decision node) after its legal action, up to the next throw."""
-        raise NotImplementedError
+    def action_masks(self) -> np.ndarray:
+        """Legal actions ``(N, n_actions)`` bool, by the engine's ``legal_masks`` (none at a chance
+        node or a terminal state)."""
+        if not len(self):
+            return np.zeros((0, self.rules.n_actions), dtype=bool)
+        return self._masks(self, slice(None)) & ((self.to_throw == 0) & ~self.done)[:, None]
+
+    def returns(self) -> np.ndarray:
+        """``(N, P)`` each seat's total (the final scores where a row is terminal)."""
+        return self.totals.astype(np.float64)
+
+    def afterstates(self: _B, actions: Rows) -> _B:
+        """A new batch: each row (a decision node) after its legal action, up to the next throw.
+
+        Raises ``ValueError`` naming the first illegal row and its legal actions (this batch is
+        unchanged).
+        """
+        a = self._int_rows(actions, "actions")
+        self._illegal(a, self.action_masks())
+        out = self.copy()
+        out._decide_rows(a)
+        return out
+
+    def _decide_rows(self, actions: np.ndarray) -> None:
+        """Every row after its (legal, unchecked) decision, in place: the engine's half."""
+        self.last_rewards[:] = 0
+        self._decide(self, np.arange(len(self)), actions)
+
+    def _throw_rows(self, outcome_index: np.ndarray) -> None:
+        """Every row (a chance node) after its throw shows ``outcome_index`` (unchecked), in place:
+        the engine's half, on the outcome's face codes."""
+        self.last_rewards[:] = 0
+        self._throw(self, np.arange(len(self)), outcome_code_table()[self.to_throw, outcome_index])
 
     def is_chance_node(self) -> np.ndarray:
         """``(N,)`` bool: the next step of the row is a throw of ``to_throw`` dice."""
@@ -393,9 +465,13 @@ class ForwardBatch:
         (:func:`throw_outcomes`); a row throwing ``k`` dice takes an index into it."""
         return throw_outcomes(k)
 
-    def apply_outcomes(self: _B, outcome_index: Rows) -> _B:  # pragma: no cover - abstract
-        """A new batch: each row (a chance node) after its throw shows outcome ``outcome_index``."""
-        raise NotImplementedError
+    def apply_outcomes(self: _B, outcome_index: Rows) -> _B:
+        """A new batch: each row (a chance node) after its throw shows outcome ``outcome_index``
+        (an index into :meth:`chance_outcomes` of the row's ``to_throw`` dice)."""
+        idx = self._check_outcomes(outcome_index)
+        out = self.copy()
+        out._throw_rows(idx)
+        return out
 
     def _check_outcomes(self, outcome_index: Rows) -> np.ndarray:
         idx = self._int_rows(outcome_index, "outcome indices")
