@@ -88,20 +88,34 @@ def legal_masks(s: Any, g: np.ndarray | slice) -> np.ndarray:
     return turn.legal_masks(turn.farkle_turn_tables(), s.roll[g], s.turn_total[g], s.rules.bank_minimum)
 
 
+def _seat_of(s: Any, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The seats to act in rows ``g`` and their flat indices ``g * P + seat`` into the ``(N, P)``
+    arrays (one gather each instead of a two-axis one: the hot path of a step)."""
+    p = s.current[g]
+    return p, g * s.num_players + p
+
+
 def end_turns(s: Any, g: np.ndarray) -> None:
     """End the turns of rows ``g`` (:func:`~dice_envs.engine.farkle_turn.end_turn`): the next
     seat's six dice are pending, or the game is over (no dice shown)."""
-    r, p = s.rules, s.current[g]
-    turns = s.turns[g, p] + 1
-    s.turns[g, p] = turns
+    r = s.rules
+    p, at = _seat_of(s, g)
+    turns = s.turns.reshape(-1)[at] + 1
+    s.turns.reshape(-1)[at] = turns
     fr, done, truncated, nxt = turn.end_turn(
-        p, s.banked[g, p], turns, s.final_round_by[g], s.num_players, r.target, r.max_turns
+        p, s.banked.reshape(-1)[at], turns, s.final_round_by[g], s.num_players, r.target, r.max_turns
     )
     s.turn_total[g] = 0
     s.final_round_by[g], s.done[g], s.truncated[g], s.current[g] = fr, done, truncated, nxt
     s.roll[g] = turn.farkle_turn_tables().no_throw
     s.to_throw[g] = NUM_DICE - NUM_DICE * done
     s.first_throw[g[~done]] = True
+
+
+def _add_points(s: Any, at: np.ndarray, points: np.ndarray) -> None:
+    """Add ``points`` to the banked totals and the rewards at flat indices ``at``."""
+    s.banked.reshape(-1)[at] += points
+    s.last_rewards.reshape(-1)[at] += points
 
 
 def apply_decisions(s: Any, g: np.ndarray, actions: np.ndarray) -> None:
@@ -116,9 +130,7 @@ def apply_decisions(s: Any, g: np.ndarray, actions: np.ndarray) -> None:
     s.turn_total[g] = tt
     if bank.any():
         b = g[bank]
-        p = s.current[b]
-        s.banked[b, p] += tt[bank]
-        s.last_rewards[b, p] += tt[bank]
+        _add_points(s, _seat_of(s, b)[1], tt[bank])
         end_turns(s, b)
         on = ~bank
         g, left = g[on], left[on]
@@ -139,11 +151,9 @@ def apply_throws(s: Any, g: np.ndarray, codes: np.ndarray) -> None:
     s.to_throw[g] = 0
     f = g[turn.is_farkle(t, roll)]
     if f.size:
-        p = s.current[f]
-        old = s.banked[f, p]
-        new = turn.farkle_banked(old, s.first_throw[f], s.rules.bankruptcy)
-        s.banked[f, p] = new
-        s.last_rewards[f, p] += new - old
+        at = _seat_of(s, f)[1]
+        old = s.banked.reshape(-1)[at]
+        _add_points(s, at, turn.farkle_banked(old, s.first_throw[f], s.rules.bankruptcy) - old)
         end_turns(s, f)
 
 

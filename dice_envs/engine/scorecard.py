@@ -157,10 +157,12 @@ def apply_throws(s: Any, g: np.ndarray, codes: np.ndarray) -> None:
     if rethrow.all():
         s.roll[g] = f.rethrow(s.roll[g], pending, codes)
         s.throw[g] += 1
+    elif not rethrow.any():
+        s.roll[g] = f.first_throw(codes)
+        s.throw[g] = 1
     else:
-        s.roll[g] = np.where(
-            rethrow, f.rethrow(s.roll[g], np.maximum(pending, 0), codes), f.first_throw(codes)
-        )
+        fresh = f.first_throw(codes)
+        s.roll[g] = np.where(rethrow, f.rethrow(s.roll[g], np.maximum(pending, 0), codes), fresh)
         s.throw[g] = np.where(rethrow, s.throw[g] + 1, 1)
     s.pending[g] = -1
     s.to_throw[g] = 0
@@ -172,7 +174,7 @@ class ScorecardEngine:
     ``dice`` supplies the throws (default: :class:`RandomDice` seeded with ``seed``). Methods
     take an optional index array ``games`` (default: all games); rows of their inputs and
     outputs follow it. A step is :func:`apply_decisions` then :func:`apply_throws` with the
-    dice stream's faces (the re-throws first, then the next turns' opening throws).
+    dice stream's faces: the re-throws first, then the next turns' opening throws.
     """
 
     family = "scorecard"
@@ -252,14 +254,16 @@ class ScorecardEngine:
         else:
             self.last_rewards[g] = 0
         apply_decisions(self, g, a)
+        # the dice stream's order: the re-throws first, then the next turns' opening throws
         reroll = a < N_REROLL_ACTIONS
-        if reroll.all():
-            throwing = g
-        else:
+        rethrown = g[reroll] if not reroll.all() else g
+        if rethrown.size:
+            apply_throws(self, rethrown, self.dice.codes(rethrown, self.to_throw[rethrown]))
+        if rethrown.size < g.size:
             entered = g[~reroll]
-            throwing = np.concatenate([g[reroll], entered[~self.done[entered]]])
-        if throwing.size:
-            apply_throws(self, throwing, self.dice.codes(throwing, self.to_throw[throwing]))
+            opening = entered[~self.done[entered]]
+            if opening.size:
+                apply_throws(self, opening, self.dice.codes(opening, _FIVE))
         return self.last_rewards.copy() if games is None else self.last_rewards[g]
 
     # ------------------------------------------------------------------ observations

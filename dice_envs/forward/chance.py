@@ -320,8 +320,8 @@ class ForwardBatch:
         missing = set(self._fields) - set(arrays)
         if missing:
             raise ValueError(f"missing state arrays: {sorted(missing)}")
-        for name in self._fields:
-            setattr(self, name, np.array(arrays[name]))
+        for name in self._fields:  # C order: the engine's halves write through flat views
+            setattr(self, name, np.array(arrays[name], order="C"))
 
     @classmethod
     def fresh(cls: type[_B], rules: Any, num_players: int, n: int) -> _B:
