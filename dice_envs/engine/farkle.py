@@ -98,6 +98,8 @@ def _seat_of(s: Any, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def end_turns(s: Any, g: np.ndarray) -> None:
     """End the turns of rows ``g`` (:func:`~dice_envs.engine.farkle_turn.end_turn`): the next
     seat's six dice are pending, or the game is over (no dice shown)."""
+    if not g.size:
+        return
     r = s.rules
     p, at = _seat_of(s, g)
     turns = s.turns.reshape(-1)[at] + 1
@@ -125,44 +127,58 @@ def apply_decisions(s: Any, g: np.ndarray, actions: np.ndarray) -> None:
     (and to ``last_rewards``) and ends the turn (:func:`end_turns`), throwing on leaves the dice
     left pending (all six after hot dice).
     """
+    end_turns(s, _decide(s, g, actions))
+
+
+def _decide(s: Any, g: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """:func:`apply_decisions` but for ending the turns: the rows that banked, whose turns end."""
     mask, bank = turn.split_action(actions)
     tt, left = turn.set_aside(turn.farkle_turn_tables(), s.roll[g], s.turn_total[g], mask)
     s.turn_total[g] = tt
-    if bank.any():
-        b = g[bank]
-        _add_points(s, _seat_of(s, b)[1], tt[bank])
-        end_turns(s, b)
+    banked = g[bank]
+    if banked.size:
+        _add_points(s, _seat_of(s, banked)[1], tt[bank])
         on = ~bank
         g, left = g[on], left[on]
     s.first_throw[g] = False
     s.roll[g] = turn.farkle_turn_tables().no_throw
     s.to_throw[g] = left
+    return banked
 
 
-def apply_throws(s: Any, g: np.ndarray, codes: np.ndarray) -> None:
+def apply_throws(s: Any, g: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """Rows ``g`` (each with dice pending) after their throw shows the faces of ``codes`` (the
     code of the ``to_throw`` faces in throw order, :func:`~dice_envs.engine.dice.face_codes`;
     ``outcome_code_table()[k, j]`` for outcome ``j``). A throw that scores nothing is a farkle:
     the turn total is lost, on the turn's first throw the banked total too under bankruptcy
-    (the change added to ``last_rewards``), and the turn ends (:func:`end_turns`)."""
+    (the change added to ``last_rewards``), and the turn ends (:func:`end_turns`). Returns the
+    rows that farkled."""
+    farkled = _throw(s, g, codes)
+    end_turns(s, farkled)
+    return farkled
+
+
+def _throw(s: Any, g: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """:func:`apply_throws` but for ending the turns: the rows that farkled, whose turns end."""
     t = turn.farkle_turn_tables()
     roll = turn.throw(t, s.to_throw[g], codes)
     s.roll[g] = roll
     s.to_throw[g] = 0
-    f = g[turn.is_farkle(t, roll)]
-    if f.size:
-        at = _seat_of(s, f)[1]
+    farkled = g[turn.is_farkle(t, roll)]
+    if farkled.size:
+        at = _seat_of(s, farkled)[1]
         old = s.banked.reshape(-1)[at]
-        _add_points(s, at, turn.farkle_banked(old, s.first_throw[f], s.rules.bankruptcy) - old)
-        end_turns(s, f)
+        _add_points(s, at, turn.farkle_banked(old, s.first_throw[farkled], s.rules.bankruptcy) - old)
+    return farkled
 
 
 class FarkleEngine:
     """``num_games`` Farkle games of ``num_players`` seats, stepped together.
 
-    Methods take an optional index array ``games`` (default: all games). A step is
-    :func:`apply_decisions`, then :func:`apply_throws` with the dice stream's faces until every
-    game awaits a decision or is over (the dice thrown on first, then the next turns' openings).
+    Methods take an optional index array ``games`` (default: all games). A step is the halves,
+    :func:`apply_decisions` then :func:`apply_throws` with the dice stream's faces until every
+    game awaits a decision or is over (the dice thrown on first, then the next turns' openings);
+    the turns that end in the step (banked or farkled) end together, as one :func:`end_turns`.
     """
 
     family = "farkle"
@@ -219,12 +235,11 @@ class FarkleEngine:
         self._open_turns(g)
 
     def _open_turns(self, g: np.ndarray) -> None:
-        """Throw the six dice of the games of ``g`` that await a turn's opening throw, again after
-        each farkle, until each of them needs a decision or is over."""
-        g = g[self.to_throw[g] > 0]
+        """Throw the six dice of the games ``g`` (each awaiting a turn's opening throw), again
+        after each farkle, until each of them needs a decision or is over."""
         while g.size:
-            apply_throws(self, g, self.dice.codes(g, NUM_DICE))
-            g = g[self.to_throw[g] > 0]
+            farkled = apply_throws(self, g, self.dice.codes(g, NUM_DICE))
+            g = farkled[~self.done[farkled]]
 
     def action_masks(self, games: np.ndarray | None = None) -> np.ndarray:
         """Legal actions, ``(n, 128)`` bool (all False where a game is done)."""
@@ -241,12 +256,15 @@ class FarkleEngine:
             self.last_rewards.fill(0)
         else:
             self.last_rewards[g] = 0
-        apply_decisions(self, g, a)
-        bank = a >= BANK_FLAG
-        on = g[~bank]
-        if on.size:
-            apply_throws(self, on, self.dice.codes(on, self.to_throw[on]))
-        self._open_turns(np.concatenate([g[bank], on]) if on.size < g.size else on)
+        # the halves, with the turns that end (banked, farkled) ended together, as the dice
+        # stream's order asks: the dice thrown on first, then the next turns' opening throws
+        ended = _decide(self, g, a)
+        if ended.size < g.size:
+            on = g[a < BANK_FLAG]
+            farkled = _throw(self, on, self.dice.codes(on, self.to_throw[on]))
+            ended = np.concatenate([ended, farkled]) if farkled.size else ended
+        end_turns(self, ended)
+        self._open_turns(ended[~self.done[ended]])
         return self.last_rewards.copy() if games is None else self.last_rewards[g]
 
     # ------------------------------------------------------------------ observations

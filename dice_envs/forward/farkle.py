@@ -35,7 +35,7 @@ import numpy as np
 from ..engine import farkle as engine
 from ..engine import farkle_turn as turn
 from ..engine.farkle_game import FarkleGame
-from .chance import ForwardBatch, ForwardState
+from .model import ForwardBatch, ForwardState
 
 __all__ = ["FarkleBatch", "FarkleState"]
 

@@ -39,7 +39,7 @@ from ..engine import scorecard as engine
 from ..engine.scorecard_flow import scorecard_flow
 from ..engine.scorecard_game import ScorecardGame
 from ..rules.scorecard import ScorecardRules
-from .chance import ForwardBatch, ForwardState
+from .model import ForwardBatch, ForwardState
 
 __all__ = ["ScorecardBatch", "ScorecardState"]
 
