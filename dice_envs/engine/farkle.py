@@ -21,6 +21,8 @@ array               shape     meaning
 ``current``         (N,)      seat to act
 ``final_round_by``  (N,)      seat that reached the target first (-1: nobody yet)
 ``done``            (N,)      game over (``truncated`` too when ``max_turns`` ended it)
+``to_throw``        (N,)      dice of the pending throw (0: a decision awaits, or the end)
+``last_rewards``    (N, P)    each seat's change of banked total in the last step
 ==================  ========  ==========================================================
 
 >>> from dice_envs.rules import FarkleRules

@@ -8,21 +8,24 @@ functions of :mod:`dice_envs.engine.scorecard_flow`, called on whole batches; th
 the tests drive both with the same dice and compare masks, rewards, cards and observations.
 Observations are written field by field from :func:`dice_envs.layouts.layout`.
 
-==============  =============  ============================================================
-array           shape          meaning
-==============  =============  ============================================================
-``roll``        (N,)           index of the sorted five dice in ``scorecard_tables().rolls``
-                               (``flow.no_roll`` once done)
-``throw``       (N,)           throw number of the current turn (1..T; 0 once done)
-``cards``       (N, P, K)      box points, ``-1`` where the box is open
-``upper``       (N, P)         upper total
-``upper_paid``  (N, P)         upper bonus earned
-``bonuses``     (N, P)         five-of-a-kind bonuses earned
-``totals``      (N, P)         grand totals
-``current``     (N,)           seat to act
-``round``       (N,)           round (0-based; K once done)
-``done``        (N,)           game over
-==============  =============  ============================================================
+================  =============  ============================================================
+array             shape          meaning
+================  =============  ============================================================
+``roll``          (N,)           index of the sorted five dice in ``scorecard_tables().rolls``
+                                 (``flow.no_roll`` once done)
+``throw``         (N,)           throw number of the current turn (1..T; 0 once done)
+``cards``         (N, P, K)      box points, ``-1`` where the box is open
+``upper``         (N, P)         upper total
+``upper_paid``    (N, P)         upper bonus earned
+``bonuses``       (N, P)         five-of-a-kind bonuses earned
+``totals``        (N, P)         grand totals
+``current``       (N,)           seat to act
+``round``         (N,)           round (0-based; K once done)
+``done``          (N,)           game over
+``pending``       (N,)           re-throw action whose dice are pending (``-1``: none)
+``to_throw``      (N,)           dice of the pending throw (0: a decision awaits, or the end)
+``last_rewards``  (N, P)         points each seat gained in the last step
+================  =============  ============================================================
 
 >>> from dice_envs.rules import SpiffelRules
 >>> eng = ScorecardEngine(SpiffelRules(), num_games=3, seed=0)
@@ -143,7 +146,7 @@ def apply_decisions(s: Any, g: np.ndarray, actions: np.ndarray) -> None:
     s.last_rewards[g, p] += e.gained
     s.current[g], s.round[g], over = advance_turn(p, s.round[g], s.num_players, f.num_boxes)
     s.done[g] = over
-    s.roll[g], s.throw[g], s.pending[g] = f.no_roll, 0, -1
+    s.roll[g], s.throw[g] = f.no_roll, 0  # ``pending`` is -1 already: a decision has no dice pending
     s.to_throw[g] = _FIVE - _FIVE * over
 
 
