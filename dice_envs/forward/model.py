@@ -38,7 +38,7 @@ class ForwardState:
 
     A state holds its row as a one-row :class:`ForwardBatch` of its family (``_batch``) and steps
     it in place with the batch's halves; :attr:`game` is a one-game machine built from that row,
-    to read. A subclass names its batch class (``_batch_class``) and its fresh games (:meth:`new`).
+    to read. A subclass names its batch class (``_batch_class``).
     """
 
     _batch_class: type[ForwardBatch]
