@@ -16,18 +16,62 @@ consumes the same faces in the same order when they are queued with ``DiceSource
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
+from functools import cache
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from ..rules.dice import check_seed_arg
 
-__all__ = ["POW6", "DiceStream", "RandomDice", "ScriptedDice"]
+__all__ = [
+    "POW6",
+    "DiceStream",
+    "RandomDice",
+    "ScriptedDice",
+    "face_codes",
+    "outcome_code_table",
+    "outcome_faces",
+]
 
 #: Powers of six, ``POW6[c] == 6**c``.
 POW6 = 6 ** np.arange(8, dtype=np.int64)
 _POW6_MAX = int(POW6[6])  # the most dice any engine throws at once
+MAX_DICE = 6
+
+
+def face_codes(faces: np.ndarray) -> np.ndarray:
+    """Face codes of throws ``(..., k)`` of faces 1-6 in throw order (what the engines' throw
+    lookups take); a code does not depend on the dice after the ``k`` given.
+
+    >>> face_codes(np.array([[1, 2], [6, 6]])).tolist()
+    [6, 35]
+    """
+    faces = np.asarray(faces, dtype=np.int64)
+    return ((faces - 1) * POW6[: faces.shape[-1]]).sum(axis=-1)
+
+
+@cache
+def outcome_faces(k: int) -> np.ndarray:
+    """The distinct throws of ``k`` dice (1 to 6) as sorted faces ``(M, k)``, in the order of
+    :func:`itertools.combinations_with_replacement` (for five dice: ``scorecard_tables().rolls``'s):
+    outcome ``j`` of a throw of ``k`` dice is row ``j``. Read-only, built once per ``k``."""
+    faces = np.array(list(itertools.combinations_with_replacement(range(1, 7), k)), dtype=np.int64)
+    faces.flags.writeable = False
+    return faces
+
+
+@cache
+def outcome_code_table() -> np.ndarray:
+    """``(7, 462)`` face codes of outcome ``j`` of ``k`` dice at ``[k, j]`` (0 past the last):
+    ``outcome_code_table()[k, j]`` is what a throw of ``k`` dice showing outcome ``j`` hands the
+    engines' ``apply_throws``."""
+    table = np.zeros((MAX_DICE + 1, len(outcome_faces(MAX_DICE))), dtype=np.int64)
+    for k in range(1, MAX_DICE + 1):
+        table[k, : len(outcome_faces(k))] = face_codes(outcome_faces(k))
+    table.flags.writeable = False
+    return table
 
 
 @runtime_checkable

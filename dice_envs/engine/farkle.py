@@ -21,6 +21,8 @@ array               shape     meaning
 ``current``         (N,)      seat to act
 ``final_round_by``  (N,)      seat that reached the target first (-1: nobody yet)
 ``done``            (N,)      game over (``truncated`` too when ``max_turns`` ended it)
+``to_throw``        (N,)      dice of the pending throw (0: a decision awaits, or the end)
+``last_rewards``    (N, P)    each seat's change of banked total in the last step
 ==================  ========  ==========================================================
 
 >>> from dice_envs.rules import FarkleRules
@@ -38,18 +40,147 @@ import numpy as np
 
 from ..layouts import layout
 from ..rules.config import ConfigError, check_int
-from ..rules.farkle import NUM_DICE, FarkleRules
+from ..rules.farkle import BANK_FLAG, NUM_DICE, FarkleRules
 from . import farkle_turn as turn
 from .dice import DiceStream, RandomDice
 from .farkle_game import FarkleGame
 
-__all__ = ["FarkleEngine", "throw_observations"]
+__all__ = [
+    "STATE_FIELDS",
+    "FarkleEngine",
+    "apply_decisions",
+    "apply_throws",
+    "end_turns",
+    "fresh_rows",
+    "legal_masks",
+    "throw_observations",
+]
+
+#: The state arrays of a row, the engine's and the forward batch's (see the table above; the last
+#: two: the dice of the pending throw and each seat's change of banked total in the last step).
+STATE_FIELDS = (*FarkleGame.ROW_FIELDS, "to_throw", "last_rewards")
+
+
+def fresh_rows(rules: FarkleRules, num_players: int, n: int) -> dict[str, np.ndarray]:
+    """The state arrays of ``n`` fresh games, each awaiting seat 0's opening throw of six dice
+    (every game of any ``rules`` starts alike)."""
+    p = num_players
+    return {
+        "roll": np.full(n, turn.farkle_turn_tables().no_throw, dtype=np.int64),
+        "turn_total": np.zeros(n, dtype=np.int64),
+        "first_throw": np.ones(n, dtype=bool),
+        "banked": np.zeros((n, p), dtype=np.int64),
+        "turns": np.zeros((n, p), dtype=np.int64),
+        "current": np.zeros(n, dtype=np.int64),
+        "final_round_by": np.full(n, -1, dtype=np.int64),
+        "done": np.zeros(n, dtype=bool),
+        "truncated": np.zeros(n, dtype=bool),
+        "to_throw": np.full(n, NUM_DICE, dtype=np.int64),
+        "last_rewards": np.zeros((n, p), dtype=np.int64),
+    }
+
+
+# The two halves of a step, on the state arrays of ``s`` (the engine, or a forward batch: anything
+# with ``rules``, ``num_players`` and the arrays of :data:`STATE_FIELDS`), for the rows ``g``.
+
+
+def legal_masks(s: Any, g: np.ndarray | slice) -> np.ndarray:
+    """Legal decisions of rows ``g`` (an index array or a slice), ``(n, 128)`` bool (none where
+    no dice are shown)."""
+    return turn.legal_masks(turn.farkle_turn_tables(), s.roll[g], s.turn_total[g], s.rules.bank_minimum)
+
+
+def _seat_of(s: Any, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The seats to act in rows ``g`` and their flat indices ``g * P + seat`` into the ``(N, P)``
+    arrays (one gather each instead of a two-axis one: the hot path of a step)."""
+    p = s.current[g]
+    return p, g * s.num_players + p
+
+
+def end_turns(s: Any, g: np.ndarray) -> None:
+    """End the turns of rows ``g`` (:func:`~dice_envs.engine.farkle_turn.end_turn`): the next
+    seat's six dice are pending, or the game is over (no dice shown)."""
+    if not g.size:
+        return
+    r = s.rules
+    p, at = _seat_of(s, g)
+    turns = s.turns.reshape(-1)[at] + 1
+    s.turns.reshape(-1)[at] = turns
+    fr, done, truncated, nxt = turn.end_turn(
+        p, s.banked.reshape(-1)[at], turns, s.final_round_by[g], s.num_players, r.target, r.max_turns
+    )
+    s.turn_total[g] = 0
+    s.final_round_by[g], s.done[g], s.truncated[g], s.current[g] = fr, done, truncated, nxt
+    s.roll[g] = turn.farkle_turn_tables().no_throw
+    s.to_throw[g] = NUM_DICE - NUM_DICE * done
+    s.first_throw[g[~done]] = True
+
+
+def _add_points(s: Any, at: np.ndarray, points: np.ndarray) -> None:
+    """Add ``points`` to the banked totals and the rewards at flat indices ``at``."""
+    s.banked.reshape(-1)[at] += points
+    s.last_rewards.reshape(-1)[at] += points
+
+
+def apply_decisions(s: Any, g: np.ndarray, actions: np.ndarray) -> None:
+    """The afterstates of legal ``actions`` (not checked) of rows ``g``; no die moves.
+
+    The dice set aside add their points to the turn total; banking adds it to the banked total
+    (and to ``last_rewards``) and ends the turn (:func:`end_turns`), throwing on leaves the dice
+    left pending (all six after hot dice).
+    """
+    end_turns(s, _decide(s, g, actions))
+
+
+def _decide(s: Any, g: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """:func:`apply_decisions` but for ending the turns: the rows that banked, whose turns end."""
+    mask, bank = turn.split_action(actions)
+    tt, left = turn.set_aside(turn.farkle_turn_tables(), s.roll[g], s.turn_total[g], mask)
+    s.turn_total[g] = tt
+    banked = g[bank]
+    if banked.size:
+        _add_points(s, _seat_of(s, banked)[1], tt[bank])
+        on = ~bank
+        g, left = g[on], left[on]
+    s.first_throw[g] = False
+    s.roll[g] = turn.farkle_turn_tables().no_throw
+    s.to_throw[g] = left
+    return banked
+
+
+def apply_throws(s: Any, g: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Rows ``g`` (each with dice pending) after their throw shows the faces of ``codes`` (the
+    code of the ``to_throw`` faces in throw order, :func:`~dice_envs.engine.dice.face_codes`;
+    ``outcome_code_table()[k, j]`` for outcome ``j``). A throw that scores nothing is a farkle:
+    the turn total is lost, on the turn's first throw the banked total too under bankruptcy
+    (the change added to ``last_rewards``), and the turn ends (:func:`end_turns`). Returns the
+    rows that farkled."""
+    farkled = _throw(s, g, codes)
+    end_turns(s, farkled)
+    return farkled
+
+
+def _throw(s: Any, g: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """:func:`apply_throws` but for ending the turns: the rows that farkled, whose turns end."""
+    t = turn.farkle_turn_tables()
+    roll = turn.throw(t, s.to_throw[g], codes)
+    s.roll[g] = roll
+    s.to_throw[g] = 0
+    farkled = g[turn.is_farkle(t, roll)]
+    if farkled.size:
+        at = _seat_of(s, farkled)[1]
+        old = s.banked.reshape(-1)[at]
+        _add_points(s, at, turn.farkle_banked(old, s.first_throw[farkled], s.rules.bankruptcy) - old)
+    return farkled
 
 
 class FarkleEngine:
     """``num_games`` Farkle games of ``num_players`` seats, stepped together.
 
-    Methods take an optional index array ``games`` (default: all games).
+    Methods take an optional index array ``games`` (default: all games). A step is the halves,
+    :func:`apply_decisions` then :func:`apply_throws` with the dice stream's faces until every
+    game awaits a decision or is over (the dice thrown on first, then the next turns' openings);
+    the turns that end in the step (banked or farkled) end together, as one :func:`end_turns`.
     """
 
     family = "farkle"
@@ -73,18 +204,9 @@ class FarkleEngine:
         self._t = turn.farkle_turn_tables()
         self._all = np.arange(self.num_games)
         self._build_observation_tables()
-
-        n, p = self.num_games, self.num_players
-        self.roll = np.full(n, self._t.no_throw, dtype=np.int64)
-        self.turn_total = np.zeros(n, dtype=np.int64)
-        self.first_throw = np.zeros(n, dtype=bool)
-        self.banked = np.zeros((n, p), dtype=np.int64)
-        self.turns = np.zeros((n, p), dtype=np.int64)
-        self.current = np.zeros(n, dtype=np.int64)
-        self.final_round_by = np.full(n, -1, dtype=np.int64)
-        self.done = np.zeros(n, dtype=bool)
-        self.truncated = np.zeros(n, dtype=bool)
-        self._pending = np.zeros((n, p), dtype=np.int64)
+        self._fresh = fresh_rows(rules, self.num_players, 1)
+        for name, value in fresh_rows(rules, self.num_players, self.num_games).items():
+            setattr(self, name, value)
         self.reset()
 
     def _games(self, games: np.ndarray | None) -> np.ndarray:
@@ -103,86 +225,27 @@ class FarkleEngine:
         """Game ``i`` as a scalar :class:`~dice_envs.engine.farkle_game.FarkleGame` (for checks,
         rendering, or continuing it with the rules engine; its dice come from a fresh generator).
         The ``history`` is not kept by the batched engine and starts empty."""
-        g = FarkleGame(self.rules, num_players=self.num_players, seed=0)
-        g.history = []
-        g.banked = [int(v) for v in self.banked[i]]
-        g.turns = [int(v) for v in self.turns[i]]
-        g.current_player = int(self.current[i])
-        g.final_round_by = int(self.final_round_by[i]) if self.final_round_by[i] >= 0 else None
-        g.done, g.truncated = bool(self.done[i]), bool(self.truncated[i])
-        g.turn_total = 0 if g.done else int(self.turn_total[i])
-        g.first_throw = bool(self.first_throw[i])
-        g.throw_index = int(self.roll[i])
-        return g
+        row = {name: getattr(self, name)[int(i)] for name in FarkleGame.ROW_FIELDS}
+        return FarkleGame.from_row(self.rules, self.num_players, row)
 
     # ------------------------------------------------------------------ transitions
     def reset(self, games: np.ndarray | None = None) -> None:
         """Start fresh games (seat 0's opening throw is made, farkles auto-advanced)."""
         g = self._games(games)
-        self.banked[g] = 0
-        self.turns[g] = 0
-        self.current[g] = 0
-        self.final_round_by[g] = -1
-        self.done[g] = False
-        self.truncated[g] = False
-        self.turn_total[g] = 0
-        self._start_turn(g)
+        for name, value in self._fresh.items():
+            getattr(self, name)[g] = value
+        self._open_turns(g)
 
-    def _throw(self, g: np.ndarray, n: np.ndarray | int) -> np.ndarray:
-        """Throw ``n`` dice in games ``g``; True where that is a farkle."""
-        roll = turn.throw(self._t, n, self.dice.codes(g, n))
-        self.roll[g] = roll
-        return turn.is_farkle(self._t, roll)
-
-    def _start_turn(self, g: np.ndarray) -> None:
-        """Open turns (turn total already 0) until each game needs a decision or is over."""
-        banked, pending = self.banked.reshape(-1), self._pending.reshape(-1)  # views, by game * P + seat
-        self.first_throw[g] = True
+    def _open_turns(self, g: np.ndarray) -> None:
+        """Throw the six dice of the games ``g`` (each awaiting a turn's opening throw), again
+        after each farkle, until each of them needs a decision or is over."""
         while g.size:
-            g = g[self._throw(g, NUM_DICE)]
-            if not g.size:
-                return
-            at = g * self.num_players + self.current[g]
-            old = banked[at]
-            new = turn.farkle_banked(old, True, self.rules.bankruptcy)
-            pending[at] += new - old
-            banked[at] = new
-            self._end_turn(g, at)
-            g = g[~self.done[g]]
-
-    def _end_turn(self, g: np.ndarray, at: np.ndarray | None = None) -> None:
-        """End the turns of games ``g`` (``at``: their ``game * P + current`` if known)."""
-        r = self.rules
-        p = self.current[g]
-        if at is None:
-            at = g * self.num_players + p
-        turns_flat = self.turns.reshape(-1)
-        turns = turns_flat[at] + 1
-        turns_flat[at] = turns
-        fr, done, truncated, nxt = turn.end_turn(
-            p,
-            self.banked.reshape(-1)[at],
-            turns,
-            self.final_round_by[g],
-            self.num_players,
-            r.target,
-            r.max_turns,
-        )
-        self.turn_total[g] = 0
-        self.final_round_by[g] = fr
-        self.done[g] = done
-        self.truncated[g] = truncated
-        self.current[g] = nxt
-        self.roll[g[done]] = self._t.no_throw
-
-    def _next_turn(self, g: np.ndarray) -> None:
-        self._end_turn(g)
-        self._start_turn(g[~self.done[g]])
+            farkled = apply_throws(self, g, self.dice.codes(g, NUM_DICE))
+            g = farkled[~self.done[farkled]]
 
     def action_masks(self, games: np.ndarray | None = None) -> np.ndarray:
         """Legal actions, ``(n, 128)`` bool (all False where a game is done)."""
-        g = slice(None) if games is None else np.asarray(games, dtype=np.int64)
-        return turn.legal_masks(self._t, self.roll[g], self.turn_total[g], self.rules.bank_minimum)
+        return legal_masks(self, slice(None) if games is None else np.asarray(games, dtype=np.int64))
 
     def step(self, actions: np.ndarray, games: np.ndarray | None = None) -> np.ndarray:
         """Apply one legal action per game (not checked: see :meth:`action_masks`).
@@ -190,32 +253,21 @@ class FarkleEngine:
         Returns each seat's change of banked total, ``(n, num_players)``.
         """
         a = np.asarray(actions, dtype=np.int64)
-        full = games is None
-        g = self._all if full else np.asarray(games, dtype=np.int64)
-        sel = slice(None) if full else g
-        if full:
-            self._pending.fill(0)
+        g = self._games(games)
+        if games is None:
+            self.last_rewards.fill(0)
         else:
-            self._pending[g] = 0
-        mask, bank = turn.split_action(a)
-        tt, left = turn.set_aside(self._t, self.roll[sel], self.turn_total[sel], mask)
-        self.turn_total[sel] = tt
-        rows = np.flatnonzero(bank)
-        ended = g[rows]
-        if rows.size:
-            flat = ended * self.num_players + self.current[ended]
-            self.banked.ravel()[flat] += tt[rows]
-            self._pending.ravel()[flat] += tt[rows]
-        if rows.size < g.size:
-            on = np.flatnonzero(~bank)
-            gt = g[on]
-            self.first_throw[gt] = False
-            farkled = gt[self._throw(gt, left[on])]
-            if farkled.size:
-                ended = np.concatenate([ended, farkled]) if ended.size else farkled
-        if ended.size:
-            self._next_turn(ended)
-        return self._pending.copy() if full else self._pending[g]
+            self.last_rewards[g] = 0
+        # the halves, with the turns that end (banked, farkled) ended together, as the dice
+        # stream's order asks: the dice thrown on first, then the next turns' opening throws
+        ended = _decide(self, g, a)
+        if ended.size < g.size:
+            on = g[a < BANK_FLAG]
+            farkled = _throw(self, on, self.dice.codes(on, self.to_throw[on]))
+            ended = np.concatenate([ended, farkled]) if farkled.size else ended
+        end_turns(self, ended)
+        self._open_turns(ended[~self.done[ended]])
+        return self.last_rewards.copy() if games is None else self.last_rewards[g]
 
     # ------------------------------------------------------------------ observations
     def _build_observation_tables(self) -> None:

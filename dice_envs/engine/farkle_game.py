@@ -11,7 +11,7 @@ renderers and agents read (``dice``, ``turn_total``, ``banked``, ``legal_actions
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +41,19 @@ class FarkleGame:
     >>> g2.apply(g2.action([0, 1, 2, 5], bank=True))  # 1-1-1 + 5 = 1050, banked
     [1050]
     """
+
+    #: The state of a game as one row of the batched engine: these arrays, by name (:meth:`row`).
+    ROW_FIELDS = (
+        "roll",
+        "turn_total",
+        "first_throw",
+        "banked",
+        "turns",
+        "current",
+        "final_round_by",
+        "done",
+        "truncated",
+    )
 
     rules: FarkleRules
     num_players: int = 1
@@ -231,6 +244,33 @@ class FarkleGame:
         self._end_turn()
         if not self.done:
             self._start_turn()
+
+    def row(self) -> dict[str, Any]:
+        """The game's state as one row of the batched engine's arrays (:attr:`ROW_FIELDS`), copied."""
+        return {
+            "roll": self.throw_index,
+            "turn_total": self.turn_total,
+            "first_throw": self.first_throw,
+            "banked": list(self.banked),
+            "turns": list(self.turns),
+            "current": self.current_player,
+            "final_round_by": self._final_round_by,
+            "done": self.done,
+            "truncated": self.truncated,
+        }
+
+    @classmethod
+    def from_row(cls, rules: FarkleRules, num_players: int, row: Mapping[str, Any]) -> FarkleGame:
+        """The game whose state is ``row`` (one row of the batched engine's arrays, by the names of
+        :attr:`ROW_FIELDS`); its dice come from a fresh generator and its ``history`` starts empty."""
+        g = cls(rules, num_players=num_players, seed=0)
+        g.history, g._pending = [], [0] * g.num_players
+        g.banked, g.turns = [int(v) for v in row["banked"]], [int(v) for v in row["turns"]]
+        g.current_player, g.turn_total = int(row["current"]), int(row["turn_total"])
+        g.first_throw, g.throw_index = bool(row["first_throw"]), int(row["roll"])
+        g._final_round_by = int(row["final_round_by"])
+        g.done, g.truncated = bool(row["done"]), bool(row["truncated"])
+        return g
 
     def clone(self) -> FarkleGame:
         """A deep copy (its own dice source, same generator state)."""

@@ -8,21 +8,24 @@ functions of :mod:`dice_envs.engine.scorecard_flow`, called on whole batches; th
 the tests drive both with the same dice and compare masks, rewards, cards and observations.
 Observations are written field by field from :func:`dice_envs.layouts.layout`.
 
-==============  =============  ============================================================
-array           shape          meaning
-==============  =============  ============================================================
-``roll``        (N,)           index of the sorted five dice in ``scorecard_tables().rolls``
-                               (``flow.no_roll`` once done)
-``throw``       (N,)           throw number of the current turn (1..T; 0 once done)
-``cards``       (N, P, K)      box points, ``-1`` where the box is open
-``upper``       (N, P)         upper total
-``upper_paid``  (N, P)         upper bonus earned
-``bonuses``     (N, P)         five-of-a-kind bonuses earned
-``totals``      (N, P)         grand totals
-``current``     (N,)           seat to act
-``round``       (N,)           round (0-based; K once done)
-``done``        (N,)           game over
-==============  =============  ============================================================
+================  =============  ============================================================
+array             shape          meaning
+================  =============  ============================================================
+``roll``          (N,)           index of the sorted five dice in ``scorecard_tables().rolls``
+                                 (``flow.no_roll`` once done)
+``throw``         (N,)           throw number of the current turn (1..T; 0 once done)
+``cards``         (N, P, K)      box points, ``-1`` where the box is open
+``upper``         (N, P)         upper total
+``upper_paid``    (N, P)         upper bonus earned
+``bonuses``       (N, P)         five-of-a-kind bonuses earned
+``totals``        (N, P)         grand totals
+``current``       (N,)           seat to act
+``round``         (N,)           round (0-based; K once done)
+``done``          (N,)           game over
+``pending``       (N,)           re-throw action whose dice are pending (``-1``: none)
+``to_throw``      (N,)           dice of the pending throw (0: a decision awaits, or the end)
+``last_rewards``  (N, P)         points each seat gained in the last step
+================  =============  ============================================================
 
 >>> from dice_envs.rules import SpiffelRules
 >>> eng = ScorecardEngine(SpiffelRules(), num_games=3, seed=0)
@@ -35,6 +38,8 @@ array           shape          meaning
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..layouts import layout
@@ -44,7 +49,22 @@ from .dice import DiceStream, RandomDice
 from .scorecard_flow import advance_turn, scorecard_flow
 from .scorecard_game import ScorecardGame
 
-__all__ = ["ScorecardEngine"]
+__all__ = [
+    "STATE_FIELDS",
+    "ScorecardEngine",
+    "apply_decisions",
+    "apply_throws",
+    "fresh_rows",
+    "joker_status",
+    "legal_masks",
+]
+
+#: The state arrays of a row, the engine's and the forward batch's (see the table above; the last
+#: three: the re-throw action awaiting its dice or ``-1``, the dice of the pending throw and the
+#: points each seat gained in the last step).
+STATE_FIELDS = (*ScorecardGame.ROW_FIELDS, "pending", "to_throw", "last_rewards")
+
+_FIVE = 5
 
 
 def _f32(values: np.ndarray) -> np.ndarray:
@@ -53,12 +73,111 @@ def _f32(values: np.ndarray) -> np.ndarray:
     return np.asarray(values, dtype=np.float64).astype(np.float32)
 
 
+def fresh_rows(rules: ScorecardRules, num_players: int, n: int) -> dict[str, np.ndarray]:
+    """The state arrays of ``n`` fresh games, each awaiting its opening throw of five dice."""
+    flow, p = scorecard_flow(rules), num_players
+    return {
+        "roll": np.full(n, flow.no_roll, dtype=np.int64),
+        "throw": np.zeros(n, dtype=np.int64),
+        "cards": np.full((n, p, rules.num_boxes), -1, dtype=np.int32),
+        "upper": np.zeros((n, p), dtype=np.int32),
+        "upper_paid": np.zeros((n, p), dtype=bool),
+        "bonuses": np.zeros((n, p), dtype=np.int32),
+        "totals": np.zeros((n, p), dtype=np.int32),
+        "current": np.zeros(n, dtype=np.int64),
+        "round": np.zeros(n, dtype=np.int64),
+        "done": np.zeros(n, dtype=bool),
+        "pending": np.full(n, -1, dtype=np.int64),
+        "to_throw": np.full(n, _FIVE, dtype=np.int64),
+        "last_rewards": np.zeros((n, p), dtype=np.int32),
+    }
+
+
+# The two halves of a step, on the state arrays of ``s`` (the engine, or a forward batch: anything
+# with ``flow``, ``num_players`` and the arrays of :data:`STATE_FIELDS`), for the rows ``g``.
+
+
+def joker_status(s: Any, g: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(bonus_due, joker)`` for seats ``p`` of rows ``g`` entering their current throw now."""
+    f = s.flow
+    cards = s.cards[g, p] if f.needs_face else None
+    return f.joker_status(s.roll[g], s.cards[g, p, f.five], s.bonuses[g, p], cards)
+
+
+def legal_masks(s: Any, g: np.ndarray | slice) -> np.ndarray:
+    """Legal decisions of rows ``g`` (an index array or a slice), ``(n, n_actions)`` bool (none
+    where no dice are shown)."""
+    if s.num_players == 1:
+        p: Any = 0
+    else:
+        g = np.arange(len(s.done))[g] if isinstance(g, slice) else g
+        p = s.current[g]
+    boxes = s.cards[g, p] < 0
+    roll = s.roll[g]
+    if s.flow.forced:
+        boxes = s.flow.legal_boxes(boxes, roll, joker_status(s, g, p)[1])
+    return s.flow.action_mask(roll, s.throw[g], boxes)
+
+
+def apply_decisions(s: Any, g: np.ndarray, actions: np.ndarray) -> None:
+    """The afterstates of legal ``actions`` (not checked) of rows ``g``; no die moves.
+
+    A re-throw leaves its dice pending (``pending``, ``to_throw``); a box entry scores (joker and
+    bonuses included, the points added to ``last_rewards``) and passes the turn: the next seat's
+    five dice are pending, or the game is over (``done``, no dice shown).
+    """
+    f, a = s.flow, actions
+    reroll = a < N_REROLL_ACTIONS
+    if reroll.any():
+        r = g[reroll]
+        s.pending[r] = a[reroll]
+        s.to_throw[r] = f.reroll_count[a[reroll]]
+        if reroll.all():
+            return
+        g, a = g[~reroll], a[~reroll]
+    p, box = s.current[g], a - N_REROLL_ACTIONS
+    due, joker = joker_status(s, g, p)
+    e = f.enter(s.roll[g], box, joker, due, s.upper[g, p], s.upper_paid[g, p])
+    s.cards[g, p, box] = e.points
+    s.upper[g, p] = e.upper_total
+    s.upper_paid[g, p] |= e.pays_upper_bonus
+    s.bonuses[g, p] += due
+    s.totals[g, p] += e.gained
+    s.last_rewards[g, p] += e.gained
+    s.current[g], s.round[g], over = advance_turn(p, s.round[g], s.num_players, f.num_boxes)
+    s.done[g] = over
+    s.roll[g], s.throw[g] = f.no_roll, 0  # ``pending`` is -1 already: a decision has no dice pending
+    s.to_throw[g] = _FIVE - _FIVE * over
+
+
+def apply_throws(s: Any, g: np.ndarray, codes: np.ndarray) -> None:
+    """Rows ``g`` (each with dice pending) after their throw shows the faces of ``codes`` (the
+    code of the ``to_throw`` fresh faces in throw order, :func:`~dice_envs.engine.dice.face_codes`;
+    ``outcome_code_table()[k, j]`` for outcome ``j``): a re-throw keeps the held dice and counts
+    a throw, a turn's opening throw is throw 1."""
+    f, pending = s.flow, s.pending[g]
+    rethrow = pending >= 0
+    if rethrow.all():
+        s.roll[g] = f.rethrow(s.roll[g], pending, codes)
+        s.throw[g] += 1
+    elif not rethrow.any():
+        s.roll[g] = f.first_throw(codes)
+        s.throw[g] = 1
+    else:
+        fresh = f.first_throw(codes)
+        s.roll[g] = np.where(rethrow, f.rethrow(s.roll[g], np.maximum(pending, 0), codes), fresh)
+        s.throw[g] = np.where(rethrow, s.throw[g] + 1, 1)
+    s.pending[g] = -1
+    s.to_throw[g] = 0
+
+
 class ScorecardEngine:
     """``num_games`` scorecard games of ``num_players`` seats, stepped together.
 
     ``dice`` supplies the throws (default: :class:`RandomDice` seeded with ``seed``). Methods
     take an optional index array ``games`` (default: all games); rows of their inputs and
-    outputs follow it.
+    outputs follow it. A step is :func:`apply_decisions` then :func:`apply_throws` with the
+    dice stream's faces: the re-throws first, then the next turns' opening throws.
     """
 
     family = "scorecard"
@@ -77,25 +196,16 @@ class ScorecardEngine:
         check_int("num_players", num_players, 1, 8)
         self.rules = rules
         self.num_games, self.num_players = int(num_games), int(num_players)
-        self.num_boxes = k = rules.num_boxes
+        self.num_boxes = rules.num_boxes
         self.num_throws = rules.num_throws  # type: ignore[attr-defined]
         self.n_actions = rules.n_actions
         self.dice: DiceStream = dice if dice is not None else RandomDice(seed)
         self.flow = scorecard_flow(rules)
         self._all = np.arange(self.num_games)
         self._build_observation_tables()
-
-        n, p = self.num_games, self.num_players
-        self.roll = np.zeros(n, dtype=np.int64)
-        self.throw = np.zeros(n, dtype=np.int64)
-        self.cards = np.full((n, p, k), -1, dtype=np.int32)
-        self.upper = np.zeros((n, p), dtype=np.int32)
-        self.upper_paid = np.zeros((n, p), dtype=bool)
-        self.bonuses = np.zeros((n, p), dtype=np.int32)
-        self.totals = np.zeros((n, p), dtype=np.int32)
-        self.current = np.zeros(n, dtype=np.int64)
-        self.round = np.zeros(n, dtype=np.int64)
-        self.done = np.zeros(n, dtype=bool)
+        self._fresh = fresh_rows(rules, self.num_players, 1)
+        for name, value in fresh_rows(rules, self.num_players, self.num_games).items():
+            setattr(self, name, value)
         self.reset()
 
     # ------------------------------------------------------------------ helpers
@@ -115,59 +225,25 @@ class ScorecardEngine:
         """Game ``i`` as a scalar :class:`~dice_envs.engine.scorecard_game.ScorecardGame` (for checks,
         rendering, or continuing it with the rules engine; its dice come from a fresh generator).
         The per-turn ``history`` is not kept by the batched engine and starts empty."""
-        g = ScorecardGame(self.rules, num_players=self.num_players, seed=0)
-        for p, card in enumerate(g.cards):
-            card.boxes = [None if v < 0 else int(v) for v in self.cards[i, p]]
-            card.five_kind_bonuses = int(self.bonuses[i, p])
-            card.upper_bonus_paid = bool(self.upper_paid[i, p])
-        g.current_player, g.round, g.done = int(self.current[i]), int(self.round[i]), bool(self.done[i])
-        g.throw = int(self.throw[i])
-        g.dice = self.flow.dice[int(self.roll[i])]
-        g._turn_throws = [g.dice] if g.dice else []
-        return g
+        row = {name: getattr(self, name)[int(i)] for name in ScorecardGame.ROW_FIELDS}
+        return ScorecardGame.from_row(self.rules, self.num_players, row)
 
     # ------------------------------------------------------------------ transitions
     def reset(self, games: np.ndarray | None = None) -> None:
         """Start fresh games (the first throw of seat 0 is made)."""
         g = self._games(games)
-        self.cards[g] = -1
-        self.upper[g] = 0
-        self.upper_paid[g] = False
-        self.bonuses[g] = 0
-        self.totals[g] = 0
-        self.current[g] = 0
-        self.round[g] = 0
-        self.done[g] = False
-        self._open_turn(g)
-
-    def _open_turn(self, g: np.ndarray) -> None:
-        if g.size:
-            self.roll[g] = self.flow.first_throw(self.dice.codes(g, 5))
-            self.throw[g] = 1
+        for name, value in self._fresh.items():
+            getattr(self, name)[g] = value
+        apply_throws(self, g, self.dice.codes(g, _FIVE))
 
     def joker_status(self, games: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(bonus_due, joker)`` for entering the current dice now (cf. ``ScorecardGame``)."""
         g = self._games(games)
-        return self._joker_status(g, self.current[g])
-
-    def _joker_status(self, g: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        f = self.flow
-        cards = self.cards[g, p] if f.needs_face else None
-        return f.joker_status(self.roll[g], self.cards[g, p, f.five], self.bonuses[g, p], cards)
+        return joker_status(self, g, self.current[g])
 
     def action_masks(self, games: np.ndarray | None = None) -> np.ndarray:
         """Legal actions, ``(n, n_actions)`` bool (all False where a game is done)."""
-        g = self._games(games)
-        if self.num_players == 1:
-            boxes = self.cards[g, 0] < 0 if games is not None else self.cards[:, 0] < 0
-            p = np.zeros(g.size, dtype=np.int64)
-        else:
-            p = self.current[g]
-            boxes = self.cards[g, p] < 0
-        roll = self.roll[g]
-        if self.flow.forced:
-            boxes = self.flow.legal_boxes(boxes, roll, self._joker_status(g, p)[1])
-        return self.flow.action_mask(roll, self.throw[g], boxes)
+        return legal_masks(self, slice(None) if games is None else self._games(games))
 
     def step(self, actions: np.ndarray, games: np.ndarray | None = None) -> np.ndarray:
         """Apply one legal action per game (not checked: see :meth:`action_masks`).
@@ -176,47 +252,22 @@ class ScorecardEngine:
         """
         g = self._games(games)
         a = np.asarray(actions, dtype=np.int64)
-        rewards = np.zeros((g.size, self.num_players), dtype=np.int32)
-        reroll = a < N_REROLL_ACTIONS
-        if reroll.all():
-            self._reroll(g, a)
-            return rewards
-        if reroll.any():
-            self._reroll(g[reroll], a[reroll])
-            rows = np.flatnonzero(~reroll)
+        if games is None:
+            self.last_rewards.fill(0)
         else:
-            rows = np.arange(g.size)
-        gs = g[rows]
-        p = self.current[gs]
-        rewards[rows, p] = self._score(gs, p, a[rows] - N_REROLL_ACTIONS)
-        self._advance(gs, p)
-        return rewards
-
-    def _reroll(self, g: np.ndarray, a: np.ndarray) -> None:
-        self.roll[g] = self.flow.rethrow(self.roll[g], a, self.dice.codes(g, self.flow.reroll_count[a]))
-        self.throw[g] += 1
-
-    def _score(self, g: np.ndarray, p: np.ndarray, box: np.ndarray) -> np.ndarray:
-        due, joker = self._joker_status(g, p)
-        e = self.flow.enter(self.roll[g], box, joker, due, self.upper[g, p], self.upper_paid[g, p])
-        self.cards[g, p, box] = e.points
-        self.upper[g, p] = e.upper_total
-        self.upper_paid[g, p] |= e.pays_upper_bonus
-        self.bonuses[g, p] += due
-        self.totals[g, p] += e.gained
-        return e.gained
-
-    def _advance(self, g: np.ndarray, p: np.ndarray) -> None:
-        self.current[g], self.round[g], over = advance_turn(
-            p, self.round[g], self.num_players, self.num_boxes
-        )
-        if over.any():
-            fin = g[over]
-            self.done[fin] = True
-            self.throw[fin] = 0
-            self.roll[fin] = self.flow.no_roll
-            g = g[~over]
-        self._open_turn(g)
+            self.last_rewards[g] = 0
+        apply_decisions(self, g, a)
+        # the dice stream's order: the re-throws first, then the next turns' opening throws
+        reroll = a < N_REROLL_ACTIONS
+        rethrown = g[reroll] if not reroll.all() else g
+        if rethrown.size:
+            apply_throws(self, rethrown, self.dice.codes(rethrown, self.to_throw[rethrown]))
+        if rethrown.size < g.size:
+            entered = g[~reroll]
+            opening = entered[~self.done[entered]]
+            if opening.size:
+                apply_throws(self, opening, self.dice.codes(opening, _FIVE))
+        return self.last_rewards.copy() if games is None else self.last_rewards[g]
 
     # ------------------------------------------------------------------ observations
     def _build_observation_tables(self) -> None:

@@ -11,7 +11,7 @@ checked actions with errors that name the legal ones, and the card view ``cards[
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,6 +137,20 @@ class ScorecardGame:
     >>> g.current_player
     1
     """
+
+    #: The state of a game as one row of the batched engine: these arrays, by name (:meth:`row`).
+    ROW_FIELDS = (
+        "roll",
+        "throw",
+        "cards",
+        "upper",
+        "upper_paid",
+        "bonuses",
+        "totals",
+        "current",
+        "round",
+        "done",
+    )
 
     def __init__(
         self,
@@ -372,6 +386,33 @@ class ScorecardGame:
             self._turn_throws = []
             return
         self._start_turn()
+
+    def row(self) -> dict[str, Any]:
+        """The game's state as one row of the batched engine's arrays (:attr:`ROW_FIELDS`), copied."""
+        return {
+            "roll": self._roll,
+            "throw": self.throw,
+            "cards": self._cards.copy(),
+            "upper": self._upper.copy(),
+            "upper_paid": self._paid.copy(),
+            "bonuses": self._bonuses.copy(),
+            "totals": self._total.copy(),
+            "current": self.current_player,
+            "round": self.round,
+            "done": self.done,
+        }
+
+    @classmethod
+    def from_row(cls, rules: ScorecardRules, num_players: int, row: Mapping[str, Any]) -> ScorecardGame:
+        """The game whose state is ``row`` (one row of the batched engine's arrays, by the names of
+        :attr:`ROW_FIELDS`); its dice come from a fresh generator and its ``history`` starts empty."""
+        g = cls(rules, num_players=num_players, seed=0)
+        g._cards[:], g._upper[:], g._paid[:] = row["cards"], row["upper"], row["upper_paid"]
+        g._bonuses[:], g._total[:] = row["bonuses"], row["totals"]
+        g.current_player, g.round, g.done = int(row["current"]), int(row["round"]), bool(row["done"])
+        g.throw, g._roll = int(row["throw"]), int(row["roll"])
+        g._turn_throws = [g.dice] if g.dice else []
+        return g
 
     def clone(self) -> ScorecardGame:
         """A deep copy (its own dice source, same generator state)."""

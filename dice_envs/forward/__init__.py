@@ -23,16 +23,9 @@ A state is built from the env's game (``from_game``), from a row of a batched en
 
 from __future__ import annotations
 
-from .chance import (
-    CHANCE,
-    N_OUTCOMES,
-    TERMINAL,
-    ForwardBatch,
-    ForwardState,
-    outcome_index,
-    throw_outcomes,
-)
+from .chance import CHANCE, N_OUTCOMES, TERMINAL, outcome_index, throw_outcomes
 from .farkle import FarkleBatch, FarkleState
+from .model import ForwardBatch, ForwardState
 from .scorecard import ScorecardBatch, ScorecardState
 
 __all__ = [
