@@ -102,9 +102,9 @@ def _trainer(config: Path | str, args: argparse.Namespace) -> str:
 
 
 def _search(config: Path | str, args: argparse.Namespace, rules: dict, command: str) -> int:
-    """Run a search-learner recipe (:mod:`agents.search.learner`)."""
-    from agents.search import learner, win_learner
-    from agents.search.config import SearchConfig
+    """Run a search-learner recipe (:mod:`agents.training.search.learner`)."""
+    from agents.training.search import learner, win_learner
+    from agents.training.search.config import SearchConfig
     from agents.training.train import output_folder
 
     if args.total_timesteps is not None:

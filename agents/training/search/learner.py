@@ -3,7 +3,7 @@
 Fitted value iteration over visited states. Each iteration:
 
 1. **play** ``games_per_iteration`` solitaire games on the batched engine with the search agent
-   over the current network (:func:`agents.search.play.play_games`): each turn is searched exactly
+   over the current network (:func:`agents.players.search.play.play_games`): each turn is searched exactly
    to its end (the dice, the holds, the box) over the network's values of the states it can end in;
 2. **targets**: the searched value of each turn-start state met, i.e. this turn's expected points
    plus the network's value of where the turn leads, under the best play of the turn (a Bellman
@@ -19,7 +19,7 @@ from scoring; it never reads the exact solver's values (an empty solver cache st
 ``eval_games`` games on dice seeds never used for training (the learning curve's evaluation points).
 
 Products in the run folder: ``<name>.npz`` (weights) and its card ``<name>.json``
-(:mod:`agents.search.agent`), ``progress.csv``, ``learning_curve.png`` (score against wall-clock
+(:mod:`agents.players.search.agent`), ``progress.csv``, ``learning_curve.png`` (score against wall-clock
 time and against games played), ``config.json`` and ``checkpoints/`` (every
 ``checkpoint_every`` iterations and after the last: the network, Adam's moments and the replay
 buffer's states and targets, as plain arrays; ``--resume`` continues exactly where the newest
@@ -37,15 +37,15 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from agents.search import products
-from agents.search.agent import SearchAgent
-from agents.search.config import RESUMABLE, SearchConfig
-from agents.search.play import play_games
-from agents.search.value import VALUE_SCALE, LearnedValues, ValueNet, state_features
+from agents.players.search.agent import SearchAgent
+from agents.players.search.play import play_games
+from agents.players.search.value import VALUE_SCALE, LearnedValues, ValueNet, state_features
 from agents.solver.cache import single_thread_blas
 from agents.solver.scorecard import turn_solver
 from agents.training.products import TrainResult
 from agents.training.score_table import format_table, solitaire_rows
+from agents.training.search import products
+from agents.training.search.config import RESUMABLE, SearchConfig
 from dice_envs.io import atomic_write_text
 from dice_envs.rules import ConfigError
 
@@ -276,9 +276,9 @@ def prepare_folder(
 ) -> tuple[Path, dict[str, Any]] | None:
     """What a resume needs checked before any work (the recipe's keys, agent specs included, were
     checked by :meth:`SearchConfig.validate`), then ``config.json`` written: the run's
-    ``config.json`` (it must equal ``cfg`` but for :data:`~agents.search.config.RESUMABLE` keys,
+    ``config.json`` (it must equal ``cfg`` but for :data:`~agents.training.search.config.RESUMABLE` keys,
     else ``ConfigError`` naming them) and its newest intact checkpoint, loaded into ``model`` /
-    ``opt`` (:func:`agents.search.products.load_checkpoint`: ``ConfigError`` when none reads). A
+    ``opt`` (:func:`agents.training.search.products.load_checkpoint`: ``ConfigError`` when none reads). A
     refusal leaves the folder as it was. The checkpoint's path and state, or ``None`` for a fresh
     run."""
     got = None

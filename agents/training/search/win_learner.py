@@ -1,10 +1,10 @@
 """``trainer: search`` with ``reward: win``: a win chance of two-player turn starts, from self-play.
 
-Fitted value iteration as for solitaire points (:mod:`agents.search.learner`), on the two-player
+Fitted value iteration as for solitaire points (:mod:`agents.training.search.learner`), on the two-player
 engine. Each iteration:
 
 1. **self-play** ``games_per_iteration`` two-player games, both seats the same search over the
-   current network (:func:`agents.search.win_play.play_win_games`): each turn is searched exactly
+   current network (:func:`agents.players.search.win_play.play_win_games`): each turn is searched exactly
    to its end over the network's win chance of the other player's next turn start (exact 1, 1/2 or
    0 where the entry ends the game);
 2. **targets**: the searched win chance of each turn start met;
@@ -13,7 +13,7 @@ engine. Each iteration:
    ``batch_size``, the learning rate linear from ``learning_rate`` to ``lr_final``.
 
 It starts from random weights and never reads the solver's values. Every ``eval_every``
-iterations the network's agent (:class:`agents.search.win_agent.WinSearchAgent`) plays
+iterations the network's agent (:class:`agents.players.search.win_agent.WinSearchAgent`) plays
 ``eval_games`` games against ``eval_opponent`` on dice never used for training, each deal once
 from each seat (the game runner, :func:`agents.evaluation.regret.seat_games`); the win rate (ties
 1/2) and its standard error are the learning curve. These games do not feed the learning.
@@ -30,16 +30,16 @@ from typing import Any
 
 import numpy as np
 
-from agents.search import products
-from agents.search.config import SearchConfig
-from agents.search.learner import EVAL_SEED_OFFSET, Iteration, fit, iterate
-from agents.search.value import ValueNet
-from agents.search.win import WIN_FEATURES, random_win_net, win_features
-from agents.search.win_play import play_win_games
+from agents.players.search.value import ValueNet
+from agents.players.search.win import WIN_FEATURES, random_win_net, win_features
+from agents.players.search.win_play import play_win_games
 from agents.solver.cache import single_thread_blas
 from agents.solver.scorecard import turn_solver
 from agents.training.artifacts import ProgressLog
 from agents.training.products import TrainResult
+from agents.training.search import products
+from agents.training.search.config import SearchConfig
+from agents.training.search.learner import EVAL_SEED_OFFSET, Iteration, fit, iterate
 from dice_envs.io import atomic_write_bytes
 
 __all__ = ["LEARNER", "match", "run", "train_win"]
@@ -47,7 +47,7 @@ __all__ = ["LEARNER", "match", "run", "train_win"]
 #: How the card names the learner.
 LEARNER = (
     "fitted value iteration over self-play turn starts of two-player games; targets: exact "
-    "expectimax of the turn over the current win network (agents.search.win_learner); no solver "
+    "expectimax of the turn over the current win network (agents.training.search.win_learner); no solver "
     "values read"
 )
 
@@ -72,7 +72,7 @@ def match(
 def evaluate_win(cfg: SearchConfig, net: ValueNet, games: int, seed: int) -> tuple[float, float]:
     """Win rate and its standard error of ``net``'s agent against ``cfg.eval_opponent``."""
     import agents
-    from agents.search.win_agent import WinSearchAgent
+    from agents.players.search.win_agent import WinSearchAgent
 
     rules = cfg.rule_config()
     with single_thread_blas():
@@ -111,7 +111,8 @@ def train_win(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> Tr
 
 
 def _fit(cfg: SearchConfig, model: Any, opt: Any, solver: Any, buffer: list[Any], it: int) -> float:
-    """:func:`agents.search.learner.fit` to the buffer's win targets (binary cross-entropy on the logit)."""
+    """:func:`~agents.training.search.learner.fit` to the buffer's win targets (binary cross-entropy
+    on the logit)."""
     import torch
 
     states = np.concatenate([s for s, _ in buffer])

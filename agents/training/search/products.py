@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from agents.search.agent import ALGORITHM
-from agents.search.config import SearchConfig
-from agents.search.value import FEATURES, ValueNet, npz_bytes
+from agents.players.search.agent import ALGORITHM
+from agents.players.search.value import FEATURES, ValueNet, npz_bytes
 from agents.training.artifacts import ProgressLog, RunReporter, resume_point
 from agents.training.products import TrainResult
+from agents.training.search.config import SearchConfig
 from dice_envs.io import atomic_write_bytes
 
 __all__ = ["LEARNER", "load_checkpoint", "open_log", "read_checkpoint", "save_checkpoint", "save_model"]
@@ -26,7 +26,7 @@ __all__ = ["LEARNER", "load_checkpoint", "open_log", "read_checkpoint", "save_ch
 #: How the card names the learner.
 LEARNER = (
     "fitted value iteration over the agent's own turn-start states; targets: exact expectimax of the "
-    "turn over the current network (agents.search.learner); no solver values read"
+    "turn over the current network (agents.training.search.learner); no solver values read"
 )
 _CKPT = re.compile(r"^iter-(\d{7})\.npz$")
 _KEEP = 2

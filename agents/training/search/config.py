@@ -1,4 +1,4 @@
-"""The hyper-parameters of the search learner (:mod:`agents.search.learner`) in one dataclass.
+"""The hyper-parameters of the search learner (:mod:`agents.training.search.learner`) in one dataclass.
 
 A recipe is a YAML mapping with ``trainer: search`` (``configs/train/*-search*.yaml``);
 ``dice-envs train --config <recipe>`` reads it here. Unknown keys, wrong types and values out of
@@ -13,7 +13,7 @@ Traceback (most recent call last):
 dice_envs.rules.config.ConfigError: unknown search config key 'iteration' (did you mean 'iterations'?); ...
 """
 
-# ruff: noqa: RUF009  (_knob returns dataclasses.field(...), which ruff cannot see through)
+# ruff: noqa: RUF009  (knob returns dataclasses.field(...), which ruff cannot see through)
 from __future__ import annotations
 
 import dataclasses
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.training.config import _knob
+from agents.training.config import knob
 from dice_envs.rules import GAMES, ConfigError, RuleConfig, ScorecardRules, make_rules
 from dice_envs.rules.config import did_you_mean
 
@@ -40,45 +40,43 @@ SEED_STRIDE = 10**7
 class SearchConfig:
     """All hyper-parameters of a search-learner run (every field documented)."""
 
-    name: str = _knob("search", "run name; the default output folder is runs/<name>")
-    game: str = _knob("spiffel", "spiffel | dice_poker | yahtzee (the scorecard games)")
-    rules: dict = _knob({}, "rule parameters (RuleConfig fields); empty = RULES.md defaults")
-    num_players: int = _knob(1, "1: solitaire (reward score); 2: a two-player game (reward win)")
-    reward: str = _knob(
+    name: str = knob("search", "run name; the default output folder is runs/<name>")
+    game: str = knob("spiffel", "spiffel | dice_poker | yahtzee (the scorecard games)")
+    rules: dict = knob({}, "rule parameters (RuleConfig fields); empty = RULES.md defaults")
+    num_players: int = knob(1, "1: solitaire (reward score); 2: a two-player game (reward win)")
+    reward: str = knob(
         "score", "score: the value is expected points (solitaire); win: the chance to win (two players)"
     )
-    trainer: str = _knob("search", "search (this learner)")
-    seed: int = _knob(0, "seeds the network, the training dice and the minibatches")
-    iterations: int = _knob(300, "play-and-fit iterations")
-    games_per_iteration: int = _knob(512, "games played per iteration (their turn starts are the data)")
-    buffer_iterations: int = _knob(10, "the targets of this many latest iterations are fitted")
-    fit_steps: int = _knob(200, "Adam steps per iteration")
-    batch_size: int = _knob(512, "states per Adam step")
-    learning_rate: float = _knob(1e-3, "Adam step size at the start")
-    lr_final: float = _knob(1e-4, "Adam step size at the end (linear in iterations)")
-    hidden: list = _knob([256, 256], "hidden layers of the value network (ReLU)")
-    eval_every: int = _knob(
+    trainer: str = knob("search", "search (this learner)")
+    seed: int = knob(0, "seeds the network, the training dice and the minibatches")
+    iterations: int = knob(300, "play-and-fit iterations")
+    games_per_iteration: int = knob(512, "games played per iteration (their turn starts are the data)")
+    buffer_iterations: int = knob(10, "the targets of this many latest iterations are fitted")
+    fit_steps: int = knob(200, "Adam steps per iteration")
+    batch_size: int = knob(512, "states per Adam step")
+    learning_rate: float = knob(1e-3, "Adam step size at the start")
+    lr_final: float = knob(1e-4, "Adam step size at the end (linear in iterations)")
+    hidden: list = knob([256, 256], "hidden layers of the value network (ReLU)")
+    eval_every: int = knob(
         10, "evaluate every this many iterations and after the last (0 = only after the last)"
     )
-    eval_games: int = _knob(1000, "games per evaluation (dice seeds never used for training)")
-    eval_opponent: str = _knob(
+    eval_games: int = knob(1000, "games per evaluation (dice seeds never used for training)")
+    eval_opponent: str = knob(
         "optimal", "reward win: the opponent of the evaluation games (an agent spec; seats balanced)"
     )
-    final_eval_games: int = _knob(10_000, "games of the evaluation written on the card")
-    final_eval_opponents: list = _knob(
+    final_eval_games: int = knob(10_000, "games of the evaluation written on the card")
+    final_eval_opponents: list = knob(
         [],
         "solitaire: built-in agents (e.g. heuristic, optimal) played on the final evaluation's dice "
         "beside the trained agent, in a table; empty = the trained agent alone",
     )
-    checkpoint_every: int = _knob(
+    checkpoint_every: int = knob(
         25,
         "save a checkpoint every this many iterations and after the last (0 = only after the last, "
         "which --resume continues, e.g. with more iterations)",
     )
-    torch_threads: int = _knob(
-        1, "torch CPU threads for the fit (fixed: the same seed trains the same model)"
-    )
-    progress_bar: bool = _knob(True, "show a progress bar (tqdm) over the iterations")
+    torch_threads: int = knob(1, "torch CPU threads for the fit (fixed: the same seed trains the same model)")
+    progress_bar: bool = knob(True, "show a progress bar (tqdm) over the iterations")
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
