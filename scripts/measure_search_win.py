@@ -3,7 +3,7 @@
 
 Each agent plays ``--games`` games against ``--opponent``: ``--games / 2`` deals, each played twice
 with the seats swapped and the same dice (the game runner,
-:func:`agents.training.search.win_learner.match`). A tie counts 1/2. The interval is the normal one over
+:func:`agents.training.search.learner.match`). A tie counts 1/2. The interval is the normal one over
 deals (each deal's share is the mean of its two games): rate ± 1.96 standard errors.
 
     python scripts/measure_search_win.py search:agents/pretrained/spiffel-search-win.npz \\
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import agents
     from agents.solver.cache import single_thread_blas
-    from agents.training.search.win_learner import match
+    from agents.training.search.learner import match
     from dice_envs.rules import make_rules
 
     rules = make_rules(args.game)

@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from agents.models.activations import ACTIVATION_NAMES
 from dice_envs.games import GAME_SPECS
@@ -39,7 +39,9 @@ __all__ = [
     "GYM_IDS",
     "REMOVED_KEYS",
     "RESUMABLE_KEYS",
+    "RunConfig",
     "TrainConfig",
+    "knob",
     "load_config",
 ]
 
@@ -82,15 +84,134 @@ def knob(default: Any, doc: str) -> Any:
 
 
 @dataclass
-class TrainConfig:
-    """All hyper-parameters of a MaskablePPO run (one flat namespace, every field documented)."""
+class RunConfig:
+    """What the config of every trainer shares: the knobs below, strict keys (an unknown key is
+    refused naming the allowed ones), loading from a YAML recipe and ``key=value`` overrides.
+    :class:`TrainConfig` (``ppo``, ``sb3``) and
+    :class:`agents.training.search.config.SearchConfig` (``search``) add their own."""
 
-    # --- what is trained -------------------------------------------------------------------
+    #: How errors name the config ("unknown training config key ...").
+    KIND: ClassVar[str] = "training"
+
     name: str = knob("run", "run name; the default output folder is runs/<name>")
     game: str = knob("spiffel", "spiffel | dice_poker | yahtzee | farkle")
     rules: dict = knob({}, "rule parameters (RuleConfig fields); empty = RULES.md defaults")
     num_players: int = knob(1, "seats at the table; the learner takes one, opponents the rest")
-    reward: str = knob("score", "score: points gained per step; win: +1/-1/0 at the end")
+    reward: str = knob(
+        "score", "score: points (ppo, sb3: gained per step); win: the chance to win (+1/-1/0 at the end)"
+    )
+    trainer: str = knob(
+        "ppo",
+        "ppo: agents.training.ppo on the native vector env | sb3: sb3-contrib MaskablePPO | search: "
+        "the search learner (agents.training.search.learner, SearchConfig's keys)",
+    )
+    seed: int = knob(0, "seeds the model, the dice and the opponents")
+    torch_threads: int = knob(
+        1,
+        "torch CPU threads (fixed: the same seed on the same machine trains the same model, however "
+        "busy the machine is; another count rounds the products differently, another model)",
+    )
+    progress_bar: bool = knob(True, "show a progress bar (tqdm)")
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        """Every allowed key, in declaration order."""
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any] | None = None, **overrides: Any) -> Any:
+        """A validated config from a mapping; unknown keys raise :class:`ConfigError`."""
+        merged = dict(values or {})
+        merged.update(overrides)
+        allowed = cls.field_names()
+        for key in merged:
+            if key in REMOVED_KEYS:
+                raise ConfigError(
+                    f"{cls.KIND} config key {key!r} was removed ({REMOVED_KEYS[key][1]}); "
+                    "delete it from the config"
+                )
+            if key not in allowed:
+                raise ConfigError(
+                    f"unknown {cls.KIND} config key {key!r}{did_you_mean(key, allowed)}; "
+                    f"allowed: {', '.join(allowed)}"
+                )
+        for key in ("rules",):
+            if key in merged and merged[key] is None:
+                merged[key] = {}
+        cfg = cls(**merged)
+        cfg.validate()
+        return cfg
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> Any:
+        """Load a config file (a flat YAML mapping of fields).
+
+        ``path`` is a file, or names a shipped recipe from any directory (``quickstart``,
+        ``configs/train/quickstart.yaml``: :func:`agents.training.recipes.find_config`). A key given
+        twice and a file with no keys are refused: YAML would keep the last value, or train
+        every default, without a word.
+        """
+        from agents.training.recipes import find_config, read_recipe
+
+        data = read_recipe(path)
+        path = find_config(path, "train")
+        try:
+            return cls.from_dict(data)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {exc}") from None
+
+    def with_overrides(self, assignments: Sequence[str] = (), **values: Any) -> Any:
+        """A copy with ``key=value`` strings (values parsed as YAML) and keyword values applied."""
+        import yaml
+
+        from dice_envs.rules.config import yaml_value
+
+        data = self.to_dict()
+        for text in assignments:
+            if "=" not in text:
+                raise ConfigError(f"override {text!r} must look like key=value")
+            key, raw = text.split("=", 1)
+            try:
+                data[key.strip()] = yaml_value(raw) if raw.strip() else ""
+            except yaml.YAMLError:
+                raise ConfigError(f"override {text!r}: the value is not valid YAML") from None
+        data.update({k: v for k, v in values.items() if v is not None})
+        return type(self).from_dict(data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON/YAML-friendly dict of every field."""
+        return dataclasses.asdict(self)
+
+    def rule_config(self) -> RuleConfig:
+        """The validated rules of the game."""
+        return make_rules(self.game, **self.rules)
+
+    def _check_common(self, ints: dict[str, tuple[int, int]], bools: tuple[str, ...] = ()) -> None:
+        """The checks every config makes: a plain run name, rule parameters the game takes,
+        ``progress_bar`` and ``bools`` true or false, and each of ``ints`` an integer in its range."""
+        if not isinstance(self.name, str) or not _NAME.match(self.name) or ".." in self.name:
+            raise ConfigError(
+                f"config 'name' must be a plain run name (letters, digits, '.', '_', '-'; no path "
+                f"separators or '..'), got {self.name!r}"
+            )
+        if not isinstance(self.rules, dict):
+            raise ConfigError(f"config 'rules' must be a mapping of rule parameters, got {self.rules!r}")
+        self.rule_config()  # validates the rule parameters themselves
+        for key in ("progress_bar", *bools):
+            if not isinstance(getattr(self, key), bool):
+                raise ConfigError(f"config {key!r} must be true or false, got {getattr(self, key)!r}")
+        for key, (lo, hi) in ints.items():
+            value = getattr(self, key)
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or not lo <= value <= hi:
+                raise ConfigError(f"config {key!r} must be an integer in [{lo}, {hi}], got {value!r}")
+
+
+@dataclass
+class TrainConfig(RunConfig):
+    """All hyper-parameters of a MaskablePPO run (one flat namespace, every field documented)."""
+
+    # --- what is trained -------------------------------------------------------------------
     reward_scale: float = knob(1.0, "training rewards are multiplied by this (evaluation is unscaled)")
     reward_shaping: float = knob(
         0.0,
@@ -108,22 +229,12 @@ class TrainConfig:
     )
 
     # --- run ---------------------------------------------------------------------------------
-    trainer: str = knob(
-        "ppo", "ppo: agents.training.ppo on the native vector env | sb3: sb3-contrib MaskablePPO"
-    )
     total_timesteps: int = knob(
         100_000,
         "environment steps of the learner (over all envs), rounded up to whole rollouts of "
         "n_envs x n_steps (the trainer says so when it rounds)",
     )
-    seed: int = knob(0, "seeds the model, the envs and the opponents")
     device: str = knob("auto", "auto (cuda when available) | cpu | cuda")
-    torch_threads: int = knob(
-        1,
-        "torch CPU threads (fixed: the same seed on the same machine trains the same model, however "
-        "busy the machine is; another count rounds the products differently, another model)",
-    )
-    progress_bar: bool = knob(True, "show a progress bar (tqdm)")
     tensorboard: bool = knob(True, "write TensorBoard logs to <out>/tb")
     verbose: int = knob(0, "0: quiet, 1: a line per evaluation (sb3: SB3 verbosity 0, 1, 2)")
 
@@ -197,107 +308,15 @@ class TrainConfig:
     bc_dagger_rounds: int = knob(0, "DAgger rounds after BC: the policy plays, the expert labels, refit")
     bc_dagger_samples: int = knob(20_000, "decisions played by the policy per DAgger round")
 
-    # ------------------------------------------------------------------ construction
-    @classmethod
-    def field_names(cls) -> tuple[str, ...]:
-        """Every allowed key, in declaration order."""
-        return tuple(f.name for f in dataclasses.fields(cls))
-
-    @classmethod
-    def from_dict(cls, values: Mapping[str, Any] | None = None, **overrides: Any) -> TrainConfig:
-        """A validated config from a mapping; unknown keys raise :class:`ConfigError`."""
-        merged = dict(values or {})
-        merged.update(overrides)
-        allowed = cls.field_names()
-        for key in merged:
-            if key in REMOVED_KEYS:
-                raise ConfigError(
-                    f"training config key {key!r} was removed ({REMOVED_KEYS[key][1]}); "
-                    "delete it from the config"
-                )
-            if key not in allowed:
-                raise ConfigError(
-                    f"unknown training config key {key!r}{did_you_mean(key, allowed)}; "
-                    f"allowed: {', '.join(allowed)}"
-                )
-        for key in ("rules",):
-            if key in merged and merged[key] is None:
-                merged[key] = {}
-        cfg = cls(**merged)
-        cfg.validate()
-        return cfg
-
-    @classmethod
-    def from_yaml(cls, path: str | Path) -> TrainConfig:
-        """Load a config file (a flat YAML mapping of fields).
-
-        ``path`` is a file, or names a shipped recipe from any directory (``quickstart``,
-        ``configs/train/quickstart.yaml``: :func:`agents.training.recipes.find_config`). A key given
-        twice and a file with no keys are refused: YAML would keep the last value, or train
-        every default, without a word.
-        """
-        from agents.training.recipes import find_config, read_recipe
-
-        data = read_recipe(path)
-        path = find_config(path, "train")
-        try:
-            return cls.from_dict(data)
-        except ConfigError as exc:
-            raise ConfigError(f"{path}: {exc}") from None
-
-    def with_overrides(self, assignments: Sequence[str] = (), **values: Any) -> TrainConfig:
-        """A copy with ``key=value`` strings (values parsed as YAML) and keyword values applied."""
-        import yaml
-
-        from dice_envs.rules.config import yaml_value
-
-        data = self.to_dict()
-        for text in assignments:
-            if "=" not in text:
-                raise ConfigError(f"override {text!r} must look like key=value")
-            key, raw = text.split("=", 1)
-            try:
-                data[key.strip()] = yaml_value(raw) if raw.strip() else ""
-            except yaml.YAMLError:
-                raise ConfigError(f"override {text!r}: the value is not valid YAML") from None
-        data.update({k: v for k, v in values.items() if v is not None})
-        return type(self).from_dict(data)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON/YAML-friendly dict of every field."""
-        return dataclasses.asdict(self)
-
     # ------------------------------------------------------------------ validation
     def validate(self) -> None:
         """Raise :class:`ConfigError` naming the first bad value and what is allowed."""
-        if not isinstance(self.name, str) or not _NAME.match(self.name) or ".." in self.name:
-            raise ConfigError(
-                f"config 'name' must be a plain run name (letters, digits, '.', '_', '-'; no path "
-                f"separators or '..'), got {self.name!r}"
-            )
         if self.game not in GAMES:
             raise ConfigError(f"config 'game' must be one of {', '.join(GAMES)}, got {self.game!r}")
-        if self.trainer == "search":
-            raise ConfigError(
-                "config 'trainer': a trainer: search recipe has its own keys "
-                "(agents.training.search.config.SearchConfig); dice-envs train reads it so"
-            )
         for key, allowed in _CHOICES.items():
             if getattr(self, key) not in allowed:
                 names = ", ".join(map(str, allowed))
                 raise ConfigError(f"config {key!r} must be one of {names}, got {getattr(self, key)!r}")
-        if not isinstance(self.rules, dict):
-            raise ConfigError(f"config 'rules' must be a mapping of rule parameters, got {self.rules!r}")
-        self.rule_config()  # validates the rule parameters themselves
-        for key in (
-            "progress_bar",
-            "tensorboard",
-            "self_play",
-            "snapshot_deterministic",
-            "normalize_advantage",
-        ):
-            if not isinstance(getattr(self, key), bool):
-                raise ConfigError(f"config {key!r} must be true or false, got {getattr(self, key)!r}")
         ranges: dict[str, tuple[int, int]] = {
             "num_players": (1, 8),
             "n_envs": (1, 1 << 20),
@@ -326,10 +345,9 @@ class TrainConfig:
                 "config 'torch_threads' must be an integer in [1, 4096], got 0: a count measured for "
                 "the machine (0) was removed, as a busy machine trained another model; give a fixed count"
             )
-        for key, (lo, hi) in ranges.items():
-            value = getattr(self, key)
-            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or not lo <= value <= hi:
-                raise ConfigError(f"config {key!r} must be an integer in [{lo}, {hi}], got {value!r}")
+        self._check_common(
+            ranges, ("tensorboard", "self_play", "snapshot_deterministic", "normalize_advantage")
+        )
         # real-valued knobs: (low, high, low inclusive, may be null)
         reals: dict[str, tuple[float, float, bool, bool]] = {
             "learning_rate": (0.0, 1.0, False, False),
@@ -430,10 +448,6 @@ class TrainConfig:
             raise ConfigError("config 'pool_builtin' is empty but 'pool_builtin_prob' > 0")
 
     # ------------------------------------------------------------------ derived values
-    def rule_config(self) -> RuleConfig:
-        """The validated rules of the game."""
-        return make_rules(self.game, **self.rules)
-
     @property
     def gym_id(self) -> str:
         """Registered Gymnasium id of the game."""

@@ -14,7 +14,7 @@ A value model is a pair of files: ``<stem>.npz`` (the network's weights, plain a
 ``allow_pickle=False``) and its model card ``<stem>.json`` (:mod:`agents.models.card`; algorithm
 ``search-value``, the feature set, the hidden widths and the weights' SHA-256, checked on load).
 Models are made by the search learner (:mod:`agents.training.search.learner`). A model of the chance to
-win a two-player game (card ``reward: win``, :mod:`agents.training.search.win_learner`) is played by
+win a two-player game (card ``reward: win``, :mod:`agents.training.search.learner`) is played by
 :class:`~agents.players.search.win_agent.WinSearchAgent`.
 
 >>> import agents
