@@ -354,7 +354,7 @@ def _plot_progress(ax: Any, rows: list[dict[str, str]], x_key: str, train: bool)
     label = "training games' win rate (sampled actions, vs the pool)"
     if not x.size:
         x, y = column("train_return")
-        label = "training episodes (sampled actions)"
+        label = "training games (the learner's own play)"
     if x.size and train:
         ax.plot(x, y, color="tab:blue", alpha=0.6, label=label)
         drawn = True
