@@ -221,7 +221,7 @@ def _load_model(
         _check_prefix(spec, rules_cfg)
     n = int(card.get("num_players", 1)) if num_players is None else num_players
     check_int("num_players", n, 1, 8)
-    from agents.search.agent import SearchAgent, is_value_card
+    from agents.players.search.agent import SearchAgent, is_value_card
 
     if is_value_card(card):  # a value model plays by search, with or without the search: prefix
         path = resolve_model_path(name)

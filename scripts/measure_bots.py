@@ -177,7 +177,7 @@ def measure(
     rules = make_rules(card["game"], **card["rules"])
     players = int(card["num_players"])
     if path.suffix == ".npz":  # a value model: search over it (its weights and card checked)
-        from agents.search.agent import SearchAgent
+        from agents.players.search.agent import SearchAgent
 
         agent = SearchAgent.from_file(str(path), path, rules, players)
     else:  # weights only, checked against the card, seen through the card's view (seats, older encodings)

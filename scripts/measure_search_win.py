@@ -3,7 +3,7 @@
 
 Each agent plays ``--games`` games against ``--opponent``: ``--games / 2`` deals, each played twice
 with the seats swapped and the same dice (the game runner,
-:func:`agents.search.win_learner.match`). A tie counts 1/2. The interval is the normal one over
+:func:`agents.training.search.learner.match`). A tie counts 1/2. The interval is the normal one over
 deals (each deal's share is the mean of its two games): rate ± 1.96 standard errors.
 
     python scripts/measure_search_win.py search:agents/pretrained/spiffel-search-win.npz \\
@@ -37,8 +37,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--games must be an even number >= 2 (each deal is played from both seats)")
 
     import agents
-    from agents.search.win_learner import match
     from agents.solver.cache import single_thread_blas
+    from agents.training.search.learner import match
     from dice_envs.rules import make_rules
 
     rules = make_rules(args.game)

@@ -200,8 +200,8 @@ def main(argv: list[str] | None = None) -> int:
             raise ConfigError("train_rllib needs the Ray extra: pip install 'dice-envs[ray]'") from None
         env_config, run = check_args(args)
 
+        from agents.evaluation.pool import ensure_ray
         from agents.ray.rllib import export_policy, ppo_config
-        from agents.ray.tournament import ensure_ray
 
         cfg = ppo_config(**run_arguments(args, env_config))
     except ConfigError as exc:

@@ -20,8 +20,8 @@ import pytest
 import agents
 from agents.commands import benchmark, leaderboard
 from agents.players.model import PRETRAINED_DIR
+from agents.players.search.value import npz_bytes
 from agents.registry import check_spec
-from agents.search.value import npz_bytes
 from dice_envs.engine import ScorecardGame
 from dice_envs.forward import FarkleBatch, FarkleState, ScorecardBatch, ScorecardState, throw_outcomes
 from dice_envs.rules import ConfigError, make_rules

@@ -26,18 +26,10 @@ LAYERS: list[tuple[str, ...]] = [
     ("agents.base",),  # the agent protocol
     ("agents.solver",),  # the exact solvers (on the engine's rule functions and the tables)
     ("agents.models",),  # model cards, safe model files, activations, network heads, seat views
-    # the built-in players, a person, ModelAgent (a model that plays), search over a value model
-    ("agents.players", "agents.search"),
+    ("agents.players",),  # who sits in a seat: built-in players, a person, a model, search players
     ("agents", "agents.registry"),  # load(spec): specs to players
-    ("agents.evaluation", "agents.ray.tournament"),  # the game runner, stats, ratings, regret; Ray's pool
-    # the trainers and what they write (the search learner's config, loop and products too)
-    (
-        "agents.training",
-        "agents.search.config",
-        "agents.search.learner",
-        "agents.search.products",
-        "agents.search.win_learner",
-    ),
+    ("agents.evaluation",),  # the game runner, stats, ratings, tournaments (on a pool or Ray), regret
+    ("agents.training",),  # the trainers and what they write (the search learner too)
     ("agents.ray",),  # sweeps on Ray Tune, RLlib training
     ("agents.commands",),  # the dice-envs command line
     ("agents.web",),  # the browser game pad (seats agents)

@@ -18,8 +18,8 @@ import dice_envs  # noqa: F401
 from agents.models.card import fit_card, make_card, read_card
 from agents.models.seat_views import seat_view
 from agents.players.model import ModelAgent, pretrained_names, resolve_model_path
-from agents.search.agent import SearchAgent
-from agents.search.win_agent import WinSearchAgent
+from agents.players.search.agent import SearchAgent
+from agents.players.search.win_agent import WinSearchAgent
 from dice_envs.encoding import decode, encode, observation_size
 from dice_envs.engine import new_game
 from dice_envs.layouts import layout

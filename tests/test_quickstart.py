@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from agents.commands.train import main
+from agents.players.search.agent import SearchAgent, load_value_model
 from agents.registry import load
-from agents.search.agent import SearchAgent, load_value_model
-from agents.search.config import SearchConfig
-from agents.search.learner import EVAL_SEED_OFFSET, run
 from agents.training.recipes import find_config
 from agents.training.score_table import GameStats, format_table, play_games
+from agents.training.search.config import SearchConfig
+from agents.training.search.learner import EVAL_SEED_OFFSET, run
 from dice_envs.rules import ConfigError, make_rules
 from tests.floats import assert_close
 

@@ -123,8 +123,8 @@ def test_cards_record_the_package_version_and_the_commit(monkeypatch, tmp_path):
 
 
 def test_a_trained_card_names_its_code_and_old_cards_still_load(tmp_path):
-    from agents.search.config import SearchConfig
-    from agents.search.learner import run
+    from agents.training.search.config import SearchConfig
+    from agents.training.search.learner import run
 
     tiny = {"iterations": 1, "games_per_iteration": 4, "fit_steps": 1, "batch_size": 8, "eval_every": 1}
     cfg = SearchConfig.from_dict(

@@ -38,12 +38,12 @@ def cli() -> Any:
 
 @pytest.fixture
 def no_ray(monkeypatch: pytest.MonkeyPatch) -> None:
-    import agents.ray.tournament
+    import agents.evaluation.pool
 
     def fail(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("Ray was started for a command line that should have been refused")
 
-    monkeypatch.setattr(agents.ray.tournament, "ensure_ray", fail)
+    monkeypatch.setattr(agents.evaluation.pool, "ensure_ray", fail)
 
 
 BAD = [

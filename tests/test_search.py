@@ -1,4 +1,5 @@
-"""The search agents and their learner: turn search over learned values (agents.search)."""
+"""The search agents and their learner: turn search over learned values (agents.players.search,
+agents.training.search)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,12 @@ import numpy as np
 import pytest
 
 import agents
-from agents.search.agent import SearchAgent, load_value_model
-from agents.search.config import SearchConfig
-from agents.search.learner import EVAL_SEED_OFFSET, run
-from agents.search.play import engine_states, play_games
-from agents.search.value import LearnedValues, ValueNet, feature_size, state_features
+from agents.players.search.agent import SearchAgent, load_value_model
+from agents.players.search.play import engine_states, play_games
+from agents.players.search.value import LearnedValues, ValueNet, feature_size, state_features
 from agents.solver.scorecard import turn_solver
+from agents.training.search.config import SearchConfig
+from agents.training.search.learner import EVAL_SEED_OFFSET, run
 from dice_envs.engine.scorecard import ScorecardEngine
 from dice_envs.rules import ConfigError, make_rules
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS

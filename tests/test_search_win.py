@@ -1,5 +1,5 @@
 """Two-player scorecard play for the win: the win network's features, the turn search over it, its
-agent and its learner (agents.search.win, win_agent, win_play, win_learner)."""
+agent and its learner (agents.players.search.win, win_agent, win_play; the learner with reward win)."""
 
 from __future__ import annotations
 
@@ -9,17 +9,17 @@ import numpy as np
 import pytest
 
 import agents
-from agents.search.config import SearchConfig
-from agents.search.win import (
+from agents.players.search.win import (
     WinSearch,
     random_win_net,
     win_feature_size,
     win_features,
 )
-from agents.search.win_agent import WinSearchAgent
-from agents.search.win_learner import match, run
-from agents.search.win_play import play_win_games, win_shares
+from agents.players.search.win_agent import WinSearchAgent
+from agents.players.search.win_play import play_win_games, win_shares
 from agents.solver.scorecard import turn_solver
+from agents.training.search.config import SearchConfig
+from agents.training.search.learner import match, run
 from dice_envs.engine.scorecard import ScorecardEngine
 from dice_envs.rules import ConfigError, make_rules
 from dice_envs.tables import scorecard_tables

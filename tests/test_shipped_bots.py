@@ -58,11 +58,11 @@ def _check_policy(path: Path, card: dict[str, Any]) -> None:
 def _check_value_model(path: Path, card: dict[str, Any]) -> None:
     """A search bot: its weights are the card's, its recipe gives the card's config, and the card's
     games, steps, learning curve and evaluation are those of that config."""
-    from agents.search.agent import load_value_model
-    from agents.search.config import SearchConfig
-    from agents.search.value import FEATURES
-    from agents.search.win import WIN_FEATURES
+    from agents.players.search.agent import load_value_model
+    from agents.players.search.value import FEATURES
+    from agents.players.search.win import WIN_FEATURES
     from agents.training.recipes import read_recipe
+    from agents.training.search.config import SearchConfig
     from dice_envs.rules import make_rules
 
     assert hashlib.sha256(path.read_bytes()).hexdigest() == card["weights_sha256"]

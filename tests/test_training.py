@@ -137,8 +137,8 @@ def _maybe_agents_load(path: Path, game: object, num_players: int) -> None:
 def test_every_shipped_config_loads() -> None:
     files = sorted(CONFIGS.glob("*.yaml"))
     assert {"quickstart.yaml", "spiffel.yaml", "dice_poker.yaml", "farkle.yaml"} <= {f.name for f in files}
-    from agents.search.config import SearchConfig
     from agents.training.recipes import read_recipe
+    from agents.training.search.config import SearchConfig
 
     for f in files:  # a trainer: search recipe has its own config class
         config = SearchConfig if read_recipe(f).get("trainer") == "search" else TrainConfig

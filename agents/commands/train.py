@@ -88,54 +88,6 @@ def main(argv: list[str] | None = None) -> int:
         return _main(argv)
 
 
-def _trainer(config: Path | str, args: argparse.Namespace) -> str:
-    """The trainer a run uses: ``--trainer``, a ``--set trainer=...``, else the recipe's ``trainer`` key."""
-    from agents.training.recipes import read_recipe
-
-    if args.trainer:
-        return str(args.trainer)
-    for text in reversed(args.overrides):
-        key, _, value = text.partition("=")
-        if key.strip() == "trainer":
-            return value.strip()
-    return str(read_recipe(config).get("trainer", "ppo"))
-
-
-def _search(config: Path | str, args: argparse.Namespace, rules: dict, command: str) -> int:
-    """Run a search-learner recipe (:mod:`agents.search.learner`)."""
-    from agents.search import learner, win_learner
-    from agents.search.config import SearchConfig
-    from agents.training.train import output_folder
-
-    if args.total_timesteps is not None:
-        raise ConfigError("the search learner counts iterations, not steps: use --set iterations=N")
-    if args.device == "cuda":
-        raise ConfigError(
-            "the search learner runs on the CPU (numpy search, a small torch fit): use --device cpu"
-        )
-    cfg = SearchConfig.from_yaml(
-        config,
-        args.overrides,
-        seed=args.seed,
-        trainer="search",
-        progress_bar=False if args.no_progress else None,
-    )
-    if rules:
-        cfg = SearchConfig.from_dict({**cfg.to_dict(), "rules": {**cfg.rules, **rules}})
-    folder = output_folder(cfg, args.out, args.resume)  # type: ignore[arg-type]
-    if args.resume and not folder.is_dir():
-        raise ConfigError(f"--resume: no run folder {folder}")
-    run = win_learner.run if cfg.reward == "win" else learner.run
-    result = run(cfg, folder, args.resume, command)
-    print(f"trained {result.steps} steps ({cfg.iterations} iterations) in {result.wall_time_s:.0f}s")
-    print(f"model: {result.model_path}\ncard:  {result.card_path}")
-    if result.curve_path:
-        print(f"curve: {result.curve_path}")
-    if result.table:
-        print(result.table)
-    return 0
-
-
 def _warning_line(message: Warning | str, category: type[Warning], *args: object, **kwargs: object) -> None:
     print(f"warning: {message}", file=sys.stderr)
 
@@ -145,7 +97,7 @@ def _main(argv: list[str] | None) -> int:
     given = list(argv if argv is not None else sys.argv[1:])
     command = " ".join(shlex.quote(a) for a in ["dice-envs", "train", *given])
     from agents.evaluation.tournament import parse_rule_overrides
-    from agents.training.config import load_config
+    from agents.training.train import load_run_config, output_folder, train
 
     folder: Path | None = None
     try:
@@ -154,9 +106,7 @@ def _main(argv: list[str] | None) -> int:
         if config is None:
             config = DEFAULT_CONFIG
             print("no --config given: running the quick start's recipe (quickstart)", file=sys.stderr)
-        if _trainer(config, args) == "search":
-            return _search(config, args, rules, command)
-        cfg = load_config(
+        cfg = load_run_config(
             config,
             args.overrides,
             seed=args.seed,
@@ -167,8 +117,6 @@ def _main(argv: list[str] | None) -> int:
         )
         if rules:
             cfg = cfg.with_overrides(rules={**cfg.rules, **rules})
-        from agents.training.train import output_folder, train
-
         folder = output_folder(cfg, args.out, args.resume)  # what train() picks: named for Ctrl-C
         result = train(cfg, out=folder, resume=args.resume, command=command)
     except ConfigError as exc:

@@ -1,6 +1,6 @@
 """Evaluation: playing games, their statistics, ratings and reports — one module per job.
 
-* :mod:`.play` — the game runner :func:`run_games` (every game played for a figure: tournaments,
+* :mod:`.runner` — the game runner :func:`run_games` (every game played for a figure: tournaments,
   training's evaluation table, ``scripts/measure_bots.py``, the leaderboard, the win-rate
   deficits of :mod:`agents.evaluation.regret`), seat-balanced lineups and seeds;
 * :mod:`.stats` — win counting (:func:`win_shares`, :func:`wins_draws_losses`) and intervals
@@ -9,7 +9,9 @@
   summaries of a run's records;
 * :mod:`.ratings` — Bradley-Terry ratings on the Elo scale (:func:`rate_agents`);
 * :mod:`.tournament` — :func:`evaluate`: solitaire series and seat-balanced round robins over a
-  process pool or Ray, and :func:`replay`;
+  process pool or Ray (:mod:`.pool`: the tasks on Ray), and :func:`replay`;
+* :mod:`.regret` — exact references: regret against the optimum, win-rate deficits;
+  :mod:`.bot_figures` — the shipped bots' measured figures as Markdown tables;
 * :mod:`.report` — ``results.json`` (:data:`RESULTS_SCHEMA`), ``games.csv`` and the plots.
 
 Two modes, chosen by the number of seats ``players``:

@@ -2,7 +2,7 @@
 
 :func:`evaluate` splits a run into tasks — one pairing, up to :data:`DEALS_PER_TASK` deals, each
 deal in every cyclic seat rotation — and plays each task as one :func:`~.play.run_games` batch,
-inline, on a process pool or on Ray (:mod:`agents.ray.tournament`). The tasks do not depend on the
+inline, on a process pool or on Ray (:mod:`agents.evaluation.pool`). The tasks do not depend on the
 number of workers and the results are put back in a fixed order, so a run is identical for a
 seed whatever the workers or the backend.
 
@@ -270,7 +270,7 @@ def evaluate(
     ``loader``: builds agents from specs (default :func:`agents.load`; a module-level function,
     so worker processes can use it). ``on_progress(n)`` is called as ``n`` more games finish.
     ``backend``: ``"local"`` (this machine's process pool) or ``"ray"`` (the same tasks on Ray,
-    :mod:`agents.ray.tournament`; ``address`` names an existing cluster): equal results either way.
+    :mod:`agents.evaluation.pool`; ``address`` names an existing cluster): equal results either way.
     Raises :class:`~dice_envs.rules.ConfigError` naming the bad game, agent spec, seat count, seed
     or rule parameter.
     """
@@ -305,7 +305,7 @@ def evaluate(
 
     try:
         if backend == "ray":
-            from agents.ray.tournament import run_tasks
+            from agents.evaluation.pool import run_tasks
 
             runs = run_tasks(tasks, _run_task, init=_init_worker, address=address, workers=workers)
             for i, recs in runs:

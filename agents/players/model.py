@@ -24,7 +24,7 @@ from dice_envs.rules import ConfigError, RuleConfig
 
 __all__ = ["MODEL_SUFFIXES", "PRETRAINED_DIR", "ModelAgent", "pretrained_names", "resolve_model_path"]
 
-#: Model files: policies (``.zip``, sb3-contrib) and value models (``.npz``, :mod:`agents.search`).
+#: Model files: policies (``.zip``, sb3-contrib) and value models (``.npz``, :mod:`agents.players.search`).
 MODEL_SUFFIXES = (".zip", ".npz")
 #: Where ``pretrained:<name>`` models live.
 PRETRAINED_DIR = Path(__file__).resolve().parents[1] / "pretrained"

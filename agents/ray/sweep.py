@@ -71,11 +71,11 @@ def load_sweep(path: str | Path) -> dict[str, Any]:
     """
     from agents.training.config import TrainConfig, load_config
     from agents.training.recipes import find_config
-    from dice_envs.rules.config import _unique_key_loader
+    from dice_envs.rules.config import yaml_value
 
     path = Path(path)
     try:
-        spec = yaml.load(path.read_text(encoding="utf-8"), Loader=_unique_key_loader())  # a SafeLoader
+        spec = yaml_value(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
         raise ConfigError(f"cannot read sweep file {path}: {text or type(exc).__name__}") from None
@@ -350,7 +350,7 @@ def run_sweep(sweep: Mapping[str, Any], out: str | Path, address: str | None = N
     from ray import tune
     from ray.tune.search import BasicVariantGenerator
 
-    from agents.ray.tournament import ensure_ray
+    from agents.evaluation.pool import ensure_ray
 
     out = check_out(out)
     try:

@@ -292,31 +292,43 @@ def plot_learning_curve(
     title: str,
     ylabel: str,
     references: dict[str, float] | None = None,
+    *,
+    x: str = "steps",
+    train: bool = True,
 ) -> Path | None:
-    """Plot a run's learning curve from its ``progress.csv`` (either trainer), with ``references``
-    as labelled lines; ``None`` (nothing written) when it has no row to draw."""
+    """Plot a run's learning curve from its ``progress.csv`` (every trainer): the evaluations
+    (± s.e.) and, with ``train``, the training games' results, against the column ``x``
+    (``steps``, or ``games`` for the search learner), with ``references`` as labelled lines;
+    ``None`` (nothing written) when it has no row to draw."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
-    if not _plot_progress(ax, ProgressLog.read(Path(run_dir) / "progress.csv")):
+    if not _plot_progress(ax, ProgressLog.read(Path(run_dir) / "progress.csv"), x, train):
         plt.close(fig)
         return None
     styles = ["--", ":", "-."]
     for i, (label, value) in enumerate((references or {}).items()):
         ax.axhline(value, color="0.3", ls=styles[i % len(styles)], lw=1, label=f"{label} ({value:.4g})")
-    return save_curve_figure(fig, ax, path, title, ylabel)
+    xlabel = {"steps": "environment steps", "games": "games played"}.get(x, x)
+    return save_curve_figure(fig, ax, path, title, ylabel, xlabel=xlabel)
 
 
 def save_curve_figure(
-    fig: Any, ax: Any, path: str | Path, title: str, ylabel: str, title_size: int = 12
+    fig: Any,
+    ax: Any,
+    path: str | Path,
+    title: str,
+    ylabel: str,
+    title_size: int = 12,
+    xlabel: str = "environment steps",
 ) -> Path:
-    """Label a learning-curve figure (steps on x), write it to ``path`` as PNG atomically, close it."""
+    """Label a learning-curve figure, write it to ``path`` as PNG atomically, close it."""
     import matplotlib.pyplot as plt
 
-    ax.set_xlabel("environment steps")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=title_size)
     ax.grid(alpha=0.3)
@@ -328,11 +340,12 @@ def save_curve_figure(
     return atomic_write_bytes(path, buf.getvalue(), overwrite=True)
 
 
-def _plot_progress(ax: Any, rows: list[dict[str, str]]) -> bool:
-    """Training returns and evaluations of ``progress.csv`` rows; whether anything was drawn."""
+def _plot_progress(ax: Any, rows: list[dict[str, str]], x_key: str, train: bool) -> bool:
+    """Training results (with ``train``) and evaluations of ``progress.csv`` rows against the
+    column ``x_key``; whether anything was drawn."""
 
     def column(name: str) -> tuple[np.ndarray, np.ndarray]:
-        pts = [(float(r["steps"]), float(r[name])) for r in rows if r.get(name) not in (None, "", "nan")]
+        pts = [(float(r[x_key]), float(r[name])) for r in rows if r.get(name) not in (None, "", "nan")]
         arr = np.asarray(pts, dtype=np.float64).reshape(-1, 2)
         return arr[:, 0], arr[:, 1]
 
@@ -341,14 +354,14 @@ def _plot_progress(ax: Any, rows: list[dict[str, str]]) -> bool:
     label = "training games' win rate (sampled actions, vs the pool)"
     if not x.size:
         x, y = column("train_return")
-        label = "training episodes (sampled actions)"
-    if x.size:
+        label = "training games (the learner's own play)"
+    if x.size and train:
         ax.plot(x, y, color="tab:blue", alpha=0.6, label=label)
         drawn = True
     x, y = column("eval")
     if x.size:
         _, se = column("eval_se")
-        ax.plot(x, y, "o-", color="tab:orange", ms=3, label="evaluation (argmax, ± s.e.)")
+        ax.plot(x, y, "o-", color="tab:orange", ms=3, label="evaluation (± s.e.)")
         if se.size == y.size:
             ax.fill_between(x, y - se, y + se, color="tab:orange", alpha=0.25)
         drawn = True

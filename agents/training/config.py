@@ -15,7 +15,7 @@ dice_envs.rules.config.ConfigError: unknown training config key 'learning_rte' (
 [32, 32]
 """
 
-# ruff: noqa: RUF009  (_knob returns dataclasses.field(...), which ruff cannot see through)
+# ruff: noqa: RUF009  (knob returns dataclasses.field(...), which ruff cannot see through)
 from __future__ import annotations
 
 import dataclasses
@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from agents.models.activations import ACTIVATION_NAMES
 from dice_envs.games import GAME_SPECS
@@ -39,7 +39,9 @@ __all__ = [
     "GYM_IDS",
     "REMOVED_KEYS",
     "RESUMABLE_KEYS",
+    "RunConfig",
     "TrainConfig",
+    "knob",
     "load_config",
 ]
 
@@ -75,127 +77,41 @@ RESUMABLE_KEYS = ("total_timesteps", "progress_bar", "tensorboard", "verbose", "
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
-def _knob(default: Any, doc: str) -> Any:
+def knob(default: Any, doc: str) -> Any:
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda d=default: type(d)(d), metadata={"doc": doc})
     return field(default=default, metadata={"doc": doc})
 
 
 @dataclass
-class TrainConfig:
-    """All hyper-parameters of a MaskablePPO run (one flat namespace, every field documented)."""
+class RunConfig:
+    """What the config of every trainer shares: the knobs below, strict keys (an unknown key is
+    refused naming the allowed ones), loading from a YAML recipe and ``key=value`` overrides.
+    :class:`TrainConfig` (``ppo``, ``sb3``) and
+    :class:`agents.training.search.config.SearchConfig` (``search``) add their own."""
 
-    # --- what is trained -------------------------------------------------------------------
-    name: str = _knob("run", "run name; the default output folder is runs/<name>")
-    game: str = _knob("spiffel", "spiffel | dice_poker | yahtzee | farkle")
-    rules: dict = _knob({}, "rule parameters (RuleConfig fields); empty = RULES.md defaults")
-    num_players: int = _knob(1, "seats at the table; the learner takes one, opponents the rest")
-    reward: str = _knob("score", "score: points gained per step; win: +1/-1/0 at the end")
-    reward_scale: float = _knob(1.0, "training rewards are multiplied by this (evaluation is unscaled)")
-    reward_shaping: float = _knob(
-        0.0,
-        "ppo, Farkle with reward win: potential-based shaping, c in phi = c x (own banked + turn total - "
-        "best other banked) / target, paid as gamma x phi(next) - phi(now) with phi = 0 at the end, so "
-        "the best policy is unchanged (Ng, Harada & Russell 1999); 0 = off",
-    )
-    opponents: list = _knob(["random"], "agent specs of the other seats (cycled) when self_play is off")
-    seat: int | None = _knob(None, "learner's seat; null = random per episode")
+    #: How errors name the config ("unknown training config key ...").
+    KIND: ClassVar[str] = "training"
 
-    # --- environment -----------------------------------------------------------------------
-    n_envs: int = _knob(1024, "games stepped at once (ppo: thousands, one forward pass per step; sb3: envs)")
-    vec_env: str = _knob(
-        "auto", "sb3 trainer only: auto (native if importable, else subproc) | native | subproc | dummy"
+    name: str = knob("run", "run name; the default output folder is runs/<name>")
+    game: str = knob("spiffel", "spiffel | dice_poker | yahtzee | farkle")
+    rules: dict = knob({}, "rule parameters (RuleConfig fields); empty = RULES.md defaults")
+    num_players: int = knob(1, "seats at the table; the learner takes one, opponents the rest")
+    reward: str = knob(
+        "score", "score: points (ppo, sb3: gained per step); win: the chance to win (+1/-1/0 at the end)"
     )
-
-    # --- run ---------------------------------------------------------------------------------
-    trainer: str = _knob(
-        "ppo", "ppo: agents.training.ppo on the native vector env | sb3: sb3-contrib MaskablePPO"
+    trainer: str = knob(
+        "ppo",
+        "ppo: agents.training.ppo on the native vector env | sb3: sb3-contrib MaskablePPO | search: "
+        "the search learner (agents.training.search.learner, SearchConfig's keys)",
     )
-    total_timesteps: int = _knob(
-        100_000,
-        "environment steps of the learner (over all envs), rounded up to whole rollouts of "
-        "n_envs x n_steps (the trainer says so when it rounds)",
-    )
-    seed: int = _knob(0, "seeds the model, the envs and the opponents")
-    device: str = _knob("auto", "auto (cuda when available) | cpu | cuda")
-    torch_threads: int = _knob(
+    seed: int = knob(0, "seeds the model, the dice and the opponents")
+    torch_threads: int = knob(
         1,
         "torch CPU threads (fixed: the same seed on the same machine trains the same model, however "
         "busy the machine is; another count rounds the products differently, another model)",
     )
-    progress_bar: bool = _knob(True, "show a progress bar (tqdm)")
-    tensorboard: bool = _knob(True, "write TensorBoard logs to <out>/tb")
-    verbose: int = _knob(0, "0: quiet, 1: a line per evaluation (sb3: SB3 verbosity 0, 1, 2)")
-
-    # --- PPO (both trainers) ------------------------------------------------------------------
-    learning_rate: float = _knob(3e-4, "Adam step size at the start")
-    lr_schedule: str = _knob("constant", "constant | linear | cosine (from learning_rate to lr_final)")
-    lr_final: float = _knob(0.0, "learning rate at the end of a linear / cosine schedule (ppo)")
-    adam_eps: float = _knob(1e-5, "Adam epsilon (ppo)")
-    n_steps: int = _knob(64, "rollout length per env per update (rollout = n_envs x n_steps samples)")
-    batch_size: int = _knob(4096, "minibatch size (samples per gradient step)")
-    n_epochs: int = _knob(4, "passes over each rollout")
-    gamma: float = _knob(1.0, "discount factor")
-    gae_lambda: float = _knob(0.95, "GAE lambda")
-    clip_range: float = _knob(0.2, "PPO clipping of the probability ratio")
-    clip_range_vf: float | None = _knob(None, "clipping of the value change per update (null = unclipped)")
-    normalize_advantage: bool = _knob(True, "normalise advantages per minibatch (ppo)")
-    ent_coef: float = _knob(0.0, "entropy bonus at the start")
-    ent_coef_final: float | None = _knob(
-        None, "entropy bonus at the end, linear in progress (null = constant)"
-    )
-    vf_coef: float = _knob(0.5, "value-loss weight")
-    max_grad_norm: float = _knob(0.5, "gradient clipping")
-    target_kl: float | None = _knob(None, "early stop of an update's epochs at this KL (null = off)")
-    net_arch: list = _knob([256, 256], "hidden layers of the policy and value networks (separate nets)")
-    activation: str = _knob("tanh", "tanh | relu")
-    policy_head: str = _knob(
-        "flat",
-        "flat (one Linear to the logits) | afterstate (Farkle, ppo: one shared network scores each "
-        "action by the points it sets aside and the dice thrown next; agents.models.afterstate)",
-    )
-    head_width: int = _knob(64, "hidden units of the afterstate head's shared action scorer")
-
-    # --- evaluation and checkpoints ----------------------------------------------------------
-    eval_freq: int = _knob(
-        20_000, "periodic evaluation every this many env steps (0 = none; the final table runs either way)"
-    )
-    eval_episodes: int = _knob(50, "episodes per periodic evaluation")
-    checkpoint_freq: int = _knob(
-        50_000, "save a checkpoint every this many env steps and at the end (0 = only at the end)"
-    )
-    final_eval_games: int = _knob(200, "games per opponent in the table printed at the end")
-    final_eval_opponents: list = _knob(
-        ["random", "greedy", "heuristic"], "built-in agents of the final table (and solitaire figures)"
-    )
-
-    # --- self-play ---------------------------------------------------------------------------
-    self_play: bool = _knob(False, "opponents drawn per episode from a pool of snapshots + built-ins")
-    snapshot_freq: int = _knob(20_000, "add a frozen copy of the learner to the pool every N steps")
-    pool_size: int = _knob(5, "newest snapshots kept in the pool")
-    pool_builtin: list = _knob(["heuristic"], "built-in agent specs in the pool")
-    pool_builtin_prob: float = _knob(0.5, "chance that an episode's opponent is a built-in agent")
-    pool_latest_prob: float = _knob(0.5, "chance that a snapshot opponent is the newest snapshot")
-    snapshot_deterministic: bool = _knob(False, "snapshots act by masked argmax (else they sample)")
-
-    # --- warm start: behaviour cloning of an expert -------------------------------------------
-    warm_start: str = _knob(
-        "none",
-        "none | bc (behaviour cloning of bc_expert before PPO) | model (start from init_model's weights)",
-    )
-    init_model: str = _knob(
-        "",
-        "warm_start: model: the model whose weights start the run (a .zip with its card, or "
-        "pretrained:<name>); same game, rules, seats and network as this config",
-    )
-    bc_expert: str = _knob("", "expert agent spec; empty = optimal (scorecard) / max-expected (farkle)")
-    bc_samples: int = _knob(50_000, "expert decisions collected for behaviour cloning")
-    bc_epochs: int = _knob(10, "passes over the behaviour-cloning data")
-    bc_batch_size: int = _knob(256, "behaviour-cloning minibatch")
-    bc_learning_rate: float = _knob(1e-3, "behaviour-cloning Adam step size")
-    bc_value_coef: float = _knob(0.5, "weight of the value regression on the expert's returns")
-    bc_dagger_rounds: int = _knob(0, "DAgger rounds after BC: the policy plays, the expert labels, refit")
-    bc_dagger_samples: int = _knob(20_000, "decisions played by the policy per DAgger round")
+    progress_bar: bool = knob(True, "show a progress bar (tqdm)")
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -204,7 +120,7 @@ class TrainConfig:
         return tuple(f.name for f in dataclasses.fields(cls))
 
     @classmethod
-    def from_dict(cls, values: Mapping[str, Any] | None = None, **overrides: Any) -> TrainConfig:
+    def from_dict(cls, values: Mapping[str, Any] | None = None, **overrides: Any) -> Any:
         """A validated config from a mapping; unknown keys raise :class:`ConfigError`."""
         merged = dict(values or {})
         merged.update(overrides)
@@ -212,12 +128,12 @@ class TrainConfig:
         for key in merged:
             if key in REMOVED_KEYS:
                 raise ConfigError(
-                    f"training config key {key!r} was removed ({REMOVED_KEYS[key][1]}); "
+                    f"{cls.KIND} config key {key!r} was removed ({REMOVED_KEYS[key][1]}); "
                     "delete it from the config"
                 )
             if key not in allowed:
                 raise ConfigError(
-                    f"unknown training config key {key!r}{did_you_mean(key, allowed)}; "
+                    f"unknown {cls.KIND} config key {key!r}{did_you_mean(key, allowed)}; "
                     f"allowed: {', '.join(allowed)}"
                 )
         for key in ("rules",):
@@ -228,7 +144,7 @@ class TrainConfig:
         return cfg
 
     @classmethod
-    def from_yaml(cls, path: str | Path) -> TrainConfig:
+    def from_yaml(cls, path: str | Path) -> Any:
         """Load a config file (a flat YAML mapping of fields).
 
         ``path`` is a file, or names a shipped recipe from any directory (``quickstart``,
@@ -245,7 +161,7 @@ class TrainConfig:
         except ConfigError as exc:
             raise ConfigError(f"{path}: {exc}") from None
 
-    def with_overrides(self, assignments: Sequence[str] = (), **values: Any) -> TrainConfig:
+    def with_overrides(self, assignments: Sequence[str] = (), **values: Any) -> Any:
         """A copy with ``key=value`` strings (values parsed as YAML) and keyword values applied."""
         import yaml
 
@@ -267,37 +183,140 @@ class TrainConfig:
         """Plain JSON/YAML-friendly dict of every field."""
         return dataclasses.asdict(self)
 
-    # ------------------------------------------------------------------ validation
-    def validate(self) -> None:
-        """Raise :class:`ConfigError` naming the first bad value and what is allowed."""
+    def rule_config(self) -> RuleConfig:
+        """The validated rules of the game."""
+        return make_rules(self.game, **self.rules)
+
+    def _check_common(self, ints: dict[str, tuple[int, int]], bools: tuple[str, ...] = ()) -> None:
+        """The checks every config makes: a plain run name, rule parameters the game takes,
+        ``progress_bar`` and ``bools`` true or false, and each of ``ints`` an integer in its range."""
         if not isinstance(self.name, str) or not _NAME.match(self.name) or ".." in self.name:
             raise ConfigError(
                 f"config 'name' must be a plain run name (letters, digits, '.', '_', '-'; no path "
                 f"separators or '..'), got {self.name!r}"
             )
+        if not isinstance(self.rules, dict):
+            raise ConfigError(f"config 'rules' must be a mapping of rule parameters, got {self.rules!r}")
+        self.rule_config()  # validates the rule parameters themselves
+        for key in ("progress_bar", *bools):
+            if not isinstance(getattr(self, key), bool):
+                raise ConfigError(f"config {key!r} must be true or false, got {getattr(self, key)!r}")
+        for key, (lo, hi) in ints.items():
+            value = getattr(self, key)
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or not lo <= value <= hi:
+                raise ConfigError(f"config {key!r} must be an integer in [{lo}, {hi}], got {value!r}")
+
+
+@dataclass
+class TrainConfig(RunConfig):
+    """All hyper-parameters of a MaskablePPO run (one flat namespace, every field documented)."""
+
+    # --- what is trained -------------------------------------------------------------------
+    reward_scale: float = knob(1.0, "training rewards are multiplied by this (evaluation is unscaled)")
+    reward_shaping: float = knob(
+        0.0,
+        "ppo, Farkle with reward win: potential-based shaping, c in phi = c x (own banked + turn total - "
+        "best other banked) / target, paid as gamma x phi(next) - phi(now) with phi = 0 at the end, so "
+        "the best policy is unchanged (Ng, Harada & Russell 1999); 0 = off",
+    )
+    opponents: list = knob(["random"], "agent specs of the other seats (cycled) when self_play is off")
+    seat: int | None = knob(None, "learner's seat; null = random per episode")
+
+    # --- environment -----------------------------------------------------------------------
+    n_envs: int = knob(1024, "games stepped at once (ppo: thousands, one forward pass per step; sb3: envs)")
+    vec_env: str = knob(
+        "auto", "sb3 trainer only: auto (native if importable, else subproc) | native | subproc | dummy"
+    )
+
+    # --- run ---------------------------------------------------------------------------------
+    total_timesteps: int = knob(
+        100_000,
+        "environment steps of the learner (over all envs), rounded up to whole rollouts of "
+        "n_envs x n_steps (the trainer says so when it rounds)",
+    )
+    device: str = knob("auto", "auto (cuda when available) | cpu | cuda")
+    tensorboard: bool = knob(True, "write TensorBoard logs to <out>/tb")
+    verbose: int = knob(0, "0: quiet, 1: a line per evaluation (sb3: SB3 verbosity 0, 1, 2)")
+
+    # --- PPO (both trainers) ------------------------------------------------------------------
+    learning_rate: float = knob(3e-4, "Adam step size at the start")
+    lr_schedule: str = knob("constant", "constant | linear | cosine (from learning_rate to lr_final)")
+    lr_final: float = knob(0.0, "learning rate at the end of a linear / cosine schedule (ppo)")
+    adam_eps: float = knob(1e-5, "Adam epsilon (ppo)")
+    n_steps: int = knob(64, "rollout length per env per update (rollout = n_envs x n_steps samples)")
+    batch_size: int = knob(4096, "minibatch size (samples per gradient step)")
+    n_epochs: int = knob(4, "passes over each rollout")
+    gamma: float = knob(1.0, "discount factor")
+    gae_lambda: float = knob(0.95, "GAE lambda")
+    clip_range: float = knob(0.2, "PPO clipping of the probability ratio")
+    clip_range_vf: float | None = knob(None, "clipping of the value change per update (null = unclipped)")
+    normalize_advantage: bool = knob(True, "normalise advantages per minibatch (ppo)")
+    ent_coef: float = knob(0.0, "entropy bonus at the start")
+    ent_coef_final: float | None = knob(
+        None, "entropy bonus at the end, linear in progress (null = constant)"
+    )
+    vf_coef: float = knob(0.5, "value-loss weight")
+    max_grad_norm: float = knob(0.5, "gradient clipping")
+    target_kl: float | None = knob(None, "early stop of an update's epochs at this KL (null = off)")
+    net_arch: list = knob([256, 256], "hidden layers of the policy and value networks (separate nets)")
+    activation: str = knob("tanh", "tanh | relu")
+    policy_head: str = knob(
+        "flat",
+        "flat (one Linear to the logits) | afterstate (Farkle, ppo: one shared network scores each "
+        "action by the points it sets aside and the dice thrown next; agents.models.afterstate)",
+    )
+    head_width: int = knob(64, "hidden units of the afterstate head's shared action scorer")
+
+    # --- evaluation and checkpoints ----------------------------------------------------------
+    eval_freq: int = knob(
+        20_000, "periodic evaluation every this many env steps (0 = none; the final table runs either way)"
+    )
+    eval_episodes: int = knob(50, "episodes per periodic evaluation")
+    checkpoint_freq: int = knob(
+        50_000, "save a checkpoint every this many env steps and at the end (0 = only at the end)"
+    )
+    final_eval_games: int = knob(200, "games per opponent in the table printed at the end")
+    final_eval_opponents: list = knob(
+        ["random", "greedy", "heuristic"], "built-in agents of the final table (and solitaire figures)"
+    )
+
+    # --- self-play ---------------------------------------------------------------------------
+    self_play: bool = knob(False, "opponents drawn per episode from a pool of snapshots + built-ins")
+    snapshot_freq: int = knob(20_000, "add a frozen copy of the learner to the pool every N steps")
+    pool_size: int = knob(5, "newest snapshots kept in the pool")
+    pool_builtin: list = knob(["heuristic"], "built-in agent specs in the pool")
+    pool_builtin_prob: float = knob(0.5, "chance that an episode's opponent is a built-in agent")
+    pool_latest_prob: float = knob(0.5, "chance that a snapshot opponent is the newest snapshot")
+    snapshot_deterministic: bool = knob(False, "snapshots act by masked argmax (else they sample)")
+
+    # --- warm start: behaviour cloning of an expert -------------------------------------------
+    warm_start: str = knob(
+        "none",
+        "none | bc (behaviour cloning of bc_expert before PPO) | model (start from init_model's weights)",
+    )
+    init_model: str = knob(
+        "",
+        "warm_start: model: the model whose weights start the run (a .zip with its card, or "
+        "pretrained:<name>); same game, rules, seats and network as this config",
+    )
+    bc_expert: str = knob("", "expert agent spec; empty = optimal (scorecard) / max-expected (farkle)")
+    bc_samples: int = knob(50_000, "expert decisions collected for behaviour cloning")
+    bc_epochs: int = knob(10, "passes over the behaviour-cloning data")
+    bc_batch_size: int = knob(256, "behaviour-cloning minibatch")
+    bc_learning_rate: float = knob(1e-3, "behaviour-cloning Adam step size")
+    bc_value_coef: float = knob(0.5, "weight of the value regression on the expert's returns")
+    bc_dagger_rounds: int = knob(0, "DAgger rounds after BC: the policy plays, the expert labels, refit")
+    bc_dagger_samples: int = knob(20_000, "decisions played by the policy per DAgger round")
+
+    # ------------------------------------------------------------------ validation
+    def validate(self) -> None:
+        """Raise :class:`ConfigError` naming the first bad value and what is allowed."""
         if self.game not in GAMES:
             raise ConfigError(f"config 'game' must be one of {', '.join(GAMES)}, got {self.game!r}")
-        if self.trainer == "search":
-            raise ConfigError(
-                "config 'trainer': a trainer: search recipe has its own keys "
-                "(agents.search.config.SearchConfig); dice-envs train reads it so"
-            )
         for key, allowed in _CHOICES.items():
             if getattr(self, key) not in allowed:
                 names = ", ".join(map(str, allowed))
                 raise ConfigError(f"config {key!r} must be one of {names}, got {getattr(self, key)!r}")
-        if not isinstance(self.rules, dict):
-            raise ConfigError(f"config 'rules' must be a mapping of rule parameters, got {self.rules!r}")
-        self.rule_config()  # validates the rule parameters themselves
-        for key in (
-            "progress_bar",
-            "tensorboard",
-            "self_play",
-            "snapshot_deterministic",
-            "normalize_advantage",
-        ):
-            if not isinstance(getattr(self, key), bool):
-                raise ConfigError(f"config {key!r} must be true or false, got {getattr(self, key)!r}")
         ranges: dict[str, tuple[int, int]] = {
             "num_players": (1, 8),
             "n_envs": (1, 1 << 20),
@@ -326,10 +345,9 @@ class TrainConfig:
                 "config 'torch_threads' must be an integer in [1, 4096], got 0: a count measured for "
                 "the machine (0) was removed, as a busy machine trained another model; give a fixed count"
             )
-        for key, (lo, hi) in ranges.items():
-            value = getattr(self, key)
-            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or not lo <= value <= hi:
-                raise ConfigError(f"config {key!r} must be an integer in [{lo}, {hi}], got {value!r}")
+        self._check_common(
+            ranges, ("tensorboard", "self_play", "snapshot_deterministic", "normalize_advantage")
+        )
         # real-valued knobs: (low, high, low inclusive, may be null)
         reals: dict[str, tuple[float, float, bool, bool]] = {
             "learning_rate": (0.0, 1.0, False, False),
@@ -430,10 +448,6 @@ class TrainConfig:
             raise ConfigError("config 'pool_builtin' is empty but 'pool_builtin_prob' > 0")
 
     # ------------------------------------------------------------------ derived values
-    def rule_config(self) -> RuleConfig:
-        """The validated rules of the game."""
-        return make_rules(self.game, **self.rules)
-
     @property
     def gym_id(self) -> str:
         """Registered Gymnasium id of the game."""

@@ -59,14 +59,14 @@ def read_recipe(path: str | Path) -> dict[str, Any]:
     """
     import yaml
 
-    from dice_envs.rules.config import _unique_key_loader
+    from dice_envs.rules.config import yaml_value
 
     try:
         path = find_config(path, "train")
     except ConfigError as exc:
         raise ConfigError(f"training {exc}") from None
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_unique_key_loader())
+        data = yaml_value(path.read_text(encoding="utf-8"))
         if data is None:
             raise ConfigError(
                 f"{path}: the file holds no config keys (an empty recipe would train every default); "

@@ -1,4 +1,4 @@
-"""``train(cfg)``: one entry point for both trainers.
+"""``train(cfg)``: one entry point for every trainer (:func:`load_run_config` reads any recipe).
 
 1. the run folder: a fresh ``runs/<name>`` (never an earlier run's), or the run being resumed,
    checked *before* anything is written (a different config is refused naming the keys; each
@@ -6,8 +6,9 @@
    intact checkpoint, or not at all, leaving the folder as it was);
 2. the device (``auto`` → ``cuda`` when available; ``cuda`` without CUDA is a one-line error);
 3. the trainer: ``ppo`` (:func:`agents.training.ppo.train_ppo`, the default) or ``sb3``
-   (:func:`agents.training.sb3_train.train_sb3`); both end with
-   :func:`agents.training.products.save_products`.
+   (:func:`agents.training.sb3_train.train_sb3`), both ending with
+   :func:`agents.training.products.save_products`; or ``search``
+   (:func:`agents.training.search.learner.run`, on the CPU, checking its own resume).
 """
 
 from __future__ import annotations
@@ -15,16 +16,27 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from agents.training.config import AGENT_LIST_KEYS, REMOVED_KEYS, RESUMABLE_KEYS, TrainConfig
+from agents.training.config import (
+    AGENT_LIST_KEYS,
+    REMOVED_KEYS,
+    RESUMABLE_KEYS,
+    RunConfig,
+    TrainConfig,
+    load_config,
+)
 from agents.training.products import TrainResult
+from agents.training.search.config import SearchConfig
 from dice_envs.io import atomic_write_text, fresh_folder, occupied
 from dice_envs.rules import ConfigError
 
 __all__ = [
     "check_agent_specs",
     "check_resume",
+    "load_run_config",
     "output_folder",
     "resolve_device",
     "train",
@@ -48,7 +60,32 @@ def _holds_run(folder: Path) -> bool:
     return folder.is_dir() and (any(folder.glob("*.zip")) or (folder / "checkpoints").is_dir())
 
 
-def output_folder(cfg: TrainConfig, out: str | Path | None, resume: bool) -> Path:
+def load_run_config(path: str | Path | None, overrides: Sequence[str] = (), **values: Any) -> RunConfig:
+    """The config of a run of any trainer: the recipe ``path`` (or the defaults), then ``key=value``
+    overrides and keyword values (``None``: not given). The trainer, from ``values``, the last
+    ``trainer=`` override or the recipe, picks the config: a :class:`SearchConfig` for ``search``,
+    which counts iterations and runs on the CPU, else a :class:`TrainConfig`."""
+    from agents.training.recipes import read_recipe
+
+    said = [
+        text.partition("=")[2].strip() for text in overrides if text.partition("=")[0].strip() == "trainer"
+    ]
+    trainer = values.get("trainer") or (said[-1] if said else None)
+    if trainer is None and path is not None:
+        trainer = read_recipe(path).get("trainer")
+    if trainer != "search":
+        return load_config(path, overrides, **values)
+    if values.pop("total_timesteps", None) is not None:
+        raise ConfigError("the search learner counts iterations, not steps: use --set iterations=N")
+    if values.pop("device", None) == "cuda":
+        raise ConfigError(
+            "the search learner runs on the CPU (numpy search, a small torch fit): use --device cpu"
+        )
+    base = SearchConfig.from_yaml(path) if path is not None else SearchConfig.from_dict({})
+    return base.with_overrides(overrides, **values)
+
+
+def output_folder(cfg: RunConfig, out: str | Path | None, resume: bool) -> Path:
     """The run's folder. Default ``runs/<name>``, or ``runs/<name>-2``, ``-3``, ... when something
     is there already (unless resuming it). A given ``out`` must be a new or empty folder, or, with
     ``resume``, the run to continue: a fresh run never writes into a folder holding files.
@@ -108,20 +145,25 @@ def check_resume(cfg: TrainConfig, out: Path) -> None:
 
 
 def train(
-    cfg: TrainConfig,
+    cfg: RunConfig,
     out: str | Path | None = None,
     resume: bool = False,
     command: str | None = None,
 ) -> TrainResult:
     """Run (or continue, ``resume``) the training described by ``cfg``; see the module doc."""
     folder = output_folder(cfg, out, resume)
+    if resume and not folder.is_dir():
+        raise ConfigError(f"--resume: no run folder {folder}")
+    command = command or " ".join(shlex.quote(a) for a in sys.argv)
+    if isinstance(cfg, SearchConfig):
+        from agents.training.search.learner import run
+
+        return run(cfg, folder, resume, command)
+    assert isinstance(cfg, TrainConfig)
     if resume:
-        if not folder.is_dir():
-            raise ConfigError(f"--resume: no run folder {folder}")
         check_resume(cfg, folder)  # its checkpoint: artifacts.resume_point, before the trainer writes
     check_agent_specs(cfg)
     device = resolve_device(cfg.device)  # before any file is written
-    command = command or " ".join(shlex.quote(a) for a in sys.argv)
     fresh = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
     saved = (folder / "config.json").read_text(encoding="utf-8") if resume else None

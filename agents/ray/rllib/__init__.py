@@ -6,7 +6,7 @@
 * :mod:`.config` — :func:`ppo_config`, a ready PPO config for a game;
 * :mod:`.export` — :func:`export_policy`, an RLlib policy as an sb3-contrib zip + model card.
 
-``dice_envs`` never imports Ray; ``agents.ray.tournament`` runs tournaments on Ray without RLlib.
+``dice_envs`` never imports Ray; ``agents.evaluation.pool`` runs tournaments on Ray without RLlib.
 """
 
 from __future__ import annotations

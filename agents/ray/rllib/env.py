@@ -1,13 +1,14 @@
 """Every game's PettingZoo AEC env as an RLlib ``MultiAgentEnv`` (new API stack).
 
-:class:`DiceMultiAgentEnv` drives the game logic of ``dice_envs.multiagent.<game>_v0.raw_env``
-(the one game flow of the project) and shows it to RLlib turn by turn:
+:class:`DiceMultiAgentEnv` drives the game logic of each game's PettingZoo ``raw_env``
+(:func:`dice_envs.games.raw_env_class`,
+the one game flow of the project) and shows it to RLlib turn by turn:
 
 * only the agent to move gets an observation, so RLlib asks exactly that agent for an action;
   an agent keeps the turn for all its decisions, as in the AEC env;
 * observations are ``{"observations": float32 features, "action_mask": float32 0/1}`` (the
   layout RLlib's action-masking modules read; :class:`~agents.ray.rllib.module.MaskedPPOModule`
-  sets the logits of illegal actions to :data:`agents.training.ppo.MASKED_LOGIT`);
+  sets the logits of illegal actions to :data:`agents.training.policy.MASKED_LOGIT`);
 * rewards go to every seat they concern on the step they happen (RLlib keeps a seat's reward
   until that seat's next observation, so nothing is lost between turns); at the end of the game
   every seat gets its final observation, reward and ``terminated`` (or ``truncated``: Farkle's

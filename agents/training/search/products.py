@@ -7,27 +7,30 @@ in ``.npz`` files, read back with ``allow_pickle=False``.
 from __future__ import annotations
 
 import hashlib
-import io
 import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from agents.search.agent import ALGORITHM
-from agents.search.config import SearchConfig
-from agents.search.value import FEATURES, ValueNet, npz_bytes
-from agents.training.artifacts import ProgressLog, RunReporter, resume_point
+from agents.players.search.agent import ALGORITHM
+from agents.players.search.value import FEATURES, ValueNet, npz_bytes
+from agents.players.search.win import WIN_FEATURES
+from agents.training.artifacts import ProgressLog, RunReporter, plot_learning_curve, resume_point
 from agents.training.products import TrainResult
+from agents.training.search.config import SearchConfig
 from dice_envs.io import atomic_write_bytes
 
-__all__ = ["LEARNER", "load_checkpoint", "open_log", "read_checkpoint", "save_checkpoint", "save_model"]
+__all__ = ["LEARNERS", "load_checkpoint", "open_log", "read_checkpoint", "save_checkpoint", "save_model"]
 
-#: How the card names the learner.
-LEARNER = (
-    "fitted value iteration over the agent's own turn-start states; targets: exact expectimax of the "
-    "turn over the current network (agents.search.learner); no solver values read"
-)
+#: How the card names the learner of each objective (``reward``).
+LEARNERS = {
+    "score": "fitted value iteration over the agent's own turn-start states; targets: exact expectimax "
+    "of the turn over the current network (agents.training.search.learner); no solver values read",
+    "win": "fitted value iteration over self-play turn starts of two-player games; targets: exact "
+    "expectimax of the turn over the current win network (agents.training.search.learner); no solver "
+    "values read",
+}
 _CKPT = re.compile(r"^iter-(\d{7})\.npz$")
 _KEEP = 2
 
@@ -138,20 +141,18 @@ def save_model(
     wall_s: float,
     resumed_from: Path | None,
     evaluation: dict[str, Any],
-    table: str = "",
-    value: dict[str, Any] | None = None,
-    curve_path: Path | None = None,
-    **extra: Any,
+    table: str,
 ) -> TrainResult:
-    """Write ``<name>.npz`` and its card (``evaluation``: the learner's final evaluation; ``value``:
-    the network's description, by default the solitaire value's; ``extra``: more card keys) and,
-    unless ``curve_path`` is given, the learning curve. ``table`` is the line printed at the end
-    (by default the mean score of ``evaluation``)."""
+    """Write ``<name>.npz``, its card (``evaluation``: the learner's final evaluation) and the
+    learning curve; ``table`` is what is printed at the end."""
     from agents.models.card import make_card, write_card
+    from agents.solver.scorecard import known_optimum
 
     data = net.to_bytes()
     model_path = atomic_write_bytes(folder / f"{cfg.name}.npz", data, overwrite=True)
     rows = ProgressLog.read(folder / "progress.csv")
+    win = cfg.reward == "win"
+    value = {"features": WIN_FEATURES if win else FEATURES, "hidden": net.hidden, "activation": "relu"}
     card = make_card(
         cfg.rule_config(),
         cfg.num_players,
@@ -163,25 +164,29 @@ def save_model(
         command=command,
         seed=cfg.seed,
         provenance=True,
-        **{"trainer": "search", "learner": LEARNER, **extra},
+        trainer="search",
+        learner=LEARNERS[cfg.reward],
+        **({"reward": "win"} if win else {}),
         games=games,
-        value=value or {"features": FEATURES, "hidden": net.hidden, "activation": "relu"},
+        value={**value, "output": "sigmoid"} if win else value,
         weights_sha256=hashlib.sha256(data).hexdigest(),
         learning_curve=learning_curve(rows),
     )
     card_path = write_card(model_path, card)
-    if curve_path is None:
-        curve_path = plot_curve(folder, cfg, rows)
-    if evaluation and not table:
-        mean, se = evaluation["mean_score"], evaluation["stderr"]
-        table = (
-            f"{cfg.game}: mean score {mean:.2f} ± {se:.2f} (s.e.), 95% CI [{mean - 1.96 * se:.2f}, "
-            f"{mean + 1.96 * se:.2f}] over {cfg.final_eval_games} games"
-        )
+    if win:
+        title = f"{cfg.name}: search learner for the win on {cfg.game}, 2 players"
+        ylabel, references = f"win rate against {cfg.eval_opponent}", {"even": 0.5}
+    else:
+        optimum = known_optimum(cfg.rule_config())  # a constant of the default rules: no solve
+        title, ylabel = f"{cfg.name}: search learner on {cfg.game}", "mean score"
+        references = {} if optimum is None else {"exact optimum": optimum}
+    curve = plot_learning_curve(
+        folder, folder / "learning_curve.png", title, ylabel, references, x="games", train=not win
+    )
     return TrainResult(
         model_path=model_path,
         card_path=card_path,
-        curve_path=curve_path,
+        curve_path=curve,
         steps=steps,
         steps_this_run=steps,
         wall_time_s=wall_s,
@@ -197,41 +202,3 @@ def learning_curve(rows: list[dict[str, str]]) -> list[dict[str, float]]:
     """The evaluation points of ``progress.csv`` rows (games, wall seconds, score, its s.e.)."""
     keys = ("games", "wall_s", "eval", "eval_se")
     return [{k: float(r[k]) for k in keys if r.get(k) not in (None, "")} for r in rows if r.get("eval")]
-
-
-def plot_curve(folder: Path, cfg: SearchConfig, rows: list[dict[str, str]]) -> Path | None:
-    """``learning_curve.png``: the evaluation score against wall-clock minutes and against games played."""
-    pts = [
-        (float(r["wall_s"]), float(r["games"]), float(r["eval"]), float(r.get("eval_se") or 0))
-        for r in rows
-        if r.get("eval")
-    ]
-    if not pts:
-        return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from agents.solver.scorecard import known_optimum
-
-    wall, games, score, se = (np.array(c) for c in zip(*pts, strict=True))
-    optimum = known_optimum(cfg.rule_config())  # a constant of the default rules: no solve
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
-    for ax, x, label in ((axes[0], wall / 60, "wall-clock minutes"), (axes[1], games, "games played")):
-        ax.plot(
-            x, score, "o-", ms=3, color="tab:orange", label=f"evaluation ({cfg.eval_games} games, ± s.e.)"
-        )
-        ax.fill_between(x, score - se, score + se, color="tab:orange", alpha=0.25)
-        if optimum is not None:
-            ax.axhline(optimum, color="0.3", ls="--", lw=1, label=f"exact optimum ({optimum:.2f})")
-        ax.set_xlabel(label)
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("mean score")
-    axes[1].legend(loc="lower right")
-    fig.suptitle(f"{cfg.name}: search learner on {cfg.game}")
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, dpi=100, format="png")
-    plt.close(fig)
-    return atomic_write_bytes(folder / "learning_curve.png", buf.getvalue(), overwrite=True)

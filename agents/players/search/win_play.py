@@ -3,13 +3,13 @@
 :func:`play_win_games` plays ``n`` two-player games at once on the batched engine
 (:class:`~dice_envs.engine.scorecard.ScorecardEngine` with ``num_players=2``). The games move in
 step: every game's seat 0 plays its turn, then every game's seat 1. At each turn start the turns of
-all games are searched together (:class:`agents.search.win.WinSearch`) over what the player to move
+all games are searched together (:class:`agents.players.search.win.WinSearch`) over what the player to move
 observes: its card, the other card's ``(mask, u)`` and the score difference. It returns the final
 totals and every turn start met with the searched win chance of that turn (the learner's targets).
 
 >>> from dice_envs.rules import make_rules
 >>> from agents.solver.scorecard import turn_solver
->>> from agents.search.win import random_win_net
+>>> from agents.players.search.win import random_win_net
 >>> solver = turn_solver(make_rules("spiffel"))
 >>> out = play_win_games(solver, random_win_net(solver, hidden=(8,), seed=0), games=3, seed=1)
 >>> out.totals.shape, out.own.shape, out.other.shape, out.d.shape, out.targets.shape
@@ -25,9 +25,9 @@ from typing import NamedTuple
 import numpy as np
 
 from agents.players.scorecard import _choose_rows
-from agents.search.play import engine_states
-from agents.search.value import ValueNet
-from agents.search.win import WinSearch
+from agents.players.search.play import engine_states
+from agents.players.search.value import ValueNet
+from agents.players.search.win import WinSearch
 from agents.solver.scorecard import TurnSolver
 from dice_envs.engine.scorecard import ScorecardEngine
 

@@ -12,7 +12,7 @@ network.
 The network (:class:`ValueNet`) is a multilayer perceptron on :func:`state_features`: the open
 boxes, the capped upper total (one-hot), the five-of-a-kind state (one-hot), whether the upper
 bonus is still within reach, and the share of boxes open. It is kept as plain arrays and
-evaluated with numpy in float64; training (:mod:`agents.search.learner`) fits a torch copy of it.
+evaluated with numpy in float64; training (:mod:`agents.training.search.learner`) fits a torch copy of it.
 Weights are saved as an ``.npz`` of plain arrays (read with ``allow_pickle=False``).
 
 >>> from dice_envs.rules import make_rules

@@ -3,7 +3,7 @@
 A scorecard turn is a small chance tree (three throws, holds in between, then a box); past the
 turn lies the rest of the game, whose worth the value model estimates for each state a turn can
 end in. :class:`SearchAgent` plays each turn by the solver's own turn search (the widget of
-:class:`agents.solver.scorecard.TurnSolver`) with :class:`~agents.search.value.LearnedValues` in
+:class:`agents.solver.scorecard.TurnSolver`) with :class:`~agents.players.search.value.LearnedValues` in
 place of the solved table: the dice are searched exactly, the future is judged by the model. With
 the exact table the same agent would be ``optimal``; with a random network it plays each turn for
 its own points. The Farkle ``planner:<model>`` (:mod:`agents.players.planner`) is the same agent
@@ -13,9 +13,9 @@ for Farkle: the turn searched exactly over a model's judgement of turn starts, a
 A value model is a pair of files: ``<stem>.npz`` (the network's weights, plain arrays, read with
 ``allow_pickle=False``) and its model card ``<stem>.json`` (:mod:`agents.models.card`; algorithm
 ``search-value``, the feature set, the hidden widths and the weights' SHA-256, checked on load).
-Models are made by the search learner (:mod:`agents.search.learner`). A model of the chance to
-win a two-player game (card ``reward: win``, :mod:`agents.search.win_learner`) is played by
-:class:`~agents.search.win_agent.WinSearchAgent`.
+Models are made by the search learner (:mod:`agents.training.search.learner`). A model of the chance to
+win a two-player game (card ``reward: win``, :mod:`agents.training.search.learner`) is played by
+:class:`~agents.players.search.win_agent.WinSearchAgent`.
 
 >>> import agents
 >>> bot = agents.load("pretrained:spiffel-search")          # doctest: +SKIP
@@ -31,9 +31,9 @@ import numpy as np
 
 from agents.models.card import fit_card, read_card
 from agents.players.scorecard import _PlanningAgent
-from agents.search.value import FEATURES, LearnedValues, ValueNet, feature_size
-from agents.search.win import WIN_FEATURES, win_feature_size
-from agents.search.win_agent import WinSearchAgent
+from agents.players.search.value import FEATURES, LearnedValues, ValueNet, feature_size
+from agents.players.search.win import WIN_FEATURES, win_feature_size
+from agents.players.search.win_agent import WinSearchAgent
 from agents.solver.plans import State, TurnPlan
 from agents.solver.scorecard import turn_solver
 from dice_envs.rules import ConfigError, ScorecardRules
@@ -112,7 +112,7 @@ class SearchAgent(_PlanningAgent):
         seed: int | None = None,
     ) -> SearchAgent | WinSearchAgent:
         """The agent of the value model at ``path`` (checked by :func:`load_value_model`): a
-        :class:`~agents.search.win_agent.WinSearchAgent` for a win model (``reward: win``)."""
+        :class:`~agents.players.search.win_agent.WinSearchAgent` for a win model (``reward: win``)."""
         net, card = load_value_model(path, rules, num_players)
         agent: SearchAgent | WinSearchAgent
         if card.get("reward") == "win":

@@ -9,7 +9,7 @@ look-ahead, the targets a value learner fits.
 
 >>> from dice_envs.rules import make_rules
 >>> from agents.solver.scorecard import turn_solver
->>> from agents.search.value import LearnedValues, ValueNet
+>>> from agents.players.search.value import LearnedValues, ValueNet
 >>> solver = turn_solver(make_rules("spiffel"))
 >>> V = LearnedValues(ValueNet.random(solver, hidden=(8,), seed=0), solver)
 >>> out = play_games(solver, V, games=4, seed=1)

@@ -2,7 +2,7 @@
 
 :class:`WinSearchAgent` reads its turn start from the observation (its own card, the other card's
 open boxes and upper total, both totals), searches the turn exactly over the win network
-(:class:`agents.search.win.WinSearch`: the dice, holds and boxes exactly; past the turn the
+(:class:`agents.players.search.win.WinSearch`: the dice, holds and boxes exactly; past the turn the
 network's estimate, with the other card's unseen five-of-a-kind state weighed half 0, half 50)
 and plays the throw it is shown by that plan, as the solitaire search agent does. Plans are kept
 by turn start (the same state gets the same plan and the same action, whatever else is in the
@@ -10,7 +10,7 @@ batch).
 
 >>> from dice_envs.rules import make_rules
 >>> from agents.solver.scorecard import turn_solver
->>> from agents.search.win import random_win_net
+>>> from agents.players.search.win import random_win_net
 >>> rules = make_rules("spiffel")
 >>> bot = WinSearchAgent(rules, 2, net=random_win_net(turn_solver(rules), hidden=(8,), seed=0))
 >>> bot.spec
@@ -26,8 +26,8 @@ import numpy as np
 
 from agents.base import check_mask, check_mask_width, legal_rows
 from agents.players.scorecard import _choose_rows, _ScorecardAgent
-from agents.search.value import ValueNet
-from agents.search.win import WinSearch
+from agents.players.search.value import ValueNet
+from agents.players.search.win import WinSearch
 from agents.solver.plans import TurnPlan
 from agents.solver.scorecard import turn_solver
 from dice_envs.layouts import layout
@@ -61,9 +61,9 @@ def observed_turn_starts(agent: _ScorecardAgent, observations: np.ndarray) -> tu
 class WinSearchAgent(_ScorecardAgent):
     """Plays a seat of a two-player scorecard game by exact turn search over a win-chance network
     (the other card's unseen five-of-a-kind state weighed by
-    :data:`~agents.search.win.OTHER_Z_WEIGHTS`).
+    :data:`~agents.players.search.win.OTHER_Z_WEIGHTS`).
 
-    ``net``: the network (:func:`agents.search.win.random_win_net` shape); ``model``: the model's
+    ``net``: the network (:func:`agents.players.search.win.random_win_net` shape); ``model``: the model's
     path or ``pretrained:<name>`` for the spec.
     """
 

@@ -4,7 +4,7 @@ At the start of a turn the player to move sees its own card ``(mask, u, z)`` (th
 :class:`agents.solver.scorecard.TurnSolver`), the other card and the score difference ``d = own
 total - other total``. A network estimates ``W``, the chance that the player to move wins (a
 tie counts 1/2): its sigmoid output reads :func:`win_features`, the features of both cards
-(:func:`agents.search.value.state_features`) and of ``d``.
+(:func:`agents.players.search.value.state_features`) and of ``d``.
 
 What is exact and what is not: the mover's turn is searched exactly (every throw, hold and box,
 each entry's points by the rules) and an entry that ends the game is scored exactly; any other
@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.search.value import ValueNet, feature_size, state_features
+from agents.players.search.value import ValueNet, feature_size, state_features
 from agents.solver.plans import TurnPlan
 from agents.solver.scorecard import NEG, TurnSolver
 

@@ -1,8 +1,8 @@
-"""The hyper-parameters of the search learner (:mod:`agents.search.learner`) in one dataclass.
+"""The hyper-parameters of the search learner (:mod:`agents.training.search.learner`) in one dataclass.
 
 A recipe is a YAML mapping with ``trainer: search`` (``configs/train/*-search*.yaml``);
 ``dice-envs train --config <recipe>`` reads it here. Unknown keys, wrong types and values out of
-range are refused naming the key and what is allowed.
+range are refused naming the key and what is allowed (:class:`agents.training.config.RunConfig`).
 
 >>> cfg = SearchConfig.from_dict({"name": "demo", "game": "yahtzee", "iterations": 3})
 >>> cfg.trainer, cfg.games_per_iteration, cfg.hidden
@@ -13,115 +13,57 @@ Traceback (most recent call last):
 dice_envs.rules.config.ConfigError: unknown search config key 'iteration' (did you mean 'iterations'?); ...
 """
 
-# ruff: noqa: RUF009  (_knob returns dataclasses.field(...), which ruff cannot see through)
+# ruff: noqa: RUF009  (knob returns dataclasses.field(...), which ruff cannot see through)
 from __future__ import annotations
 
-import dataclasses
-import re
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import ClassVar
 
-from agents.training.config import _knob
+from agents.training.config import RunConfig, knob
 from dice_envs.rules import GAMES, ConfigError, RuleConfig, ScorecardRules, make_rules
-from dice_envs.rules.config import did_you_mean
 
 __all__ = ["RESUMABLE", "SearchConfig"]
 
 #: Keys that may change when a run is resumed.
 RESUMABLE = ("iterations", "progress_bar", "eval_every", "final_eval_games", "checkpoint_every")
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 #: Training games of iteration ``i`` use dice seeds ``seed * SEED_STRIDE + i * games_per_iteration``.
 SEED_STRIDE = 10**7
 
 
 @dataclass
-class SearchConfig:
+class SearchConfig(RunConfig):
     """All hyper-parameters of a search-learner run (every field documented)."""
 
-    name: str = _knob("search", "run name; the default output folder is runs/<name>")
-    game: str = _knob("spiffel", "spiffel | dice_poker | yahtzee (the scorecard games)")
-    rules: dict = _knob({}, "rule parameters (RuleConfig fields); empty = RULES.md defaults")
-    num_players: int = _knob(1, "1: solitaire (reward score); 2: a two-player game (reward win)")
-    reward: str = _knob(
-        "score", "score: the value is expected points (solitaire); win: the chance to win (two players)"
-    )
-    trainer: str = _knob("search", "search (this learner)")
-    seed: int = _knob(0, "seeds the network, the training dice and the minibatches")
-    iterations: int = _knob(300, "play-and-fit iterations")
-    games_per_iteration: int = _knob(512, "games played per iteration (their turn starts are the data)")
-    buffer_iterations: int = _knob(10, "the targets of this many latest iterations are fitted")
-    fit_steps: int = _knob(200, "Adam steps per iteration")
-    batch_size: int = _knob(512, "states per Adam step")
-    learning_rate: float = _knob(1e-3, "Adam step size at the start")
-    lr_final: float = _knob(1e-4, "Adam step size at the end (linear in iterations)")
-    hidden: list = _knob([256, 256], "hidden layers of the value network (ReLU)")
-    eval_every: int = _knob(
+    KIND: ClassVar[str] = "search"
+
+    name: str = knob("search", "run name; the default output folder is runs/<name>")
+    trainer: str = knob("search", "search (this learner)")
+    iterations: int = knob(300, "play-and-fit iterations")
+    games_per_iteration: int = knob(512, "games played per iteration (their turn starts are the data)")
+    buffer_iterations: int = knob(10, "the targets of this many latest iterations are fitted")
+    fit_steps: int = knob(200, "Adam steps per iteration")
+    batch_size: int = knob(512, "states per Adam step")
+    learning_rate: float = knob(1e-3, "Adam step size at the start")
+    lr_final: float = knob(1e-4, "Adam step size at the end (linear in iterations)")
+    hidden: list = knob([256, 256], "hidden layers of the value network (ReLU)")
+    eval_every: int = knob(
         10, "evaluate every this many iterations and after the last (0 = only after the last)"
     )
-    eval_games: int = _knob(1000, "games per evaluation (dice seeds never used for training)")
-    eval_opponent: str = _knob(
+    eval_games: int = knob(1000, "games per evaluation (dice seeds never used for training)")
+    eval_opponent: str = knob(
         "optimal", "reward win: the opponent of the evaluation games (an agent spec; seats balanced)"
     )
-    final_eval_games: int = _knob(10_000, "games of the evaluation written on the card")
-    final_eval_opponents: list = _knob(
+    final_eval_games: int = knob(10_000, "games of the evaluation written on the card")
+    final_eval_opponents: list = knob(
         [],
         "solitaire: built-in agents (e.g. heuristic, optimal) played on the final evaluation's dice "
         "beside the trained agent, in a table; empty = the trained agent alone",
     )
-    checkpoint_every: int = _knob(
+    checkpoint_every: int = knob(
         25,
         "save a checkpoint every this many iterations and after the last (0 = only after the last, "
         "which --resume continues, e.g. with more iterations)",
     )
-    torch_threads: int = _knob(
-        1, "torch CPU threads for the fit (fixed: the same seed trains the same model)"
-    )
-    progress_bar: bool = _knob(True, "show a progress bar (tqdm) over the iterations")
-
-    @classmethod
-    def field_names(cls) -> tuple[str, ...]:
-        """Every allowed key, in declaration order."""
-        return tuple(f.name for f in dataclasses.fields(cls))
-
-    @classmethod
-    def from_dict(cls, values: Mapping[str, Any] | None = None, **overrides: Any) -> SearchConfig:
-        """A validated config from a mapping; unknown keys raise :class:`ConfigError`."""
-        merged = {**dict(values or {}), **{k: v for k, v in overrides.items() if v is not None}}
-        allowed = cls.field_names()
-        for key in merged:
-            if key not in allowed:
-                raise ConfigError(
-                    f"unknown search config key {key!r}{did_you_mean(key, allowed)}; "
-                    f"allowed: {', '.join(allowed)}"
-                )
-        if merged.get("rules") is None:
-            merged["rules"] = {}
-        cfg = cls(**merged)
-        cfg.validate()
-        return cfg
-
-    @classmethod
-    def from_yaml(cls, path: str | Path, overrides: Sequence[str] = (), **values: Any) -> SearchConfig:
-        """A recipe file (or a shipped recipe's name), then ``key=value`` overrides and keyword values."""
-        from agents.training.recipes import read_recipe
-        from dice_envs.rules.config import yaml_value
-
-        data = read_recipe(path)
-        for text in overrides:
-            if "=" not in text:
-                raise ConfigError(f"override {text!r} must look like key=value")
-            key, raw = text.split("=", 1)
-            data[key.strip()] = yaml_value(raw) if raw.strip() else ""
-        try:
-            return cls.from_dict(data, **values)
-        except ConfigError as exc:
-            raise ConfigError(f"{path}: {exc}") from None
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON/YAML-friendly dict of every field."""
-        return dataclasses.asdict(self)
 
     def rule_config(self) -> ScorecardRules:
         """The rules of the game trained."""
@@ -135,11 +77,6 @@ class SearchConfig:
 
     def validate(self) -> None:
         """Raise :class:`ConfigError` naming the first bad value and what is allowed."""
-        if not isinstance(self.name, str) or not _NAME.match(self.name) or ".." in self.name:
-            raise ConfigError(
-                "config 'name' must be a plain run name (letters, digits, '.', '_', '-'), got "
-                + repr(self.name)
-            )
         scorecard = [g for g in GAMES if g != "farkle"]
         if self.game not in scorecard:
             raise ConfigError(
@@ -156,9 +93,6 @@ class SearchConfig:
             )
         if not isinstance(self.eval_opponent, str) or not self.eval_opponent:
             raise ConfigError(f"config 'eval_opponent' must be an agent spec, got {self.eval_opponent!r}")
-        if not isinstance(self.rules, dict):
-            raise ConfigError(f"config 'rules' must be a mapping of rule parameters, got {self.rules!r}")
-        self.rule_config()
         ints = {
             "seed": (0, 10**6),
             "iterations": (1, 10**6),
@@ -172,10 +106,7 @@ class SearchConfig:
             "checkpoint_every": (0, 10**6),
             "torch_threads": (1, 256),
         }
-        for key, (lo, hi) in ints.items():
-            v = getattr(self, key)
-            if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
-                raise ConfigError(f"config {key!r} must be an integer in [{lo}, {hi}], got {v!r}")
+        self._check_common(ints)
         for key in ("learning_rate", "lr_final"):
             v = getattr(self, key)
             if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v < 1:
@@ -190,8 +121,6 @@ class SearchConfig:
                 "config 'hidden' must be a list of layer widths (1-4096), e.g. [256, 256]; "
                 f"got {self.hidden!r}"
             )
-        if not isinstance(self.progress_bar, bool):
-            raise ConfigError(f"config 'progress_bar' must be true or false, got {self.progress_bar!r}")
         self._check_agent_specs()
         if self.reward == "win":
             for key in ("eval_games", "final_eval_games"):

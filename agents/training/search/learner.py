@@ -1,0 +1,327 @@
+"""``trainer: search``: learn a value of turn starts from the agent's own games, from scratch.
+
+Fitted value iteration over visited states, for one of two objectives: ``reward: score``, the
+expected points of a solitaire game, or ``reward: win``, the chance to win a two-player game from
+self-play. Each iteration:
+
+1. **play** ``games_per_iteration`` games on the batched engine with the search agent over the
+   current network (:func:`agents.players.search.play.play_games`; for the win, both seats the
+   same search, :func:`agents.players.search.win_play.play_win_games`): each turn is searched
+   exactly to its end (the dice, the holds, the box) over the network's values of the states it
+   can end in (for the win: the other player's next turn start; exact 1, 1/2 or 0 where the entry
+   ends the game);
+2. **targets**: the searched value of each turn-start state met, i.e. this turn's expected points
+   plus the network's value of where the turn leads (or the searched win chance), under the best
+   play of the turn (a Bellman backup with the turn's chance handled exactly, so targets carry
+   little noise; a filled card is worth 0 by the rules, which anchors the backups at the end);
+3. **fit** the network to the targets of the last ``buffer_iterations`` iterations:
+   ``fit_steps`` Adam steps on minibatches of ``batch_size`` (mean squared error on points;
+   binary cross-entropy on the win chance's logit), the learning rate linear from
+   ``learning_rate`` to ``lr_final`` over the run.
+
+It starts from random weights and uses the rules, the dice probabilities and the tables derived
+from scoring; it never reads the exact solver's values (an empty solver cache stays empty). Every
+``eval_every`` iterations and after the last (``0``: only after the last) the network's agent
+plays ``eval_games`` games on dice seeds never used for training (the learning curve's points):
+alone for points; for the win against ``eval_opponent``, each deal once from each seat (the
+game runner, :func:`agents.evaluation.regret.seat_games`). These games do not feed the learning.
+
+Products in the run folder (:mod:`agents.training.search.products`): ``<name>.npz`` (weights) and
+its card ``<name>.json`` (:mod:`agents.players.search.agent`), ``progress.csv``,
+``learning_curve.png``, ``config.json`` and ``checkpoints/`` (every ``checkpoint_every``
+iterations and after the last: the network, Adam's moments and the replay buffer's states and
+targets, as plain arrays; ``--resume`` continues exactly where the newest intact checkpoint
+stopped, and refuses, touching nothing, when none is intact).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from agents.players.search.agent import SearchAgent
+from agents.players.search.play import play_games
+from agents.players.search.value import VALUE_SCALE, LearnedValues, ValueNet, state_features
+from agents.players.search.win import random_win_net, win_features
+from agents.players.search.win_agent import WinSearchAgent
+from agents.players.search.win_play import play_win_games
+from agents.solver.cache import single_thread_blas
+from agents.solver.scorecard import TurnSolver, turn_solver
+from agents.training.products import TrainResult
+from agents.training.score_table import format_table, solitaire_rows
+from agents.training.search import products
+from agents.training.search.config import RESUMABLE, SearchConfig
+from dice_envs.io import atomic_write_text
+from dice_envs.rules import ConfigError
+
+__all__ = [
+    "EVAL_SEED_OFFSET",
+    "Iteration",
+    "evaluate",
+    "final_evaluation",
+    "fit",
+    "match",
+    "play",
+    "prepare_folder",
+    "run",
+]
+
+#: Evaluation games use dice seeds from here on; training games use seeds below it.
+EVAL_SEED_OFFSET = 10**9
+_FIELDS = ["steps", "iteration", "games", "wall_s", "train_return", "value_start", "loss", "eval", "eval_se"]
+
+
+def _torch_net(net: ValueNet, threads: int) -> Any:
+    """A torch copy of ``net`` (float32) to fit."""
+    import torch
+
+    torch.set_num_threads(threads)
+    layers: list[Any] = []
+    for i, (w, b) in enumerate(zip(net.weights, net.biases, strict=True)):
+        lin = torch.nn.Linear(*w.shape)
+        with torch.no_grad():
+            lin.weight.copy_(torch.as_tensor(w.T))
+            lin.bias.copy_(torch.as_tensor(b))
+        layers += [lin] if i == len(net.weights) - 1 else [lin, torch.nn.ReLU()]
+    return torch.nn.Sequential(*layers)
+
+
+def _numpy_net(model: Any) -> ValueNet:
+    """The :class:`ValueNet` of a torch copy (weights as float64)."""
+    lins = [m for m in model if hasattr(m, "weight")]
+    return ValueNet(
+        [m.weight.detach().double().numpy().T.copy() for m in lins],
+        [m.bias.detach().double().numpy().copy() for m in lins],
+    )
+
+
+def match(
+    agent: Any, opponent: Any, rules: Any, games: int, seed: int, width: int = 1000
+) -> tuple[float, float]:
+    """``agent``'s win rate (ties 1/2) against ``opponent`` over ``games`` games: ``games / 2``
+    deals, each played from both seats with the same dice (the game runner); the rate and its
+    standard error over deals."""
+    from agents.evaluation.regret import seat_games
+
+    deals = games // 2
+    shares = np.stack(
+        [seat_games(agent, opponent, rules, seat, deals, seed, num_envs=width) for seat in (0, 1)], axis=1
+    )
+    per_deal = shares.mean(axis=1)
+    se = float(per_deal.std(ddof=1) / np.sqrt(deals)) if deals > 1 else 0.0
+    return float(per_deal.mean()), se
+
+
+def evaluate(cfg: SearchConfig, net: ValueNet, games: int, seed: int) -> tuple[float, float]:
+    """``net``'s agent over ``games`` games and the standard error: the mean score (points), or
+    the win rate against ``cfg.eval_opponent`` (win)."""
+    rules = cfg.rule_config()
+    with single_thread_blas():
+        if cfg.reward == "win":
+            import agents
+
+            opponent = agents.load(cfg.eval_opponent, game=rules, num_players=2)
+            return match(WinSearchAgent(rules, 2, net=net), opponent, rules, games, seed)
+        solver = turn_solver(rules)
+        scores = play_games(solver, LearnedValues(net, solver), games, seed).scores
+    return float(scores.mean()), float(scores.std(ddof=1) / np.sqrt(len(scores)))
+
+
+class Iteration(NamedTuple):
+    """What one iteration's games give the loop."""
+
+    states: np.ndarray  #: turn-start states met (one row each)
+    targets: np.ndarray  #: their searched values
+    steps: int  #: actions taken
+    train_return: float  #: the games' mean result (points; for the win the score difference)
+
+
+def play(cfg: SearchConfig, solver: TurnSolver, net: ValueNet, seed: int) -> Iteration:
+    """The ``games_per_iteration`` training games of ``net`` from dice seed ``seed``."""
+    if cfg.reward == "win":
+        won = play_win_games(solver, net, cfg.games_per_iteration, seed)
+        states = np.column_stack([won.own, won.other, won.d]).astype(np.int64)
+        return Iteration(states, won.targets, won.steps, float((won.totals[:, 0] - won.totals[:, 1]).mean()))
+    out = play_games(solver, LearnedValues(net, solver), cfg.games_per_iteration, seed)
+    return Iteration(out.states, out.targets, out.steps, float(out.scores.mean()))
+
+
+def _fit_buffer(cfg: SearchConfig, model: Any, opt: Any, solver: Any, buffer: list[Any], it: int) -> float:
+    """:func:`fit` to the buffer's states and targets: points / VALUE_SCALE with squared error, or
+    the win chance with binary cross-entropy on the logit."""
+    import torch
+
+    states = np.concatenate([s for s, _ in buffer])
+    targets = np.concatenate([t for _, t in buffer])
+    if cfg.reward == "win":
+        x = win_features(solver, states[:, :3], states[:, 3:5], states[:, 5])
+        return fit(cfg, model, opt, x, np.clip(targets, 0.0, 1.0), it, torch.nn.BCEWithLogitsLoss())
+    x = state_features(solver, *states.T)
+    return fit(cfg, model, opt, x, targets / VALUE_SCALE, it, lambda p, y: ((p - y) ** 2).mean())
+
+
+def fit(
+    cfg: SearchConfig, model: Any, opt: Any, x: np.ndarray, y: np.ndarray, it: int, loss_fn: Any
+) -> float:
+    """``fit_steps`` Adam steps of ``model`` on features ``x`` and targets ``y`` (minibatches of
+    ``batch_size`` drawn as a function of the seed and iteration ``it``; the step size linear from
+    ``learning_rate`` to ``lr_final`` over the run); ``loss_fn(output, target)``. The mean loss."""
+    import torch
+
+    x = torch.as_tensor(x, dtype=torch.float32)
+    y = torch.as_tensor(y, dtype=torch.float32)
+    frac = it / max(1, cfg.iterations - 1)
+    for group in opt.param_groups:
+        group["lr"] = cfg.learning_rate + frac * (cfg.lr_final - cfg.learning_rate)
+    rng = np.random.default_rng([cfg.seed, it])  # minibatches: a function of the seed and iteration
+    total = 0.0
+    for _ in range(cfg.fit_steps):
+        idx = torch.as_tensor(rng.integers(0, len(x), cfg.batch_size))
+        loss = loss_fn(model(x[idx])[:, 0], y[idx])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        total += loss.item()
+    return total / max(1, cfg.fit_steps)
+
+
+def prepare_folder(
+    cfg: SearchConfig, folder: Path, resume: bool, model: Any, opt: Any
+) -> tuple[Path, dict[str, Any]] | None:
+    """What a resume needs checked before any work (the recipe's keys, agent specs included, were
+    checked by :meth:`SearchConfig.validate`), then ``config.json`` written: the run's
+    ``config.json`` (it must equal ``cfg`` but for :data:`~agents.training.search.config.RESUMABLE` keys,
+    else ``ConfigError`` naming them) and its newest intact checkpoint, loaded into ``model`` /
+    ``opt`` (:func:`agents.training.search.products.load_checkpoint`: ``ConfigError`` when none reads). A
+    refusal leaves the folder as it was. The checkpoint's path and state, or ``None`` for a fresh
+    run."""
+    got = None
+    if resume:
+        path = folder / "config.json"
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"--resume: cannot read {path}: {exc}") from None
+        now = cfg.to_dict()
+        differ = (
+            [k for k in now if k not in RESUMABLE and saved.get(k) != now[k]]
+            if isinstance(saved, dict)
+            else ["*"]
+        )
+        if differ:
+            raise ConfigError(
+                f"--resume: the config differs from the run's {path} in {', '.join(differ)}; "
+                f"only {', '.join(RESUMABLE)} may change on resume"
+            )
+        got = products.load_checkpoint(folder, model, opt)
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(folder / "config.json", json.dumps(cfg.to_dict(), indent=2) + "\n", overwrite=True)
+    return got
+
+
+def run(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainResult:
+    """Run the search learner of ``cfg`` in ``folder`` (from
+    :func:`agents.training.train.output_folder`; the module docstring); the run's products."""
+    import torch
+
+    solver = turn_solver(cfg.rule_config())
+    win = cfg.reward == "win"
+    net = (random_win_net if win else ValueNet.random)(solver, cfg.hidden, seed=cfg.seed)
+    torch.manual_seed(cfg.seed)
+    model = _torch_net(net, cfg.torch_threads)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
+    start, games, steps, spent = 0, 0, 0, 0.0
+    buffer: list[tuple[np.ndarray, np.ndarray]] = []
+    resumed_from = None
+    got = prepare_folder(cfg, folder, resume, model, opt)
+    if got is not None:
+        resumed_from, state = got
+        start, games, steps, spent = (state[k] for k in ("iteration", "games", "steps", "wall_s"))
+        buffer = state["buffer"]
+        net = _numpy_net(model)
+    log = products.open_log(folder, _FIELDS, resume_steps=steps if resume else None, cfg=cfg, start=start)
+    t0 = time.perf_counter() - spent
+    try:
+        for it in range(start, cfg.iterations):
+            with single_thread_blas():
+                out = play(cfg, solver, net, cfg.seed_of(it))
+            games += cfg.games_per_iteration
+            steps += out.steps
+            buffer = [*buffer, (out.states, out.targets)][-cfg.buffer_iterations :]
+            loss = _fit_buffer(cfg, model, opt, solver, buffer, it)
+            net = _numpy_net(model)
+            row: dict[str, Any] = {
+                "steps": steps,
+                "iteration": it + 1,
+                "games": games,
+                "train_return": out.train_return,
+                "value_start": float(out.targets[0]),
+                "loss": loss,
+            }
+            last = it + 1 == cfg.iterations  # 0 = only at the end, for both
+            if last or (cfg.eval_every and (it + 1) % cfg.eval_every == 0):
+                row["eval"], row["eval_se"] = evaluate(cfg, net, cfg.eval_games, EVAL_SEED_OFFSET + cfg.seed)
+            row["wall_s"] = time.perf_counter() - t0
+            log.report(row, 1)
+            if last or (cfg.checkpoint_every and (it + 1) % cfg.checkpoint_every == 0):
+                state = {"iteration": it + 1, "games": games, "steps": steps, "wall_s": row["wall_s"]}
+                products.save_checkpoint(folder, model, opt, state, buffer)
+    finally:
+        log.close()
+    wall_s = time.perf_counter() - t0
+    evaluation, table = final_evaluation(cfg, net) if cfg.final_eval_games else ({}, "")
+    return products.save_model(
+        cfg,
+        folder,
+        net,
+        command,
+        games=games,
+        steps=steps,
+        wall_s=wall_s,
+        resumed_from=resumed_from,
+        evaluation=evaluation,
+        table=table,
+    )
+
+
+def final_evaluation(cfg: SearchConfig, net: ValueNet) -> tuple[dict[str, Any], str]:
+    """The card's evaluation of ``net``'s agent over ``final_eval_games`` dice seeds that training
+    never used, and the line or table printed at the end.
+
+    For the win: the win rate against ``eval_opponent``. For points with
+    ``final_eval_opponents``, the trained agent and each of them play the same dice through the
+    game runner (:func:`agents.training.score_table.solitaire_rows`), and the card keeps every
+    row; without, the learner's own player measures the trained agent alone."""
+    games, seed = cfg.final_eval_games, EVAL_SEED_OFFSET + 7_777_777 + cfg.seed
+    if cfg.reward == "win" or not cfg.final_eval_opponents:
+        mean, se = evaluate(cfg, net, games, seed)
+        lo, hi = mean - 1.96 * se, mean + 1.96 * se
+        if cfg.reward == "win":
+            line = (
+                f"{cfg.game}, 2 players: win rate {mean:.4f} ± {se:.4f} (s.e.), 95% CI [{lo:.4f}, "
+                f"{hi:.4f}] against {cfg.eval_opponent} over {games} games"
+            )
+            return {"games": games, "opponent": cfg.eval_opponent, "win_rate": mean, "stderr": se}, line
+        line = (
+            f"{cfg.game}: mean score {mean:.2f} ± {se:.2f} (s.e.), 95% CI [{lo:.2f}, {hi:.2f}] "
+            f"over {games} games"
+        )
+        return {"games": games, "mean_score": mean, "stderr": se}, line
+    rules = cfg.rule_config()
+    names = ", ".join(cfg.final_eval_opponents)
+    print(f"final evaluation: {games} games each of the trained agent and {names}", file=sys.stderr)
+    with single_thread_blas():
+        rows = solitaire_rows(SearchAgent(rules, net=net), rules, games, seed, cfg.final_eval_opponents, 256)
+    evaluation = {
+        "games": games,
+        "mean_score": rows[0].mean_score,
+        "stderr": rows[0].stderr,
+        "rows": [r.to_dict() for r in rows],
+    }
+    title = f"{cfg.game} solitaire, {games} games per agent, every agent on the same dice (seed {seed}):"
+    return evaluation, f"{title}\n{format_table(rows)}"
