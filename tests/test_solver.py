@@ -22,6 +22,7 @@ from agents.solver.cache import cache_key, cached_array
 from agents.solver.scorecard import TurnSolver
 from dice_envs.encoding import FarkleView, ScorecardView
 from dice_envs.engine import FarkleGame, ScorecardGame, new_game
+from dice_envs.forward import throw_outcomes
 from dice_envs.rules import ConfigError, make_rules
 from dice_envs.rules.scorecard import UPPER_FACES
 from dice_envs.tables import scorecard_tables
@@ -100,7 +101,7 @@ def _engine_value(game: ScorecardGame, memo: dict) -> float:
     if key not in memo:
         tables = scorecard_tables()
         total = 0.0
-        for roll, prob in zip(tables.roll_index, tables.roll_prob, strict=True):
+        for roll, prob in zip(tables.roll_index, throw_outcomes(5)[1], strict=True):
             here = game.clone()
             here.dice = roll
             best = -math.inf

@@ -8,7 +8,8 @@ expected number of points still to come under optimal play.
 
 Each turn is solved by the "widget" over the 252 sorted throws and 462 kept multisets: after the
 last throw the player scores the best box; before, he compares scoring now with the best kept
-sub-multiset, whose value is ``keep_to_roll @ E_next``. The best sub-multiset of every throw is
+sub-multiset, whose value is ``keep_outcomes() @ E_next`` (the chance of a re-throw,
+:func:`dice_envs.forward.keep_outcomes`). The best sub-multiset of every throw is
 found on the keep lattice (each keep's best = max of itself and its one-die-smaller children), so
 a turn costs a few dense matrix products over all ``(u, z)`` columns of a mask at once.
 
@@ -37,6 +38,7 @@ import numpy as np
 from agents.solver.cache import cache_key, cached_array, single_thread_blas
 from agents.solver.plans import PlanCache, State, TurnPlan
 from dice_envs.engine.scorecard_flow import scorecard_flow
+from dice_envs.forward import keep_outcomes, throw_outcomes
 from dice_envs.rules.scorecard import UPPER_FACES, ScorecardRules
 from dice_envs.tables import ScoreTables, score_tables, scorecard_tables
 
@@ -171,7 +173,8 @@ class TurnSolver:
         self.counts = np.stack([(t.rolls == f).sum(axis=1) for f in range(7)], axis=1)  # (252, 7)
         self.fk_rows = np.flatnonzero(t.five_kind)  # five-of-a-kind throws, faces 1..6 in order
         self.fk_faces = t.rolls[self.fk_rows, 0].astype(int)
-        self.k2r = t.keep_to_roll[:210]  # keeps of 0-4 dice (re-throwing at least one)
+        self.k2r = keep_outcomes()[:210]  # keeps of 0-4 dice (re-throwing at least one)
+        self.roll_prob = throw_outcomes(5)[1]  # the turn's first throw
         self.upper_idx = [b for b in range(self.k) if self.upper[b]]
         self.lower_idx = [b for b in range(self.k) if not self.upper[b]]
         self._reach: dict[int, np.ndarray] = {}
@@ -268,7 +271,7 @@ class TurnSolver:
         V = np.full((1 << self.k, self.U, self.Z), np.nan)
         full = (1 << self.k) - 1
         V[full] = 0.0
-        prob = self.t.roll_prob
+        prob = self.roll_prob
         for mask in range(full - 1, start_mask - 1, -1):
             if mask & start_mask != start_mask:
                 continue
@@ -360,7 +363,7 @@ class TurnSolver:
             TurnPlan(
                 box_values[j].copy() if copy else box_values[j],
                 [np.ascontiguousarray(kv[:, j]) for kv in keep_values],
-                float(self.t.roll_prob @ np.ascontiguousarray(E1[:, j])),
+                float(self.roll_prob @ np.ascontiguousarray(E1[:, j])),
             )
             for j in range(len(box_values))
         ]

@@ -34,6 +34,7 @@ from .chance import (
 )
 from .farkle import FarkleBatch, FarkleState
 from .scorecard import ScorecardBatch, ScorecardState
+from .turns import farkle_throws, keep_outcomes
 
 __all__ = [
     "CHANCE",
@@ -45,7 +46,9 @@ __all__ = [
     "ForwardState",
     "ScorecardBatch",
     "ScorecardState",
+    "farkle_throws",
     "forward_state",
+    "keep_outcomes",
     "outcome_index",
     "throw_outcomes",
 ]
