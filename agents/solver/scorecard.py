@@ -66,13 +66,10 @@ class FiveKindState(NamedTuple):
 
 
 @cache
-def _lattice() -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, np.ndarray]:
-    """Keep-lattice index arrays: per size 1..4 the keep indices and their children (padded).
-
-    Returns ``(level_keeps, level_children, roll_children, keep_size)``: ``level_keeps[s-1]`` are
-    the keep indices of size ``s``; ``level_children[s-1]`` (n_s × s) the keeps one die smaller
-    (padded by repetition); ``roll_children`` (252 × 5) the 4-dice sub-keeps of every throw.
-    """
+def _lattice() -> tuple[list[slice], list[np.ndarray], np.ndarray]:
+    """The keep lattice: per keep size ``s`` = 1..4 the slice of those keeps (contiguous in
+    ``keeps``) and their keeps one die smaller ``(s, n_s)`` (padded by repetition); and the 4-dice
+    sub-keeps of every throw ``(5, 252)``. Index arrays column-major."""
     t = scorecard_tables()
     sizes = np.array([len(k) for k in t.keeps])
 
@@ -80,24 +77,15 @@ def _lattice() -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, np.ndarr
         kids = sorted({t.keep_index[k[:i] + k[i + 1 :]] for i in range(len(k))})
         return (kids + [kids[0]] * width)[:width]
 
-    level_keeps, level_children = [], []
+    slices, level_children = [], []
     for s in range(1, 5):
         idx = np.flatnonzero(sizes == s)
-        level_keeps.append(idx)
-        level_children.append(np.array([children(t.keeps[i], s) for i in idx], dtype=np.int64))
+        assert np.array_equal(idx, np.arange(idx[0], idx[-1] + 1))
+        slices.append(slice(int(idx[0]), int(idx[-1]) + 1))
+        kids = np.array([children(t.keeps[i], s) for i in idx], dtype=np.int64)
+        level_children.append(np.ascontiguousarray(kids.T))
     roll_children = np.array([children(tuple(int(x) for x in r), 5) for r in t.rolls], dtype=np.int64)
-    return level_keeps, level_children, roll_children, sizes
-
-
-@cache
-def _lattice_cols() -> tuple[list[slice], list[np.ndarray], np.ndarray]:
-    """:func:`_lattice` as contiguous level slices and column-major child indices."""
-    level_keeps, level_children, roll_children, _ = _lattice()
-    slices = []
-    for keeps in level_keeps:
-        assert np.array_equal(keeps, np.arange(keeps[0], keeps[-1] + 1))
-        slices.append(slice(int(keeps[0]), int(keeps[-1]) + 1))
-    return slices, [np.ascontiguousarray(k.T) for k in level_children], np.ascontiguousarray(roll_children.T)
+    return slices, level_children, np.ascontiguousarray(roll_children.T)
 
 
 @dataclass
@@ -243,7 +231,7 @@ class TurnSolver:
         product a one-column call makes, so a column's values do not depend on the others (a
         matrix-matrix product may sum in another order); for batches of turns of separate games.
         """
-        level_slices, level_children, roll_children = _lattice_cols()
+        level_slices, level_children, roll_children = _lattice()
         E = S
         keep_values: list[np.ndarray] = []
         for _ in range(int(self.rules.num_throws) - 1):  # type: ignore[attr-defined]

@@ -1,17 +1,7 @@
-"""The chance of whole turns, from the forward model's throw outcomes: what the solvers search.
+"""The chance of whole turns from the forward model's throw outcomes (:func:`throw_outcomes`),
+what the exact solvers, the search agents and the Farkle planner of :mod:`agents` read.
 
-Every probability here is one of :func:`~dice_envs.forward.chance.throw_outcomes` (the distinct
-throws of ``k`` dice in their order), so the forward model, the exact solvers and the search
-agents (:mod:`agents.solver`, :mod:`agents.search`, the Farkle planner) read chance from one
-source:
-
-* :func:`keep_outcomes`: a scorecard re-throw, the probability of each throw of five dice
-  (``scorecard_tables().rolls``) after keeping each multiset (``scorecard_tables().keeps``) and
-  throwing the rest;
-* :func:`farkle_throws`: the throws of ``n`` Farkle dice as rows of the turn flow's tables
-  (:func:`dice_envs.tables.farkle_turn_tables`), with their probabilities.
-
->>> p = keep_outcomes()
+>>> p = keep_outcomes()   # a scorecard re-throw: P(throw of five | kept multiset)
 >>> p.shape, bool(np.allclose(p.sum(axis=1), 1.0, atol=1e-12))
 ((462, 252), True)
 >>> rows, probs = farkle_throws(2)
@@ -34,15 +24,15 @@ __all__ = ["farkle_throws", "keep_outcomes"]
 
 @cache
 def keep_outcomes() -> np.ndarray:
-    """``(462, 252)``: the probability of throw ``r`` of five dice after keeping multiset ``k``
-    and throwing the other ``5 - len(k)`` dice, at ``[k, r]`` (read-only; rows sum to 1)."""
+    """``(462, 252)`` read-only: the probability of throw ``r`` of five dice (``scorecard_tables().rolls``)
+    after keeping multiset ``k`` (``scorecard_tables().keeps``) and throwing the rest, at ``[k, r]``."""
     t = scorecard_tables()
     out = np.zeros((len(t.keeps), len(t.rolls)))
     for i, keep in enumerate(t.keeps):
-        if len(keep) == len(t.rolls[0]):
+        if len(keep) == 5:
             out[i, t.roll_index[keep]] = 1.0  # nothing thrown
             continue
-        faces, probs = throw_outcomes(len(t.rolls[0]) - len(keep))
+        faces, probs = throw_outcomes(5 - len(keep))
         for throw, p in zip(faces.tolist(), probs.tolist(), strict=True):
             out[i, t.roll_index[tuple(sorted(keep + tuple(throw)))]] = p
     out.flags.writeable = False
