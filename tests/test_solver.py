@@ -82,7 +82,8 @@ def test_single_state_plan_agrees_with_the_table(game: str, mask: int, data: st.
     one = core.box_values_one(sol.values, mask, u, z)
     filled = [b for b in range(core.k) if mask >> b & 1]
     assert np.all(np.isneginf(one[filled])) and np.all(np.delete(one, filled, axis=0).max(axis=0) > -np.inf)
-    assert core.plan(sol.values, mask, u, z).value == pytest.approx(sol.values[mask, u, z], abs=1e-9)
+    (plan,) = core.turn_plans(one[None])
+    assert plan.value == pytest.approx(sol.values[mask, u, z], abs=1e-9)
 
 
 def _engine_value(game: ScorecardGame, memo: dict) -> float:

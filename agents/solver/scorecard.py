@@ -338,10 +338,6 @@ class TurnSolver:
         vals = np.where(legal, vals, NEG).transpose(0, 2, 1)
         out[at[:, None, None], f.box_ids[:, None], self.fk_rows] = vals
 
-    def plan(self, V: np.ndarray, mask: int, u: int, z: int) -> TurnPlan:
-        """The solved turn of state ``(mask, u, z)`` under the value table ``V``."""
-        return self.turn_plans(self.box_values_one(V, mask, u, z)[None])[0]
-
     def turn_plans(self, box_values: np.ndarray) -> list[TurnPlan]:
         """The turn plan of each of ``n`` states from its box values ``(n, K, 252)``: one widget pass
         for all (``by_column``), so each plan is the very one its state alone gets."""

@@ -15,7 +15,6 @@ from functools import cache
 
 import numpy as np
 
-from ..rules.farkle import NUM_DICE as FARKLE_DICE
 from ..tables import farkle_turn_tables, scorecard_tables
 from .chance import throw_outcomes
 
@@ -42,15 +41,13 @@ def keep_outcomes() -> np.ndarray:
 def farkle_throws(n: int) -> tuple[np.ndarray, np.ndarray]:
     """The throws of ``n`` Farkle dice (1 to 6) in :func:`throw_outcomes` order: their rows of
     :func:`~dice_envs.tables.farkle_turn_tables` ``(M,)`` and probabilities ``(M,)`` (read-only)."""
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= FARKLE_DICE:
-        raise ValueError(f"a Farkle throw has 1 to {FARKLE_DICE} dice (an integer), got {n!r}")
-    return _farkle_throws(int(n))
+    faces, probs = throw_outcomes(n)  # refuses any n but an integer 1 to 6
+    return _farkle_rows(faces.shape[1]), probs
 
 
 @cache
-def _farkle_throws(n: int) -> tuple[np.ndarray, np.ndarray]:
-    faces, probs = throw_outcomes(n)
+def _farkle_rows(n: int) -> np.ndarray:
     index = farkle_turn_tables().roll_index
-    rows = np.array([index[tuple(f)] for f in faces.tolist()], dtype=np.int64)
+    rows = np.array([index[tuple(f)] for f in throw_outcomes(n)[0].tolist()], dtype=np.int64)
     rows.flags.writeable = False
-    return rows, probs
+    return rows
