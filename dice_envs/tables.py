@@ -6,13 +6,12 @@ or :func:`dice_envs.rules.farkle.score`, and every legality flag from
 cached (``functools.cache``); tests compare them with the functions.
 
 Scorecard tables index the 252 sorted five-dice throws (``ROLLS``) and the 462 multisets of
-0-5 kept dice (``KEEPS``).
+0-5 kept dice (``KEEPS``). The probabilities of throws are the forward model's
+(:func:`dice_envs.forward.throw_outcomes`, :mod:`dice_envs.forward.turns`).
 
 >>> t = scorecard_tables()
->>> t.rolls.shape, t.keeps_count, t.keep_to_roll.shape
-((252, 5), 462, (462, 252))
->>> round(float(t.roll_prob.sum()), 12)
-1.0
+>>> t.rolls.shape, t.keeps_count
+((252, 5), 462)
 """
 
 from __future__ import annotations
@@ -65,10 +64,8 @@ class ScorecardTables:
 
     rolls: np.ndarray  # (252, 5) int8, sorted throws
     roll_index: dict[tuple[int, ...], int]
-    roll_prob: np.ndarray  # (252,) probability of each throw of five dice
     keeps: list[tuple[int, ...]]  # 462 multisets of 0-5 dice
     keep_index: dict[tuple[int, ...], int]
-    keep_to_roll: np.ndarray  # (462, 252) P(roll | keep)
     reroll_keep: np.ndarray  # (252, 32) int16, kept multiset after re-throwing a mask
     reroll_legal: np.ndarray  # (252, 32) bool, canonical non-empty re-throw masks
     reroll_count: np.ndarray  # (32,) dice re-thrown by each mask
@@ -87,10 +84,6 @@ def scorecard_tables() -> ScorecardTables:
     roll_index = {r: i for i, r in enumerate(rolls)}
     keeps = [k for n in range(6) for k in _multisets(n)]
     keep_index = {k: i for i, k in enumerate(keeps)}
-    keep_to_roll = np.zeros((len(keeps), len(rolls)))
-    for ki, k in enumerate(keeps):
-        for add in _multisets(5 - len(k)):
-            keep_to_roll[ki, roll_index[tuple(sorted(k + add))]] += multiset_prob(add)
     reroll_keep = np.zeros((len(rolls), N_REROLL_ACTIONS), dtype=np.int16)
     reroll_legal = np.zeros((len(rolls), N_REROLL_ACTIONS), dtype=bool)
     for ri, r in enumerate(rolls):
@@ -101,10 +94,8 @@ def scorecard_tables() -> ScorecardTables:
     return ScorecardTables(
         rolls=arr,
         roll_index=roll_index,
-        roll_prob=np.array([multiset_prob(r) for r in rolls]),
         keeps=keeps,
         keep_index=keep_index,
-        keep_to_roll=keep_to_roll,
         reroll_keep=reroll_keep,
         reroll_legal=reroll_legal,
         reroll_count=np.array([bin(m).count("1") for m in range(N_REROLL_ACTIONS)], dtype=np.int8),
@@ -153,14 +144,13 @@ def score_tables(rules_class: type[ScorecardRules]) -> ScoreTables:
 class FarkleTables:
     """Tables of Farkle throws of 1-6 dice.
 
-    ``rolls[n]`` lists the sorted throws of ``n`` dice, ``prob[n]`` their probabilities,
-    ``points[n]`` (throws × 64) the points of each canonical scoring selection mask (0 where the
-    mask is not legal) and ``farkle[n]`` whether the throw scores nothing.
+    ``rolls[n]`` lists the sorted throws of ``n`` dice, ``points[n]`` (throws × 64) the points
+    of each canonical scoring selection mask (0 where the mask is not legal) and ``farkle[n]``
+    whether the throw scores nothing.
     """
 
     rolls: dict[int, list[tuple[int, ...]]]
     roll_index: dict[tuple[int, ...], int]
-    prob: dict[int, np.ndarray]
     points: dict[int, np.ndarray]
     farkle: dict[int, np.ndarray]
 
@@ -168,13 +158,12 @@ class FarkleTables:
 @cache
 def farkle_tables() -> FarkleTables:
     """Build (once) the Farkle throw tables from :func:`dice_envs.rules.farkle.score`."""
-    rolls, prob, points, farkle = {}, {}, {}, {}
+    rolls, points, farkle = {}, {}, {}
     index: dict[tuple[int, ...], int] = {}
     for n in range(1, NUM_DICE + 1):
         rs = _multisets(n)
         rolls[n] = rs
         index.update({r: i for i, r in enumerate(rs)})
-        prob[n] = np.array([multiset_prob(r) for r in rs])
         pts = np.zeros((len(rs), 2**NUM_DICE), dtype=np.int32)
         for ri, r in enumerate(rs):
             for m in range(1, 2**n):
@@ -182,7 +171,7 @@ def farkle_tables() -> FarkleTables:
                     pts[ri, m] = _score_sorted(tuple(r[i] for i in range(n) if m >> i & 1))
         points[n] = pts
         farkle[n] = np.array([not _has_score_sorted(r) for r in rs])
-    return FarkleTables(rolls=rolls, roll_index=index, prob=prob, points=points, farkle=farkle)
+    return FarkleTables(rolls=rolls, roll_index=index, points=points, farkle=farkle)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -64,8 +64,7 @@ FLOAT_SOURCES = frozenset(
         "mean_score",
         "std",
         "ci95",
-        "roll_prob",
-        "keep_to_roll",
+        "keep_outcomes",
     }
 )
 

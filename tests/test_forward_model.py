@@ -453,7 +453,8 @@ def test_batch_children_expand_every_outcome() -> None:
 
 @pytest.mark.parametrize("name", SCORECARD_GAMES)
 def test_expectimax_matches_the_keep_tables(name: str) -> None:
-    """A one-throw expectimax on the model equals the same sum over ``keep_to_roll``."""
+    """A one-throw expectimax on the model equals the same sum over ``keep_outcomes``."""
+    from dice_envs.forward import keep_outcomes
     from dice_envs.tables import score_tables, scorecard_tables
 
     rules = make_rules(name)
@@ -468,7 +469,7 @@ def test_expectimax_matches_the_keep_tables(name: str) -> None:
         leaf = best[kids.roll]  # a fresh card: no joker, every box open
         model = np.bincount(parent, weights=probs * leaf, minlength=len(holds))
         r = tables.roll_index[faces]
-        exact = [tables.keep_to_roll[tables.reroll_keep[r, a]] @ best for a in holds]
+        exact = [keep_outcomes()[tables.reroll_keep[r, a]] @ best for a in holds]
         np.testing.assert_allclose(model, exact, rtol=1e-12)
         one = s.afterstate(holds[-1])
         scalar = sum(p * max(c.game.box_points(b) for b in c.game.legal_boxes()) for c, p in one.children())

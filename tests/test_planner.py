@@ -22,6 +22,7 @@ from agents.registry import check_spec, known_specs  # noqa: E402
 from agents.training.policy import SpacesOnlyEnv  # noqa: E402
 from dice_envs.encoding import encode  # noqa: E402
 from dice_envs.engine import FarkleGame, new_game  # noqa: E402
+from dice_envs.forward import throw_outcomes  # noqa: E402
 from dice_envs.rules import ConfigError, make_rules  # noqa: E402
 from dice_envs.tables import farkle_tables  # noqa: E402
 
@@ -57,7 +58,7 @@ def _critic(agent: ModelAgent, seat: int, own: int, other: int) -> float:
     the chance that the throw is a farkle."""
     ft = farkle_tables()
     total = weight = 0.0
-    for roll, p in zip(ft.rolls[6], ft.prob[6], strict=True):
+    for roll, p in zip(ft.rolls[6], throw_outcomes(6)[1], strict=True):
         faces = tuple(int(f) for f in roll)
         game = FarkleGame(RULES, num_players=2, opening=faces, seed=0)
         if any(event.kind == "farkle" for event in game.history):

@@ -22,6 +22,7 @@ from agents.solver.cache import cache_key, cached_array
 from agents.solver.scorecard import TurnSolver
 from dice_envs.encoding import FarkleView, ScorecardView
 from dice_envs.engine import FarkleGame, ScorecardGame, new_game
+from dice_envs.forward import throw_outcomes
 from dice_envs.rules import ConfigError, make_rules
 from dice_envs.rules.scorecard import UPPER_FACES
 from dice_envs.tables import scorecard_tables
@@ -81,7 +82,8 @@ def test_single_state_plan_agrees_with_the_table(game: str, mask: int, data: st.
     one = core.box_values_one(sol.values, mask, u, z)
     filled = [b for b in range(core.k) if mask >> b & 1]
     assert np.all(np.isneginf(one[filled])) and np.all(np.delete(one, filled, axis=0).max(axis=0) > -np.inf)
-    assert core.plan(sol.values, mask, u, z).value == pytest.approx(sol.values[mask, u, z], abs=1e-9)
+    (plan,) = core.turn_plans(one[None])
+    assert plan.value == pytest.approx(sol.values[mask, u, z], abs=1e-9)
 
 
 def _engine_value(game: ScorecardGame, memo: dict) -> float:
@@ -100,7 +102,7 @@ def _engine_value(game: ScorecardGame, memo: dict) -> float:
     if key not in memo:
         tables = scorecard_tables()
         total = 0.0
-        for roll, prob in zip(tables.roll_index, tables.roll_prob, strict=True):
+        for roll, prob in zip(tables.roll_index, throw_outcomes(5)[1], strict=True):
             here = game.clone()
             here.dice = roll
             best = -math.inf

@@ -43,6 +43,7 @@ from agents.players.win_optimal import WinOptimalAgent
 from agents.solver.farkle_win import DEFAULT_CAP, STEP, FarkleWinSolution
 from dice_envs.engine import farkle_turn as turn
 from dice_envs.engine.farkle import throw_observations
+from dice_envs.forward import farkle_throws
 from dice_envs.layouts import layout
 from dice_envs.rules import ConfigError, FarkleRules
 from dice_envs.rules.farkle import NUM_DICE
@@ -57,18 +58,9 @@ _TABLES: OrderedDict[tuple[Any, ...], FarkleWinSolution] = OrderedDict()
 
 def _first_throws() -> tuple[np.ndarray, np.ndarray, float]:
     """Throw indices and probabilities of the scoring throws of six dice, and P(farkle)."""
-    from dice_envs.tables import farkle_tables
-
-    ft, tt = farkle_tables(), turn.farkle_turn_tables()
-    index, prob, farkle = [], [], 0.0
-    for ri in range(len(ft.rolls[NUM_DICE])):
-        throw = tt.roll_index[ft.rolls[NUM_DICE][ri]]
-        if (tt.points[throw] > 0).any():
-            index.append(throw)
-            prob.append(ft.prob[NUM_DICE][ri])
-        else:
-            farkle += float(ft.prob[NUM_DICE][ri])
-    return np.array(index, dtype=np.int64), np.array(prob), farkle
+    throws, probs = farkle_throws(NUM_DICE)
+    scoring = (turn.farkle_turn_tables().points[throws] > 0).any(axis=1)
+    return throws[scoring], probs[scoring], float(probs[~scoring].sum())
 
 
 def _interpolate(grid: np.ndarray, table: np.ndarray, size: int) -> np.ndarray:

@@ -2,10 +2,11 @@
 
 ``W(t, n)`` is the expected number of points banked in the rest of a turn that holds turn total
 ``t`` and is about to throw ``n`` dice, when every choice maximizes that expectation. After a
-throw the player picks a scoring selection (from :func:`dice_envs.tables.farkle_tables`, built
-from the rules' scoring function) and then banks (allowed only when the new turn total is greater
-than ``bank_minimum``) or throws the dice left (all six after hot dice). A farkle scores 0; the
-bankruptcy rule does not enter (it costs banked points, not turn points).
+throw (:func:`dice_envs.forward.farkle_throws`) the player picks a scoring selection (from
+:func:`dice_envs.tables.farkle_turn_tables`, built from the rules' scoring function) and then
+banks (allowed only when the new turn total is greater than ``bank_minimum``) or throws the dice
+left (all six after hot dice). A farkle scores 0; the bankruptcy rule does not enter (it costs
+banked points, not turn points).
 
 Every selection scores at least 50, so turn totals only grow and ``W`` is computed from large
 totals down. Above :data:`T_MAX` banking is assumed (and checked: the computed policy already
@@ -20,8 +21,8 @@ from functools import cache
 import numpy as np
 
 from dice_envs.engine import farkle_turn as turn
+from dice_envs.forward import farkle_throws
 from dice_envs.rules.farkle import NUM_DICE
-from dice_envs.tables import farkle_tables
 
 __all__ = ["STEP", "T_MAX", "FarkleSolution", "solve_farkle"]
 
@@ -33,15 +34,16 @@ _PAD = 8_000  # largest single selection (six 1s) so every successor fits in the
 
 
 @cache
-def _options() -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Per dice count ``n``: points (rolls × 64), dice thrown after each selection (the rules'
+def _options() -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """Per dice count ``n``: the throws' probabilities (:func:`dice_envs.forward.farkle_throws`),
+    points (throws × 64), dice thrown after each selection (the rules'
     :func:`~dice_envs.rules.farkle.dice_to_throw`: six after hot dice), legality."""
-    ft, tt = farkle_tables(), turn.farkle_turn_tables()
+    tt = turn.farkle_turn_tables()
     out = {}
     for n in range(1, NUM_DICE + 1):
-        throws = [tt.roll_index[r] for r in ft.rolls[n]]
+        throws, probs = farkle_throws(n)
         pts = tt.points[throws]
-        out[n] = (pts, tt.next_dice[throws].clip(1), pts > 0)  # clip: masks that are not legal
+        out[n] = (probs, pts, tt.next_dice[throws].clip(1), pts > 0)  # clip: masks not legal
     return out
 
 
@@ -76,18 +78,17 @@ def _solve(bank_minimum: int) -> np.ndarray:
     t_of = np.arange(n_t) * STEP
     W = np.zeros((n_t, NUM_DICE + 1))
     W[top + 1 :, 1:] = t_of[top + 1 :, None]  # bank beyond T_MAX
-    probs = farkle_tables().prob
     opts = _options()
     for ti in range(top, -1, -1):
         t = ti * STEP
         for n in range(1, NUM_DICE + 1):
-            pts, left, legal = opts[n]
+            probs, pts, left, legal = opts[n]
             t2 = t + pts
             bank = np.where(turn.may_bank(t2, bank_minimum), t2, -np.inf)
             cont = W[ti + pts // STEP, left]
             best = np.where(legal, np.maximum(bank, cont), -np.inf).max(axis=1)
             best[~np.isfinite(best)] = 0.0  # a farkle
-            W[ti, n] = probs[n] @ best
+            W[ti, n] = probs @ best
     band = slice(max(0, top - _PAD // STEP), top + 1)
     if not np.all(W[band, 1:] <= t_of[band, None] + 1e-9):  # pragma: no cover - a guard on T_MAX
         raise RuntimeError("T_MAX too small: the max-expected policy still throws near it")

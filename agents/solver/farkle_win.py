@@ -27,8 +27,9 @@ iteration: Gauss-Seidel sweeps over the score pairs in decreasing ``a + b`` (a b
 raises the sum), with Anderson acceleration on the whole table, until a sweep changes no value
 by more than ``tol`` (1e-12; the error of the values is a small multiple of that).
 
-Every throw outcome, probability, legal selection and score comes from
-:func:`dice_envs.tables.farkle_tables` (built from the rules' scoring function); the inner loops
+Every throw outcome and probability comes from the forward model
+(:func:`dice_envs.forward.farkle_throws`), every legal selection and score from
+:func:`dice_envs.tables.farkle_turn_tables` (built from the rules' scoring function); the inner loops
 run in numba (the ``[solver]`` extra), imported only when a table must be computed. The rule
 parameter ``max_turns`` (a truncation of environments) is ignored: the solved game has no turn
 limit.
@@ -81,9 +82,9 @@ def option_groups() -> tuple[np.ndarray, ...]:
     aside ``o_pts`` (in steps of 50) and leaving ``o_left`` dice to throw (six after hot dice);
     ``farkle_p[n]`` is the probability that ``n`` dice score nothing.
     """
-    from dice_envs.tables import farkle_tables
+    from dice_envs.forward import farkle_throws
 
-    ft, tt = farkle_tables(), turn.farkle_turn_tables()
+    tt = turn.farkle_turn_tables()
     g_start = [0, 0]
     g_prob: list[float] = []
     o_start = [0]
@@ -92,16 +93,15 @@ def option_groups() -> tuple[np.ndarray, ...]:
     farkle_p = np.zeros(NUM_DICE + 1)
     for n in range(1, NUM_DICE + 1):
         groups: dict[tuple[tuple[int, int], ...], float] = {}
-        for ri in range(len(ft.rolls[n])):
-            throw = tt.roll_index[ft.rolls[n][ri]]
+        for throw, p in zip(*(a.tolist() for a in farkle_throws(n)), strict=True):
             row = tt.points[throw]
             masks = np.flatnonzero(row > 0)
             if masks.size == 0:
-                farkle_p[n] += ft.prob[n][ri]
+                farkle_p[n] += p
                 continue
             left = tt.next_dice[throw, masks]  # six after hot dice
             opts = tuple(sorted({(int(row[m]) // STEP, int(k)) for m, k in zip(masks, left, strict=True)}))
-            groups[opts] = groups.get(opts, 0.0) + float(ft.prob[n][ri])
+            groups[opts] = groups.get(opts, 0.0) + p
         for opts, p in sorted(groups.items()):
             g_prob.append(p)
             for pts, k in opts:
@@ -109,7 +109,7 @@ def option_groups() -> tuple[np.ndarray, ...]:
                 o_left.append(k)
             o_start.append(len(o_pts))
         g_start.append(len(g_prob))
-    if any(int(ft.points[n].max()) % STEP for n in range(1, NUM_DICE + 1)):  # pragma: no cover
+    if (tt.points % STEP).any():  # pragma: no cover
         raise RuntimeError("a Farkle score is not a multiple of 50")
     return (
         np.array(g_start, dtype=np.int64),

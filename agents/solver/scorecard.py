@@ -8,7 +8,8 @@ expected number of points still to come under optimal play.
 
 Each turn is solved by the "widget" over the 252 sorted throws and 462 kept multisets: after the
 last throw the player scores the best box; before, he compares scoring now with the best kept
-sub-multiset, whose value is ``keep_to_roll @ E_next``. The best sub-multiset of every throw is
+sub-multiset, whose value is ``keep_outcomes() @ E_next`` (the chance of a re-throw,
+:func:`dice_envs.forward.keep_outcomes`). The best sub-multiset of every throw is
 found on the keep lattice (each keep's best = max of itself and its one-die-smaller children), so
 a turn costs a few dense matrix products over all ``(u, z)`` columns of a mask at once.
 
@@ -37,6 +38,7 @@ import numpy as np
 from agents.solver.cache import cache_key, cached_array, single_thread_blas
 from agents.solver.plans import PlanCache, State, TurnPlan
 from dice_envs.engine.scorecard_flow import scorecard_flow
+from dice_envs.forward import keep_outcomes, throw_outcomes
 from dice_envs.rules.scorecard import UPPER_FACES, ScorecardRules
 from dice_envs.tables import ScoreTables, score_tables, scorecard_tables
 
@@ -64,13 +66,10 @@ class FiveKindState(NamedTuple):
 
 
 @cache
-def _lattice() -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, np.ndarray]:
-    """Keep-lattice index arrays: per size 1..4 the keep indices and their children (padded).
-
-    Returns ``(level_keeps, level_children, roll_children, keep_size)``: ``level_keeps[s-1]`` are
-    the keep indices of size ``s``; ``level_children[s-1]`` (n_s × s) the keeps one die smaller
-    (padded by repetition); ``roll_children`` (252 × 5) the 4-dice sub-keeps of every throw.
-    """
+def _lattice() -> tuple[list[slice], list[np.ndarray], np.ndarray]:
+    """The keep lattice: per keep size ``s`` = 1..4 the slice of those keeps (contiguous in
+    ``keeps``) and their keeps one die smaller ``(s, n_s)`` (padded by repetition); and the 4-dice
+    sub-keeps of every throw ``(5, 252)``. Index arrays column-major."""
     t = scorecard_tables()
     sizes = np.array([len(k) for k in t.keeps])
 
@@ -78,24 +77,15 @@ def _lattice() -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray, np.ndarr
         kids = sorted({t.keep_index[k[:i] + k[i + 1 :]] for i in range(len(k))})
         return (kids + [kids[0]] * width)[:width]
 
-    level_keeps, level_children = [], []
+    slices, level_children = [], []
     for s in range(1, 5):
         idx = np.flatnonzero(sizes == s)
-        level_keeps.append(idx)
-        level_children.append(np.array([children(t.keeps[i], s) for i in idx], dtype=np.int64))
+        assert np.array_equal(idx, np.arange(idx[0], idx[-1] + 1))
+        slices.append(slice(int(idx[0]), int(idx[-1]) + 1))
+        kids = np.array([children(t.keeps[i], s) for i in idx], dtype=np.int64)
+        level_children.append(np.ascontiguousarray(kids.T))
     roll_children = np.array([children(tuple(int(x) for x in r), 5) for r in t.rolls], dtype=np.int64)
-    return level_keeps, level_children, roll_children, sizes
-
-
-@cache
-def _lattice_cols() -> tuple[list[slice], list[np.ndarray], np.ndarray]:
-    """:func:`_lattice` as contiguous level slices and column-major child indices."""
-    level_keeps, level_children, roll_children, _ = _lattice()
-    slices = []
-    for keeps in level_keeps:
-        assert np.array_equal(keeps, np.arange(keeps[0], keeps[-1] + 1))
-        slices.append(slice(int(keeps[0]), int(keeps[-1]) + 1))
-    return slices, [np.ascontiguousarray(k.T) for k in level_children], np.ascontiguousarray(roll_children.T)
+    return slices, level_children, np.ascontiguousarray(roll_children.T)
 
 
 @dataclass
@@ -171,7 +161,8 @@ class TurnSolver:
         self.counts = np.stack([(t.rolls == f).sum(axis=1) for f in range(7)], axis=1)  # (252, 7)
         self.fk_rows = np.flatnonzero(t.five_kind)  # five-of-a-kind throws, faces 1..6 in order
         self.fk_faces = t.rolls[self.fk_rows, 0].astype(int)
-        self.k2r = t.keep_to_roll[:210]  # keeps of 0-4 dice (re-throwing at least one)
+        self.k2r = keep_outcomes()[:210]  # keeps of 0-4 dice (re-throwing at least one)
+        self.roll_prob = throw_outcomes(5)[1]  # the turn's first throw
         self.upper_idx = [b for b in range(self.k) if self.upper[b]]
         self.lower_idx = [b for b in range(self.k) if not self.upper[b]]
         self._reach: dict[int, np.ndarray] = {}
@@ -240,7 +231,7 @@ class TurnSolver:
         product a one-column call makes, so a column's values do not depend on the others (a
         matrix-matrix product may sum in another order); for batches of turns of separate games.
         """
-        level_slices, level_children, roll_children = _lattice_cols()
+        level_slices, level_children, roll_children = _lattice()
         E = S
         keep_values: list[np.ndarray] = []
         for _ in range(int(self.rules.num_throws) - 1):  # type: ignore[attr-defined]
@@ -268,7 +259,7 @@ class TurnSolver:
         V = np.full((1 << self.k, self.U, self.Z), np.nan)
         full = (1 << self.k) - 1
         V[full] = 0.0
-        prob = self.t.roll_prob
+        prob = self.roll_prob
         for mask in range(full - 1, start_mask - 1, -1):
             if mask & start_mask != start_mask:
                 continue
@@ -347,10 +338,6 @@ class TurnSolver:
         vals = np.where(legal, vals, NEG).transpose(0, 2, 1)
         out[at[:, None, None], f.box_ids[:, None], self.fk_rows] = vals
 
-    def plan(self, V: np.ndarray, mask: int, u: int, z: int) -> TurnPlan:
-        """The solved turn of state ``(mask, u, z)`` under the value table ``V``."""
-        return self.turn_plans(self.box_values_one(V, mask, u, z)[None])[0]
-
     def turn_plans(self, box_values: np.ndarray) -> list[TurnPlan]:
         """The turn plan of each of ``n`` states from its box values ``(n, K, 252)``: one widget pass
         for all (``by_column``), so each plan is the very one its state alone gets."""
@@ -360,7 +347,7 @@ class TurnSolver:
             TurnPlan(
                 box_values[j].copy() if copy else box_values[j],
                 [np.ascontiguousarray(kv[:, j]) for kv in keep_values],
-                float(self.t.roll_prob @ np.ascontiguousarray(E1[:, j])),
+                float(self.roll_prob @ np.ascontiguousarray(E1[:, j])),
             )
             for j in range(len(box_values))
         ]

@@ -27,6 +27,7 @@ from .chance import CHANCE, N_OUTCOMES, TERMINAL, outcome_index, throw_outcomes
 from .farkle import FarkleBatch, FarkleState
 from .model import ForwardBatch, ForwardState
 from .scorecard import ScorecardBatch, ScorecardState
+from .turns import farkle_throws, keep_outcomes
 
 __all__ = [
     "CHANCE",
@@ -38,7 +39,9 @@ __all__ = [
     "ForwardState",
     "ScorecardBatch",
     "ScorecardState",
+    "farkle_throws",
     "forward_state",
+    "keep_outcomes",
     "outcome_index",
     "throw_outcomes",
 ]

@@ -26,10 +26,11 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from agents.players.scorecard import _choose_rows
+from agents.solver.plans import TurnPlan
 from agents.solver.scorecard import TurnSolver
 from dice_envs.engine.scorecard import ScorecardEngine
 
-__all__ = ["Played", "engine_states", "play_games"]
+__all__ = ["Played", "engine_states", "play_games", "play_turns"]
 
 
 class Played(NamedTuple):
@@ -56,6 +57,19 @@ def engine_states(
     return np.stack([mask, u, z], axis=1).astype(np.int64)
 
 
+def play_turns(engine: ScorecardEngine, plans: list[TurnPlan], games: np.ndarray) -> int:
+    """Step ``games`` of ``engine`` through the throws of their turns by ``plans`` (one per game)
+    until each has scored; the number of actions taken."""
+    live, steps = games, 0
+    while live.size and not engine.done.all():
+        masks = engine.action_masks(live)
+        acts = _choose_rows([plans[i] for i in live], engine.roll[live], engine.throw[live], masks)
+        engine.step(acts, live)
+        steps += live.size
+        live = live[engine.throw[live] > 1]  # scored games start the next turn at throw 1
+    return steps
+
+
 def play_games(solver: TurnSolver, V: Any, games: int, seed: int, chunk: int = 512) -> Played:
     """Play ``games`` solitaire games with dice seed ``seed``, turn search over values ``V``."""
     scores, states, targets, steps = [], [], [], 0
@@ -70,15 +84,7 @@ def play_games(solver: TurnSolver, V: Any, games: int, seed: int, chunk: int = 5
             plans = solver.turn_plans(solver.box_values_of(V, s))
             rows.append(s)
             vals.append(np.array([p.value for p in plans]))
-            live = g
-            while live.size:  # the throws of this turn, until every game has scored
-                masks = engine.action_masks(live)
-                acts = _choose_rows([plans[i] for i in live], engine.roll[live], engine.throw[live], masks)
-                engine.step(acts, live)
-                steps += live.size
-                live = live[engine.throw[live] > 1]  # scored games start the next turn at throw 1
-                if engine.done.all():
-                    break
+            steps += play_turns(engine, plans, g)
         scores.append(engine.totals[:, 0].astype(np.int64))
         states.append(np.stack(rows, axis=1).reshape(-1, 3))
         targets.append(np.stack(vals, axis=1).reshape(-1))

@@ -93,10 +93,13 @@ class ValueNet:
     biases: list[np.ndarray]
 
     @classmethod
-    def random(cls, solver: TurnSolver, hidden: Sequence[int] = (256, 256), seed: int = 0) -> ValueNet:
-        """Random initial weights (He-uniform, zero biases) for the rules of ``solver``."""
+    def random(
+        cls, solver: TurnSolver, hidden: Sequence[int] = (256, 256), seed: int = 0, inputs: int | None = None
+    ) -> ValueNet:
+        """Random initial weights (He-uniform, zero biases) for the rules of ``solver``, reading
+        ``inputs`` features (default: :func:`feature_size`)."""
         rng = np.random.default_rng(seed)
-        sizes = [feature_size(solver), *[int(h) for h in hidden], 1]
+        sizes = [inputs or feature_size(solver), *[int(h) for h in hidden], 1]
         weights = [rng.uniform(-1, 1, (a, b)) * np.sqrt(6.0 / a) for a, b in itertools.pairwise(sizes)]
         weights[-1] *= 0.1  # a small first output: values start near 0
         return cls(weights, [np.zeros(b) for b in sizes[1:]])

@@ -38,7 +38,6 @@ evaluated on the distinct ones only.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -101,11 +100,7 @@ def _popcount(mask: np.ndarray) -> np.ndarray:
 
 def random_win_net(solver: TurnSolver, hidden: Sequence[int] = (256, 256), seed: int = 0) -> ValueNet:
     """Random initial weights of a win network (He-uniform, zero biases): chances start near 1/2."""
-    rng = np.random.default_rng(seed)
-    sizes = [win_feature_size(solver), *[int(h) for h in hidden], 1]
-    weights = [rng.uniform(-1, 1, (a, b)) * np.sqrt(6.0 / a) for a, b in itertools.pairwise(sizes)]
-    weights[-1] *= 0.1
-    return ValueNet(weights, [np.zeros(b) for b in sizes[1:]])
+    return ValueNet.random(solver, hidden, seed, inputs=win_feature_size(solver))
 
 
 def win_prob(net: ValueNet, x: np.ndarray, dtype: Any = np.float64) -> np.ndarray:

@@ -24,8 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from agents.players.scorecard import _choose_rows
-from agents.players.search.play import engine_states
+from agents.players.search.play import engine_states, play_turns
 from agents.players.search.value import ValueNet
 from agents.players.search.win import WinSearch
 from agents.solver.scorecard import TurnSolver
@@ -69,13 +68,7 @@ def play_win_games(solver: TurnSolver, net: ValueNet, games: int, seed: int, chu
             other.append(theirs)
             ds.append(d)
             targets.append(np.array([p.value for p in plans]))
-            live = g
-            while live.size:  # the throws of this turn, until every game has scored
-                masks = engine.action_masks(live)
-                acts = _choose_rows([plans[i] for i in live], engine.roll[live], engine.throw[live], masks)
-                engine.step(acts, live)
-                steps += live.size
-                live = live[engine.throw[live] > 1]  # scored: the next seat starts at throw 1
+            steps += play_turns(engine, plans, g)
         assert engine.done.all()
         totals.append(engine.totals.astype(np.int64))
     return WinPlayed(
