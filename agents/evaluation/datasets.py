@@ -25,7 +25,9 @@ there; NaN at the last observation). So ``infos["action_values"][:-1]`` lines up
 
 Metadata: ``ref_max_score`` is the optimal policy's expected return (the solver's optimum;
 ``2 p - 1`` for Farkle, ``p`` win-optimal's chance of winning from seat 0), ``ref_min_score``
-the mean return of ``random`` over :data:`REF_EPISODES` episodes (seeds ``seed + 10**6 + i``).
+the mean return of ``random`` over :data:`REF_EPISODES` episodes (seeds ``seed + 10**6 + i``),
+``algorithm_name`` the policy, ``code_permalink`` the git commit of the code (``-dirty`` when
+files changed) or, in an installation, ``dice-envs <version>``.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from typing import Any
 import gymnasium as gym
 import minari
 import numpy as np
+from minari.data_collector.callbacks import StepDataCallback
 from minari.storage.datasets_root_dir import get_dataset_path
 
 from agents.evaluation.regret import decision_values, farkle_decision_values
@@ -91,7 +94,7 @@ def _check(game: str, policy: str, players: int | None) -> int:
     return need
 
 
-class _Recorder:
+class _Recorder(StepDataCallback):
     """Minari's step-data callback: the policy decides at each observation, and that
     observation's info gets the decision's ``action_values`` and ``action_value``."""
 
@@ -108,22 +111,16 @@ class _Recorder:
         rew: Any = None,
         terminated: Any = None,
         truncated: Any = None,
-    ) -> dict[str, Any]:
+    ) -> Any:
+        data = super().__call__(env, obs, info, action, rew, terminated, truncated)
         mask = np.asarray(info["action_mask"])
         values, taken, self.action = np.full(mask.shape, -np.inf), np.nan, None
         if not (terminated or truncated) and mask.any():
             values = np.where(mask > 0, self.value_of(obs, mask), -np.inf)
             self.action = int(self.policy.act(obs, mask))
             taken = values[self.action]
-        info = {**info, "action_values": values, "action_value": np.float64(taken)}
-        return {
-            "action": action,
-            "observation": obs,
-            "reward": rew,
-            "terminated": terminated,
-            "truncated": truncated,
-            "info": info,
-        }
+        data["info"] = {**info, "action_values": values, "action_value": np.float64(taken)}
+        return data
 
 
 def _valuer(rules: RuleConfig) -> tuple[Any, float]:
@@ -201,11 +198,12 @@ def collect(
         ref_env, load("random", game=cfg, num_players=num_players, seed=seed), REF_EPISODES, seed + 10**6
     )
     rev = code_revision()
+    commit = f"{rev['git_commit']}{'-dirty' * bool(rev['git_dirty'])}" if "git_commit" in rev else None
     kind = "expected final future points" if num_players == 1 else "chance of winning"
     opponent = f", seat 0 against {FARKLE_OPPONENT}" if num_players == 2 else ""
     description = (
         f"{episodes} episodes of {policy} playing {game} ({env_id}{opponent}; rules {cfg.to_dict()}), "
-        f"dice seeds {seed}..{seed + episodes - 1}. infos['action_values']: the exact {kind} of every "
+        f"episode seeds {seed}..{seed + episodes - 1}. infos['action_values']: the exact {kind} of every "
         "action of the observation's decision (-inf: illegal); infos['action_value']: that of the "
         "action taken (NaN at the last observation)."
     )
@@ -217,7 +215,7 @@ def collect(
             dataset_id=ds_id,
             algorithm_name=policy,
             author="dice-envs developers",
-            code_permalink=str(rev.get("git_commit", f"dice-envs {__version__}")),
+            code_permalink=commit or f"dice-envs {__version__}",
             ref_min_score=random_mean,
             ref_max_score=float(best),
             description=description,
