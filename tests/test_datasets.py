@@ -87,11 +87,11 @@ def test_bad_input_and_an_existing_dataset_are_refused(capsys):
         collect("farkle", "random", 2, players=3)
     assert cli_main(["datasets", "--game", "chess", "--policy", "random", "--episodes", "2"]) == 2
     assert "allowed: spiffel, dice_poker, yahtzee, farkle" in capsys.readouterr().err
-    argv = ["datasets", "--game", "dice_poker", "--policy", "greedy", "--episodes", "2"]
+    argv = ["datasets", "--game", "spiffel", "--policy", "greedy", "--episodes", "2"]
     assert cli_main(argv) == 0
     capsys.readouterr()
     assert cli_main(argv) == 2
     err = capsys.readouterr().err
-    assert "dice_envs/dice_poker/greedy-v0 exists" in err and "--force" in err
+    assert "dice_envs/spiffel/greedy-v0 exists" in err and "--force" in err
     assert cli_main([*argv[:-1], "3", "--force"]) == 0
-    assert minari.load_dataset("dice_envs/dice_poker/greedy-v0").total_episodes == 3
+    assert minari.load_dataset("dice_envs/spiffel/greedy-v0").total_episodes == 3
