@@ -1,6 +1,6 @@
 """Shared pytest configuration: the hypothesis profile, one solver cache per session, SB3's log
-folder kept out of the system temp folder, and the ``one_torch_thread`` fixture of the training
-tests.
+folder and Minari's datasets kept out of the system temp folder and the user's, and the
+``one_torch_thread`` fixture of the training tests.
 
 Hypothesis: no per-example deadline (the CI machines are shared and timing is noisy); under
 ``CI=true`` examples are derandomized so a CI run is reproducible.
@@ -48,6 +48,17 @@ def sb3_log_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     os.environ["SB3_LOGDIR"] = str(tmp_path_factory.mktemp("sb3-logs"))
     yield
     os.environ.pop("SB3_LOGDIR", None)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def minari_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Minari datasets the suite makes (dice-envs datasets, the docs) go to a temporary folder."""
+    if os.environ.get("MINARI_DATASETS_PATH"):
+        yield
+        return
+    os.environ["MINARI_DATASETS_PATH"] = str(tmp_path_factory.mktemp("minari"))
+    yield
+    os.environ.pop("MINARI_DATASETS_PATH", None)
 
 
 @pytest.fixture

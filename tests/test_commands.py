@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.commands import evaluate, leaderboard, play, solve
+from agents.commands import datasets, evaluate, leaderboard, play, solve
 from agents.players.human import HumanAgent
 from dice_envs.encoding import encode
 from dice_envs.engine import new_game
@@ -18,6 +18,7 @@ from dice_envs.rules import make_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = {
+    "datasets": datasets.main,
     "evaluate": evaluate.main,
     "play": play.main,
     "solve": solve.main,
@@ -54,7 +55,7 @@ def test_every_flag_has_help(name: str, monkeypatch) -> None:
     assert not missing, f"{name}: flags without help: {missing}"
 
 
-@pytest.mark.parametrize("name", ["evaluate", "play", "solve"])
+@pytest.mark.parametrize("name", ["datasets", "evaluate", "play", "solve"])
 def test_rule_parameters_use_the_same_flag(name: str, monkeypatch) -> None:
     parser = parser_of(COMMANDS[name], monkeypatch)
     rules = [a for a in parser._actions if "--rules" in a.option_strings]

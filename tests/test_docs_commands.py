@@ -73,6 +73,7 @@ BUDGET: dict[str, tuple[str, ...]] = {
         "--set", "eval_games=8", "--set", "final_eval_games=16", "--set", "hidden=[16]",
     ),
     "evaluate": ("--games", "4", "--workers", "1", "--no-exact"),
+    "datasets": ("--episodes", "2", "--force"),
     "leaderboard": ("--only", "spiffel", "--games", "3", "--workers", "1", "--no-exact"),
     "benchmark engine": ("--seconds", "0.2"),
     "benchmark envs": ("--seconds", "0.2", "--sizes", "1", "64"),

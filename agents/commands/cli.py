@@ -20,13 +20,19 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("agents.commands.evaluate:main", "solitaire series or seat-balanced round robin, rated"),
     "play": ("agents.commands.play:main", "play a game in the terminal against any agents"),
     "solve": ("agents.commands.solve:main", "exact solvers: optimal solitaire value of a game"),
+    "datasets": ("agents.commands.datasets:main", "a Minari dataset of a policy's games, each action valued"),
     "leaderboard": ("agents.commands.leaderboard:main", "every agent on every game, as markdown"),
     "benchmark": ("agents.commands.benchmark:main", "throughput of the rules engines, envs and training"),
     "serve": ("agents.web:main", "the web game pad (needs the [web] extra)"),
 }
 
 #: What to install when a command's module is missing.
-_EXTRA_HINT = {"serve": "dice-envs[web]", "train": "dice-envs[train]", "benchmark": "dice-envs[train]"}
+_EXTRA_HINT = {
+    "datasets": "dice-envs[datasets]",
+    "serve": "dice-envs[web]",
+    "train": "dice-envs[train]",
+    "benchmark": "dice-envs[train]",
+}
 
 
 def _version() -> str:

@@ -42,6 +42,7 @@ __all__ = [
     "decision_values",
     "exact_references",
     "exact_table",
+    "farkle_decision_values",
     "farkle_match",
     "farkle_regret",
     "farkle_win_deficit",
@@ -420,6 +421,15 @@ def farkle_regret(
     by_kind = {k: float(v / games) for k, v in zip(FARKLE_MISTAKES, kinds, strict=True)}
     figures = (games, mean, ci, by_kind, wrong / max(decisions, 1), decisions, tuple(per_game))
     return FarkleRegretResult(_name(agent), _name(opponent), *figures)
+
+
+def farkle_decision_values(judge: Any, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+    """``(B, 128)``: the chance of winning after every action of a batch of two-player decisions
+    (``-inf``: not legal), from ``judge`` (a two-player ``WinOptimalAgent``), as
+    :func:`farkle_regret` scores them."""
+    from agents.solver.farkle_win import option_groups
+
+    return _settled_throws(judge, np.asarray(observations), np.asarray(action_masks), option_groups()[-1])
 
 
 def _settled_throws(judge: Any, obs: np.ndarray, masks: np.ndarray, farkle_p: np.ndarray) -> np.ndarray:
