@@ -24,14 +24,18 @@ import numbers
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from agents.models.activations import ACTIVATION_NAMES
 from dice_envs.games import GAME_SPECS
 from dice_envs.options import REWARD_MODES
 from dice_envs.rules import GAMES, ConfigError, RuleConfig, make_rules
 from dice_envs.rules.config import did_you_mean
+
+if TYPE_CHECKING:
+    from agents.registry import AgentSpec
 
 __all__ = [
     "AGENT_LIST_KEYS",
@@ -186,6 +190,26 @@ class RunConfig:
     def rule_config(self) -> RuleConfig:
         """The validated rules of the game."""
         return make_rules(self.game, **self.rules)
+
+    def spec_lists(self) -> dict[str, list[str]]:
+        """The agent specs the run plays with, by the key that names them."""
+        return {}
+
+    @cached_property
+    def agent_specs(self) -> dict[str, AgentSpec]:
+        """Every spec of :meth:`spec_lists`, resolved once for the run's rules
+        (:func:`agents.registry.resolve`), by spec: the trainer builds its agents from these. An
+        unknown spec is refused naming its key."""
+        from agents.registry import resolve
+
+        rules, resolved = self.rule_config(), {}
+        for key, specs in self.spec_lists().items():
+            for spec in specs:
+                try:
+                    resolved[spec] = resolved.get(spec) or resolve(spec, rules)
+                except ConfigError as exc:
+                    raise ConfigError(f"config {key!r}: {exc}") from None
+        return resolved
 
     def _check_common(self, ints: dict[str, tuple[int, int]], bools: tuple[str, ...] = ()) -> None:
         """The checks every config makes: a plain run name, rule parameters the game takes,
@@ -467,6 +491,17 @@ class TrainConfig(RunConfig):
     def expert_spec(self) -> str:
         """The agent spec imitated by the BC warm start."""
         return self.bc_expert or DEFAULT_EXPERT[self.game]
+
+    def eval_opponents(self) -> list[str]:
+        """The specs of the periodic evaluation's opponents, one per other seat (the first
+        built-in agent of the pool under self-play)."""
+        specs = (self.pool_builtin or ["heuristic"]) if self.self_play else self.opponents
+        return [specs[i % len(specs)] for i in range(self.num_players - 1)]
+
+    def spec_lists(self) -> dict[str, list[str]]:
+        """The agent lists (:data:`AGENT_LIST_KEYS`), the BC expert and the evaluation opponents."""
+        lists = {key: getattr(self, key) for key in AGENT_LIST_KEYS}
+        return {**lists, "bc_expert": [self.expert_spec], "eval_opponents": self.eval_opponents()}
 
 
 def load_config(path: str | Path | None = None, overrides: Sequence[str] = (), **values: Any) -> TrainConfig:
