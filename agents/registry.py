@@ -32,7 +32,7 @@ dice_envs.rules.config.ConfigError: agent spec 'optimal' is not available for fa
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,7 @@ __all__ = [
     "make_opponent",
     "planner_model",
     "resolve",
+    "resolve_specs",
 ]
 
 _COMMON = ["random", "greedy", "heuristic"]
@@ -176,6 +177,23 @@ def resolve(spec: str, game: str | RuleConfig = "spiffel") -> AgentSpec:
     if key in {"optimal"} | farkle_only or key.startswith("threshold:"):
         raise ConfigError(f"agent spec {spec!r} is not available for {rules.game}; known: {known}")
     raise ConfigError(f"unknown agent spec {spec!r} for {rules.game}; known: {known}")
+
+
+def resolve_specs(lists: Mapping[str, Sequence[str]], game: str | RuleConfig) -> dict[str, AgentSpec]:
+    """Each spec of ``lists`` (spec lists by the config key that names them) resolved once for
+    ``game``, by spec; an unknown spec is refused naming its key.
+
+    >>> sorted(resolve_specs({"opponents": ["random", "greedy"], "pool": ["random"]}, "farkle"))
+    ['greedy', 'random']
+    """
+    rules, resolved = make_rules(game), {}
+    for key, specs in lists.items():
+        for spec in specs:
+            try:
+                resolved[spec] = resolved.get(spec) or resolve(spec, rules)
+            except ConfigError as exc:
+                raise ConfigError(f"config {key!r}: {exc}") from None
+    return resolved
 
 
 def check_spec(spec: str, game: str | RuleConfig = "spiffel") -> None:

@@ -26,16 +26,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from agents.models.activations import ACTIVATION_NAMES
+from agents.registry import AgentSpec
 from dice_envs.games import GAME_SPECS
 from dice_envs.options import REWARD_MODES
 from dice_envs.rules import GAMES, ConfigError, RuleConfig, make_rules
 from dice_envs.rules.config import did_you_mean
-
-if TYPE_CHECKING:
-    from agents.registry import AgentSpec
 
 __all__ = [
     "AGENT_LIST_KEYS",
@@ -197,19 +195,11 @@ class RunConfig:
 
     @cached_property
     def agent_specs(self) -> dict[str, AgentSpec]:
-        """Every spec of :meth:`spec_lists`, resolved once for the run's rules
-        (:func:`agents.registry.resolve`), by spec: the trainer builds its agents from these. An
-        unknown spec is refused naming its key."""
-        from agents.registry import resolve
+        """Every spec of :meth:`spec_lists` resolved once for the run's rules, by spec
+        (:func:`agents.registry.resolve_specs`): the trainer builds its agents from these."""
+        from agents.registry import resolve_specs
 
-        rules, resolved = self.rule_config(), {}
-        for key, specs in self.spec_lists().items():
-            for spec in specs:
-                try:
-                    resolved[spec] = resolved.get(spec) or resolve(spec, rules)
-                except ConfigError as exc:
-                    raise ConfigError(f"config {key!r}: {exc}") from None
-        return resolved
+        return resolve_specs(self.spec_lists(), self.rule_config())
 
     def _check_common(self, ints: dict[str, tuple[int, int]], bools: tuple[str, ...] = ()) -> None:
         """The checks every config makes: a plain run name, rule parameters the game takes,
@@ -493,8 +483,7 @@ class TrainConfig(RunConfig):
         return self.bc_expert or DEFAULT_EXPERT[self.game]
 
     def eval_opponents(self) -> list[str]:
-        """The specs of the periodic evaluation's opponents, one per other seat (the first
-        built-in agent of the pool under self-play)."""
+        """The evaluation's opponents, one per other seat (under self-play: the pool's first built-in)."""
         specs = (self.pool_builtin or ["heuristic"]) if self.self_play else self.opponents
         return [specs[i % len(specs)] for i in range(self.num_players - 1)]
 
