@@ -18,7 +18,6 @@ import math
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -88,11 +87,7 @@ def play_games(
     k = 1 + len(opponents)
     _, opp_seeds = derive_seeds(seed, 0, 0, k)
     seated = [
-        o.build(k, s)
-        if isinstance(o, AgentSpec)
-        else load(str(o), game=rules, num_players=k, seed=s)
-        if isinstance(o, (str, Path))
-        else o
+        o.build(k, s) if isinstance(o, AgentSpec) else load(o, game=rules, num_players=k, seed=s)
         for o, s in zip(opponents, opp_seeds[1:], strict=True)
     ]
     lineups = balanced_lineups(k, games)
