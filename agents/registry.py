@@ -32,7 +32,8 @@ dice_envs.rules.config.ConfigError: agent spec 'optimal' is not available for fa
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ from dice_envs.rules import ConfigError, FarkleRules, RuleConfig, ScorecardRules
 from dice_envs.rules.config import check_int
 
 __all__ = [
+    "AgentSpec",
     "anchored_spec",
     "check_fit",
     "check_seed_arg",
@@ -50,6 +52,8 @@ __all__ = [
     "load",
     "make_opponent",
     "planner_model",
+    "resolve",
+    "resolve_specs",
 ]
 
 _COMMON = ["random", "greedy", "heuristic"]
@@ -106,15 +110,44 @@ def load(
     base = make_rules("spiffel" if game is None else game)
     rules_cfg = make_rules(base, **overrides) if overrides else base
     num_players = 1 if num_players is None else num_players
-    check_int("num_players", num_players, 1, 8)
-    return _load_builtin(spec, key, rules_cfg, num_players, seed, kwargs)
+    return resolve(spec, rules_cfg).build(num_players, seed, **kwargs)
 
 
-def check_spec(spec: str, game: str | RuleConfig = "spiffel") -> None:
-    """Raise ``ConfigError`` (listing the known specs) unless :func:`load` knows ``spec`` for
-    ``game``; builds nothing (a model spec is checked for its file and card only).
+@dataclass(frozen=True)
+class AgentSpec:
+    """An agent spec parsed and checked once for ``rules`` (:func:`resolve`), to build its agents
+    from (:meth:`build`) without reading the string again: what a training run holds for each
+    agent its config names.
 
-    >>> check_spec("randm", "farkle")
+    >>> threshold = resolve("threshold:400", "farkle")
+    >>> threshold.threshold, type(threshold.build(2, seed=0)).__name__
+    (400, 'ThresholdAgent')
+    """
+
+    spec: str  #: the spec as given (tables name the agent by it)
+    rules: RuleConfig
+    key: str  #: the spec stripped and lower-cased: a built-in agent's name
+    model: str | None = None  #: the model spec of a model (also of ``search:`` / ``planner:``)
+    path: Path | None = None  #: that model's file
+    card: Mapping[str, Any] | None = None  #: that model's card, read once
+    planner: bool = False  #: a ``search:`` / ``planner:`` spec
+    threshold: int | None = None  #: the ``N`` of ``threshold:N``
+
+    def build(self, num_players: int, seed: int | None = None, **kwargs: Any) -> Agent:
+        """The agent in a seat of a ``num_players`` game: the one ``load(spec, game=rules, ...)``
+        builds, through the same code (the same seed plays the same)."""
+        seed = check_seed_arg(seed)
+        if self.model is not None:
+            return _load_model(self.spec, self.model, self.rules, num_players, seed, {}, kwargs, self.planner)
+        check_int("num_players", num_players, 1, 8)
+        return _load_builtin(self, num_players, seed, kwargs)
+
+
+def resolve(spec: str, game: str | RuleConfig = "spiffel") -> AgentSpec:
+    """``spec`` checked for ``game`` (``ConfigError`` listing the known specs unless :func:`load`
+    knows it); builds nothing: a model spec is checked for its file and card only.
+
+    >>> resolve("randm", "farkle")
     Traceback (most recent call last):
     ...
     dice_envs.rules.config.ConfigError: unknown agent spec 'randm' for farkle; known: random, ...
@@ -122,40 +155,60 @@ def check_spec(spec: str, game: str | RuleConfig = "spiffel") -> None:
     rules = make_rules(game)
     name = str(spec).strip()
     key = name.lower()
-    if key.startswith(_SEARCH_PREFIXES):
+    planner = key.startswith(_SEARCH_PREFIXES)
+    if planner:
         _check_prefix(spec, rules)
         name = planner_model(name)
-        key = name.lower()
-    if _names_model(name):
+    if planner or _names_model(name):
         from agents.models.card import read_card
         from agents.players.model import resolve_model_path
 
-        read_card(resolve_model_path(name))
-        return
+        path = resolve_model_path(name)
+        return AgentSpec(str(spec), rules, key, name, path, read_card(path), planner)
     farkle = isinstance(rules, FarkleRules)
     builtin = {"random", "greedy", "heuristic", "human"}
     farkle_only = {"max-expected", "max_expected", "win-optimal", "win_optimal"}
     builtin |= farkle_only if farkle else {"optimal"}
     if farkle and key.startswith("threshold:"):
-        _threshold(spec, key)
-        return
+        return AgentSpec(str(spec), rules, key, threshold=_threshold(spec, key))
     if key in builtin:
-        return
+        return AgentSpec(str(spec), rules, key)
     known = ", ".join(known_specs(rules))
     if key in {"optimal"} | farkle_only or key.startswith("threshold:"):
         raise ConfigError(f"agent spec {spec!r} is not available for {rules.game}; known: {known}")
     raise ConfigError(f"unknown agent spec {spec!r} for {rules.game}; known: {known}")
 
 
-def check_fit(spec: str, rules: RuleConfig, num_players: int) -> None:
-    """:func:`check_spec`, then a model spec (also the model of a ``planner:``) loaded once: refused
-    as playing it would refuse it, unless it fits ``rules`` with ``num_players`` seats (no planner
-    table is built); for commands that check every agent before long work starts."""
-    check_spec(spec, rules)
-    name = str(spec).strip()
-    name = planner_model(name) if name.lower().startswith(_SEARCH_PREFIXES) else name
-    if _names_model(name):
-        load(name, game=rules, num_players=num_players)
+def resolve_specs(lists: Mapping[str, Sequence[str]], game: str | RuleConfig) -> dict[str, AgentSpec]:
+    """Each spec of ``lists`` (spec lists by the config key that names them) resolved once for
+    ``game``, by spec; an unknown spec is refused naming its key.
+
+    >>> sorted(resolve_specs({"opponents": ["random", "greedy"], "pool": ["random"]}, "farkle"))
+    ['greedy', 'random']
+    """
+    rules, resolved = make_rules(game), {}
+    for key, specs in lists.items():
+        for spec in specs:
+            try:
+                resolved[spec] = resolved.get(spec) or resolve(spec, rules)
+            except ConfigError as exc:
+                raise ConfigError(f"config {key!r}: {exc}") from None
+    return resolved
+
+
+def check_spec(spec: str, game: str | RuleConfig = "spiffel") -> None:
+    """:func:`resolve`, for its ``ConfigError`` only."""
+    resolve(spec, game)
+
+
+def check_fit(spec: str | AgentSpec, rules: RuleConfig, num_players: int) -> None:
+    """:func:`resolve` (unless given its result), then a model spec (also the model of a
+    ``planner:``) loaded once: refused as playing it would refuse it, unless it fits ``rules`` with
+    ``num_players`` seats (no planner table is built); for commands that check every agent before
+    long work starts."""
+    model = (spec if isinstance(spec, AgentSpec) else resolve(spec, rules)).model
+    if model is not None:
+        load(model, game=rules, num_players=num_players)
 
 
 def make_opponent(spec: str, rules: RuleConfig, num_players: int, seed: int | None = None) -> Agent:
@@ -304,10 +357,9 @@ def planner_model(spec: str) -> str:
     return model
 
 
-def _load_builtin(
-    spec: str, key: str, rules: RuleConfig, num_players: int, seed: int | None, kwargs: dict[str, Any]
-) -> Agent:
-    known = known_specs(rules)
+def _load_builtin(resolved: AgentSpec, num_players: int, seed: int | None, kwargs: dict[str, Any]) -> Agent:
+    """The built-in agent of a spec :func:`resolve` accepted."""
+    spec, key, rules = resolved.spec, resolved.key, resolved.rules
     if key == "random":
         return _build(spec, RandomAgent, seed=seed, rules=rules, **kwargs)  # rules: masks checked
     if key == "human":
@@ -335,15 +387,10 @@ def _load_builtin(
             from agents.players.win_optimal import WinOptimalAgent
 
             return _build(spec, WinOptimalAgent, rules, num_players=num_players, seed=seed, **kwargs)
-        if key.startswith("threshold:"):
-            threshold = _threshold(spec, key)
-            return _build(
-                spec, fa.ThresholdAgent, rules, threshold, num_players=num_players, seed=seed, **kwargs
-            )
-    all_specs = {"optimal", "max-expected", "max_expected", "win-optimal", "win_optimal"}
-    if key in all_specs or key.startswith("threshold:"):
-        raise ConfigError(f"agent spec {spec!r} is not available for {rules.game}; known: {', '.join(known)}")
-    raise ConfigError(f"unknown agent spec {spec!r} for {rules.game}; known: {', '.join(known)}")
+        return _build(
+            spec, fa.ThresholdAgent, rules, resolved.threshold, num_players=num_players, seed=seed, **kwargs
+        )
+    raise AssertionError(f"resolve() accepted {spec!r} for {rules.game}")  # pragma: no cover
 
 
 def _threshold(spec: str, key: str) -> int:

@@ -330,3 +330,11 @@ def test_search_over_a_farkle_model_is_the_planner():
     assert isinstance(bot, PlannerAgent)
     for game in ("farkle", "yahtzee"):
         assert "search:<model>" in agents.known_specs(game)
+
+
+def test_resume_may_change_the_final_evaluation_opponents(tmp_path):
+    """They set only the final table, which the resumed run writes with the new ones."""
+    _train(tmp_path / "r", iterations=2, final_eval_opponents=["greedy"])
+    path = _train(tmp_path / "r", resume=True, iterations=3, final_eval_opponents=["heuristic"])
+    rows = json.loads(path.with_suffix(".json").read_text())["evaluation"]["rows"]
+    assert [r["agent"] for r in rows] == ["trained", "heuristic"]

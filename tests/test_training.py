@@ -412,3 +412,51 @@ def test_a_finished_run_is_never_overwritten(tmp_path: Path, monkeypatch: pytest
     assert output_folder(cfg, None, resume=True) == first  # resuming continues the run
     with pytest.raises(ConfigError, match="already holds a training run; pass --resume"):
         output_folder(cfg, first, resume=False)  # an explicit --out holding a run
+
+
+def test_a_run_resolves_each_agent_spec_once_and_builds_its_agents_from_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The BC expert, the pool's built-in agents and the final table's opponents are resolved
+    once at the start (agents.registry.resolve) and built from those objects; only the env's own
+    opponents still go through agents.load (counted apart); an unknown spec writes nothing."""
+    from collections import Counter
+
+    from agents import registry
+
+    resolved: Counter[str] = Counter()
+    built: dict[str, set[int]] = {}
+    depth = [0]
+    real_resolve, real_load, real_build = registry.resolve, registry.load, registry.AgentSpec.build
+
+    def resolve(spec, game="spiffel"):
+        resolved[spec] += depth[0] == 0
+        return real_resolve(spec, game)
+
+    def load(*args, **kwargs):
+        depth[0] += 1
+        try:
+            return real_load(*args, **kwargs)
+        finally:
+            depth[0] -= 1
+
+    def build(self, *args, **kwargs):
+        if depth[0] == 0:
+            built.setdefault(self.spec, set()).add(id(self))
+        return real_build(self, *args, **kwargs)
+
+    monkeypatch.setattr(registry, "resolve", resolve)
+    monkeypatch.setattr(registry, "load", load)
+    monkeypatch.setattr(registry.AgentSpec, "build", build)
+    overrides = ["total_timesteps=1024", "final_eval_games=8", "eval_freq=0", "warm_start=bc"]
+    overrides += ["bc_expert=heuristic", "bc_samples=200", "bc_epochs=1", "pool_builtin_prob=0.5"]
+    overrides += ["pool_builtin=[random, 'threshold:300']", "final_eval_opponents=[greedy]"]
+    cfg = load_config(CONFIGS / "tiny_ppo_selfplay.yaml", overrides)
+    _train(cfg, tmp_path / "run")
+    specs = ["random", "threshold:300", "greedy", "heuristic"]
+    assert resolved == Counter(specs)
+    assert sorted(built) == sorted(specs) and all(len(ids) == 1 for ids in built.values())
+    bad = cfg.with_overrides(["final_eval_opponents=[greedy, randm]"])
+    with pytest.raises(ConfigError, match="config 'final_eval_opponents': unknown agent spec 'randm'"):
+        _train(bad, tmp_path / "bad")
+    assert not (tmp_path / "bad").exists()

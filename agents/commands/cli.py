@@ -16,7 +16,7 @@ __all__ = ["COMMANDS", "CommandUnavailable", "add_rules_option", "main", "resolv
 
 #: subcommand -> (``module:function``, one line of help). Modules are imported lazily.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "train": ("agents.commands.train:main", "train an agent (native PPO or sb3-contrib) from a YAML recipe"),
+    "train": ("agents.commands.train:main", "train an agent (PPO, sb3-contrib or search) from a recipe"),
     "evaluate": ("agents.commands.evaluate:main", "solitaire series or seat-balanced round robin, rated"),
     "play": ("agents.commands.play:main", "play a game in the terminal against any agents"),
     "solve": ("agents.commands.solve:main", "exact solvers: optimal solitaire value of a game"),

@@ -17,7 +17,7 @@ import gymnasium as gym
 import numpy as np
 
 from agents.training.config import TrainConfig
-from agents.training.envs import _import_envs, env_kwargs, eval_opponents
+from agents.training.envs import _import_envs, env_kwargs
 
 __all__ = ["BCStats", "ExpertData", "behaviour_clone", "collect_expert_data", "fit_policy", "policy_accuracy"]
 
@@ -54,7 +54,7 @@ class BCStats:
 
 def _collection_env(cfg: TrainConfig, width: int) -> Any:
     """An SB3 VecEnv for collecting decisions: native when importable, else in-process gym envs."""
-    opponents = eval_opponents(cfg)
+    opponents = cfg.eval_opponents()
     try:
         from dice_envs.vector.sb3 import SB3VecEnv
     except ImportError:
@@ -74,10 +74,8 @@ def collect_expert_data(
     labels them (DAgger); by default the expert plays its own games.
     """
     from agents.evaluation.runner import batch_actions as _act
-    from agents.registry import load
 
-    rules = cfg.rule_config()
-    expert = load(cfg.expert_spec, game=rules, num_players=cfg.num_players, seed=seed)
+    expert = cfg.agent_specs[cfg.expert_spec].build(cfg.num_players, seed)
     venv = _collection_env(cfg, width)
     venv.seed(seed)
     obs = venv.reset()

@@ -24,10 +24,12 @@ import numbers
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
 
 from agents.models.activations import ACTIVATION_NAMES
+from agents.registry import AgentSpec
 from dice_envs.games import GAME_SPECS
 from dice_envs.options import REWARD_MODES
 from dice_envs.rules import GAMES, ConfigError, RuleConfig, make_rules
@@ -186,6 +188,18 @@ class RunConfig:
     def rule_config(self) -> RuleConfig:
         """The validated rules of the game."""
         return make_rules(self.game, **self.rules)
+
+    def spec_lists(self) -> dict[str, list[str]]:
+        """The agent specs the run plays with, by the key that names them."""
+        return {}
+
+    @cached_property
+    def agent_specs(self) -> dict[str, AgentSpec]:
+        """Every spec of :meth:`spec_lists` resolved once for the run's rules, by spec
+        (:func:`agents.registry.resolve_specs`): the trainer builds its agents from these."""
+        from agents.registry import resolve_specs
+
+        return resolve_specs(self.spec_lists(), self.rule_config())
 
     def _check_common(self, ints: dict[str, tuple[int, int]], bools: tuple[str, ...] = ()) -> None:
         """The checks every config makes: a plain run name, rule parameters the game takes,
@@ -467,6 +481,16 @@ class TrainConfig(RunConfig):
     def expert_spec(self) -> str:
         """The agent spec imitated by the BC warm start."""
         return self.bc_expert or DEFAULT_EXPERT[self.game]
+
+    def eval_opponents(self) -> list[str]:
+        """The evaluation's opponents, one per other seat (under self-play: the pool's first built-in)."""
+        specs = (self.pool_builtin or ["heuristic"]) if self.self_play else self.opponents
+        return [specs[i % len(specs)] for i in range(self.num_players - 1)]
+
+    def spec_lists(self) -> dict[str, list[str]]:
+        """The agent lists (:data:`AGENT_LIST_KEYS`), the BC expert and the evaluation opponents."""
+        lists = {key: getattr(self, key) for key in AGENT_LIST_KEYS}
+        return {**lists, "bc_expert": [self.expert_spec], "eval_opponents": self.eval_opponents()}
 
 
 def load_config(path: str | Path | None = None, overrides: Sequence[str] = (), **values: Any) -> TrainConfig:

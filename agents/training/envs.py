@@ -25,7 +25,6 @@ __all__ = [
     "ScaleReward",
     "backend_name",
     "env_kwargs",
-    "eval_opponents",
     "make_env_fn",
     "make_eval_env",
     "make_train_env",
@@ -150,16 +149,9 @@ def backend_name(venv: VecEnv) -> str:
     return {"SubprocVecEnv": "subproc", "DummyVecEnv": "dummy"}.get(type(inner).__name__, "native")
 
 
-def eval_opponents(cfg: TrainConfig) -> list[Any]:
-    """Fixed opponents of the periodic evaluation (the first built-in of the pool under self-play)."""
-    n = cfg.num_players - 1
-    specs = (cfg.pool_builtin or ["heuristic"]) if cfg.self_play else cfg.opponents
-    return [specs[i % len(specs)] for i in range(n)]
-
-
 def make_eval_env(cfg: TrainConfig) -> VecEnv:
     """The periodic-evaluation env: one unscaled env, random seat, fixed opponents."""
-    fn = make_env_fn(cfg, 10_000, opponents=eval_opponents(cfg), seat=None)
+    fn = make_env_fn(cfg, 10_000, opponents=cfg.eval_opponents(), seat=None)
     venv = DummyVecEnv([fn])
     venv.seed(cfg.seed + 10_000)
     # same wrapper types as the training env (SB3's eval callback checks), scale 1: raw rewards

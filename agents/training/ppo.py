@@ -45,7 +45,7 @@ from torch import nn
 
 from agents.training.artifacts import PROGRESS_FIELDS, RunReporter, save_checkpoint
 from agents.training.config import TrainConfig
-from agents.training.envs import eval_opponents, make_vector_env
+from agents.training.envs import make_vector_env
 from agents.training.learner import start_learner
 from agents.training.policy import masked_logits, policy_forward, sample_actions
 from agents.training.products import TrainResult, save_products
@@ -374,7 +374,7 @@ def train_ppo(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
         warm_stats=learner.warm_stats,
         command=command,
         title=f"{cfg.name}: PPO on {cfg.game}",
-        ylabel="final score" if solitaire else f"win rate vs {', '.join(map(str, eval_opponents(cfg)))}",
+        ylabel="final score" if solitaire else f"win rate vs {', '.join(cfg.eval_opponents())}",
         references={} if solitaire else {"even (50%)": 0.5},
         trainer="dice-envs native PPO (agents.training.ppo)",
         machine=machine_info(device, cfg.torch_threads),

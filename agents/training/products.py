@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from agents.training.config import TrainConfig
-from agents.training.envs import eval_opponents
 from dice_envs.rules import ConfigError
 
 __all__ = [
@@ -80,15 +79,14 @@ def final_evaluation(model: Any, cfg: TrainConfig) -> list[Any]:
     from agents.players.model import ModelAgent
     from agents.training.score_table import load_or_skip, play_games, solitaire_rows
 
-    rules = cfg.rule_config()
+    rules, agents = cfg.rule_config(), cfg.agent_specs
     games, seed = cfg.final_eval_games, cfg.seed + 50_000
     trained = ModelAgent(model, deterministic=True, name="trained")
     if cfg.num_players == 1:
-        return solitaire_rows(trained, rules, games, seed, cfg.final_eval_opponents)
+        return solitaire_rows(trained, rules, games, seed, [agents[s] for s in cfg.final_eval_opponents])
     rows = []
-    specs = list(dict.fromkeys([*cfg.final_eval_opponents, *eval_opponents(cfg)]))
-    for spec in specs:
-        if load_or_skip(spec, rules, cfg.num_players, seed) is None:
+    for spec in [agents[s] for s in dict.fromkeys([*cfg.final_eval_opponents, *cfg.eval_opponents()])]:
+        if load_or_skip(spec, cfg.num_players, seed) is None:
             continue
         opponents = [spec] * (cfg.num_players - 1)
         rows.append(play_games(trained, rules, games, opponents=opponents, seed=seed))

@@ -18,14 +18,13 @@ import math
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from agents.evaluation.runner import balanced_lineups, derive_seeds, dice_seed, run_games
 from agents.evaluation.stats import wins_draws_losses
-from agents.registry import load
+from agents.registry import AgentSpec, load
 from dice_envs.rules import ConfigError, RuleConfig
 
 __all__ = ["GameStats", "evaluate_policy", "format_table", "load_or_skip", "play_games", "solitaire_rows"]
@@ -77,8 +76,9 @@ def play_games(
     batch: int = 64,
     agent_name: str | None = None,
 ) -> GameStats:
-    """Play ``games`` games of ``agent`` against ``opponents`` (agents, or specs for
-    :func:`agents.load`, one per other seat), the agent's seat cycling over every seat.
+    """Play ``games`` games of ``agent`` against ``opponents`` (agents, resolved specs
+    (:class:`~agents.registry.AgentSpec`) or specs for :func:`agents.load`, one per other seat), the
+    agent's seat cycling over every seat.
 
     Game ``g`` is deal ``g // K`` (dice seed :func:`agents.evaluation.dice_seed`) in seat rotation
     ``g mod K``; opponents are reseeded from ``seed`` first, ``agent`` is used as it is. ``batch``:
@@ -87,7 +87,7 @@ def play_games(
     k = 1 + len(opponents)
     _, opp_seeds = derive_seeds(seed, 0, 0, k)
     seated = [
-        load(str(o), game=rules, num_players=k, seed=s) if isinstance(o, (str, Path)) else o
+        o.build(k, s) if isinstance(o, AgentSpec) else load(o, game=rules, num_players=k, seed=s)
         for o, s in zip(opponents, opp_seeds[1:], strict=True)
     ]
     lineups = balanced_lineups(k, games)
@@ -109,11 +109,10 @@ def play_games(
 def evaluate_policy(policy: Any, cfg: Any, seed: int) -> tuple[float, float]:
     """The native trainer's periodic evaluation: the mean (and s.e.) of the deterministic
     ``policy`` over ``cfg.eval_episodes`` games, side by side; the final score in solitaire, the
-    win rate (draws half) against :func:`agents.training.envs.eval_opponents` otherwise."""
+    win rate (draws half) against ``cfg.eval_opponents()`` otherwise."""
     from agents.players.model import ModelAgent
-    from agents.training.envs import eval_opponents
 
-    opponents = eval_opponents(cfg)
+    opponents = [cfg.agent_specs[s] for s in cfg.eval_opponents()]
     n = cfg.eval_episodes
     agent = ModelAgent(policy, deterministic=True, name="learner")
     stats = play_games(agent, cfg.rule_config(), n, opponents=opponents, seed=seed, batch=n)
@@ -145,26 +144,26 @@ def _stats(
     )
 
 
-def load_or_skip(spec: str, rules: RuleConfig, num_players: int, seed: int) -> Any:
-    """The agent ``spec`` for a table row, or ``None`` (with a note on stderr) when it does not
-    play these rules."""
+def load_or_skip(spec: AgentSpec, num_players: int, seed: int) -> Any:
+    """The agent of ``spec`` for a table row, or ``None`` (with a note on stderr) when it does not
+    play its rules with ``num_players`` seats."""
     try:
-        return load(spec, game=rules, num_players=num_players, seed=seed)
+        return spec.build(num_players, seed)
     except (ConfigError, NotImplementedError) as exc:
-        print(f"(skipping {spec!r} in the evaluation table: {exc})", file=sys.stderr)
+        print(f"(skipping {spec.spec!r} in the evaluation table: {exc})", file=sys.stderr)
         return None
 
 
 def solitaire_rows(
-    trained: Any, rules: RuleConfig, games: int, seed: int, specs: Sequence[str], batch: int = 64
+    trained: Any, rules: RuleConfig, games: int, seed: int, specs: Sequence[AgentSpec], batch: int = 64
 ) -> list[GameStats]:
-    """Rows of a solitaire table: ``trained`` (named ``trained``), then each agent of ``specs``
-    that plays ``rules``, every one over the same ``games`` dice seeds of ``seed``."""
+    """Rows of a solitaire table: ``trained`` (named ``trained``), then the agent of each of
+    ``specs`` that plays ``rules``, every one over the same ``games`` dice seeds of ``seed``."""
     rows = [play_games(trained, rules, games, seed=seed, batch=batch, agent_name="trained")]
     for spec in specs:
-        agent = load_or_skip(spec, rules, 1, seed)
+        agent = load_or_skip(spec, 1, seed)
         if agent is not None:
-            rows.append(play_games(agent, rules, games, seed=seed, batch=batch, agent_name=spec))
+            rows.append(play_games(agent, rules, games, seed=seed, batch=batch, agent_name=spec.spec))
     return rows
 
 

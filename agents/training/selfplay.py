@@ -225,13 +225,10 @@ def pool_opponents(
 ) -> list[PoolOpponent]:
     """One :class:`PoolOpponent` per other seat of ``cfg`` (a
     :class:`~agents.training.config.TrainConfig`), each with its own ``pool_builtin`` agents."""
-    from agents.registry import load
-
-    rules = cfg.rule_config()
     seats = []
     for i in range(cfg.num_players - 1):
         builtins = [
-            load(spec, game=rules, num_players=cfg.num_players, seed=seed + 7919 * (i + 1) + k)
+            cfg.agent_specs[spec].build(cfg.num_players, seed + 7919 * (i + 1) + k)
             for k, spec in enumerate(cfg.pool_builtin)
         ]
         seats.append(

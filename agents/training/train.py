@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from agents.training.config import (
-    AGENT_LIST_KEYS,
     REMOVED_KEYS,
     RESUMABLE_KEYS,
     RunConfig,
@@ -162,7 +161,7 @@ def train(
     assert isinstance(cfg, TrainConfig)
     if resume:
         check_resume(cfg, folder)  # its checkpoint: artifacts.resume_point, before the trainer writes
-    check_agent_specs(cfg)
+    check_agent_specs(cfg)  # resolved once, kept on cfg for the trainer (cfg.agent_specs)
     device = resolve_device(cfg.device)  # before any file is written
     fresh = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
@@ -185,20 +184,11 @@ def train(
 
 
 def check_agent_specs(cfg: TrainConfig) -> None:
-    """Refuse an unknown agent spec in any of ``cfg``'s agent lists (``opponents``,
-    ``pool_builtin``, ``final_eval_opponents``) and ``bc_expert`` before training, not when (or
-    whether) the run first uses it: a typo in a list this run does not use is still a typo."""
-    from agents.registry import check_spec
-
-    rules = cfg.rule_config()
-    keys = {key: getattr(cfg, key) for key in AGENT_LIST_KEYS}
-    keys["bc_expert"] = [cfg.bc_expert] if cfg.bc_expert else []
-    for key, specs in keys.items():
-        for spec in specs:
-            try:
-                check_spec(spec, rules)
-            except ConfigError as exc:
-                raise ConfigError(f"config {key!r}: {exc}") from None
+    """Resolve every agent spec of ``cfg`` (:attr:`TrainConfig.agent_specs`: the agent lists
+    ``opponents``, ``pool_builtin``, ``final_eval_opponents``, the BC expert and the evaluation
+    opponents) before training, not when (or whether) the run first uses it: a typo in a list this
+    run does not use is still a typo, refused naming its key."""
+    cfg.agent_specs  # noqa: B018  (a cached property: resolving is the point)
 
 
 def _undo_refused_start(folder: Path, created: bool) -> None:

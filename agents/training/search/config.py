@@ -25,7 +25,14 @@ from dice_envs.rules import GAMES, ConfigError, RuleConfig, ScorecardRules, make
 __all__ = ["RESUMABLE", "SearchConfig"]
 
 #: Keys that may change when a run is resumed.
-RESUMABLE = ("iterations", "progress_bar", "eval_every", "final_eval_games", "checkpoint_every")
+RESUMABLE = (
+    "iterations",
+    "progress_bar",
+    "eval_every",
+    "final_eval_games",
+    "final_eval_opponents",
+    "checkpoint_every",
+)
 #: Training games of iteration ``i`` use dice seeds ``seed * SEED_STRIDE + i * games_per_iteration``.
 SEED_STRIDE = 10**7
 
@@ -70,6 +77,11 @@ class SearchConfig(RunConfig):
         rules: RuleConfig = make_rules(self.game, **self.rules)
         assert isinstance(rules, ScorecardRules)
         return rules
+
+    def spec_lists(self) -> dict[str, list[str]]:
+        """``eval_opponent`` (a win run's) and ``final_eval_opponents``."""
+        win = [self.eval_opponent] if self.reward == "win" else []
+        return {"eval_opponent": win, "final_eval_opponents": self.final_eval_opponents}
 
     def seed_of(self, iteration: int) -> int:
         """The dice seed of iteration ``iteration``'s first training game."""
@@ -131,17 +143,11 @@ class SearchConfig(RunConfig):
                     )
 
     def _check_agent_specs(self) -> None:
-        """The agents the run plays only at its evaluations, checked before any work:
-        ``eval_opponent`` of a win run, a spec that plays two-player ``game``
-        (:func:`agents.registry.check_fit`: a model is loaded once, no table built), and
-        ``final_eval_opponents``, agent specs that play these rules, solitaire only."""
-        from agents.registry import check_fit, check_spec
-
-        if self.reward == "win":
-            try:
-                check_fit(self.eval_opponent, self.rule_config(), 2)
-            except ConfigError as exc:
-                raise ConfigError(f"config 'eval_opponent': {exc}") from None
+        """The agents the run plays only at its evaluations, resolved before any work
+        (:attr:`agent_specs`): ``final_eval_opponents``, agent specs that play these rules,
+        solitaire only, and ``eval_opponent`` of a win run, a spec that plays two-player ``game``
+        (:func:`agents.registry.check_fit`: a model is loaded once, no table built)."""
+        from agents.registry import check_fit
 
         specs = self.final_eval_opponents
         if not isinstance(specs, list) or not all(isinstance(v, str) and v.strip() for v in specs):
@@ -153,8 +159,9 @@ class SearchConfig(RunConfig):
                 "config 'final_eval_opponents' is for solitaire runs (reward score); the win learner "
                 f"evaluates against eval_opponent. Got {specs!r}"
             )
-        for spec in specs:
+        resolved = self.agent_specs  # an unknown spec is refused naming its key
+        if self.reward == "win":
             try:
-                check_spec(spec, self.rule_config())
+                check_fit(resolved[self.eval_opponent], self.rule_config(), 2)
             except ConfigError as exc:
-                raise ConfigError(f"config 'final_eval_opponents': {exc}") from None
+                raise ConfigError(f"config 'eval_opponent': {exc}") from None

@@ -123,9 +123,7 @@ def evaluate(cfg: SearchConfig, net: ValueNet, games: int, seed: int) -> tuple[f
     rules = cfg.rule_config()
     with single_thread_blas():
         if cfg.reward == "win":
-            import agents
-
-            opponent = agents.load(cfg.eval_opponent, game=rules, num_players=2)
+            opponent = cfg.agent_specs[cfg.eval_opponent].build(2)
             return match(WinSearchAgent(rules, 2, net=net), opponent, rules, games, seed)
         solver = turn_solver(rules)
         scores = play_games(solver, LearnedValues(net, solver), games, seed).scores
@@ -312,11 +310,11 @@ def final_evaluation(cfg: SearchConfig, net: ValueNet) -> tuple[dict[str, Any], 
             f"over {games} games"
         )
         return {"games": games, "mean_score": mean, "stderr": se}, line
-    rules = cfg.rule_config()
+    rules, specs = cfg.rule_config(), [cfg.agent_specs[s] for s in cfg.final_eval_opponents]
     names = ", ".join(cfg.final_eval_opponents)
     print(f"final evaluation: {games} games each of the trained agent and {names}", file=sys.stderr)
     with single_thread_blas():
-        rows = solitaire_rows(SearchAgent(rules, net=net), rules, games, seed, cfg.final_eval_opponents, 256)
+        rows = solitaire_rows(SearchAgent(rules, net=net), rules, games, seed, specs, 256)
     evaluation = {
         "games": games,
         "mean_score": rows[0].mean_score,
