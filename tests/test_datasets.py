@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from agents.commands.cli import main as cli_main
-from agents.evaluation.datasets import collect, dataset_id
+from agents.evaluation.datasets import collect, dataset_id, summarize
 from agents.evaluation.regret import TIE, scorecard_regret
 from agents.players.win_optimal import WinOptimalAgent
 from agents.solver.scorecard import solve_scorecard
@@ -78,6 +78,11 @@ def test_random_losses_agree_with_scorecard_regret():
     assert per_episode.min() > 0
     se = math.sqrt(per_episode.var(ddof=1) / 20 + reg.var(ddof=1) / 20)  # other dice, same policy
     assert abs(per_episode.mean() - reg.mean()) < 4 * se
+    s = summarize(ds)
+    assert s["episodes"] == 20 and s["decisions"] == sum(len(loss) for loss in _losses(ds))
+    assert s["loss_per_episode"] == pytest.approx(per_episode.mean(), rel=1e-12)
+    assert 0 < s["best_share"] < 1 and s["loss_per_decision"] > 0
+    assert s["mean_return"] == pytest.approx(np.mean([ep.rewards.sum() for ep in ds.iterate_episodes()]))
 
 
 def test_bad_input_and_an_existing_dataset_are_refused(capsys):

@@ -21,7 +21,7 @@ import sys
 import time
 
 from agents.evaluation import parse_rule_overrides
-from agents.evaluation.datasets import collect
+from agents.evaluation.datasets import collect, summarize
 from agents.registry import check_seed_arg
 from dice_envs.rules import ConfigError
 
@@ -62,6 +62,12 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"wrote {ds.spec.dataset_id}: {ds.total_episodes} episodes, {ds.total_steps} steps, in "
         f"{ds.storage.data_path.parent} ({time.perf_counter() - t0:.1f} s)"
+    )
+    s = summarize(ds)
+    print(
+        f"mean return {s['mean_return']:.4g} (s.e. {s['mean_return_se']:.2g}); loss per decision "
+        f"{s['loss_per_decision']:.4g}, per episode {s['loss_per_episode']:.4g} "
+        f"(s.e. {s['loss_per_episode_se']:.2g}); best action at {s['best_share']:.2%} of decisions"
     )
     return 0
 

@@ -42,14 +42,14 @@ import numpy as np
 from minari.data_collector.callbacks import StepDataCallback
 from minari.storage.datasets_root_dir import get_dataset_path
 
-from agents.evaluation.regret import decision_values, farkle_decision_values
+from agents.evaluation.regret import TIE, decision_values, farkle_decision_values
 from agents.registry import load
 from dice_envs import __version__, code_revision
 from dice_envs.encoding import decode
 from dice_envs.games import game_spec
 from dice_envs.rules import ConfigError, FarkleRules, RuleConfig, ScorecardRules, make_rules
 
-__all__ = ["FARKLE_OPPONENT", "REF_EPISODES", "collect", "dataset_id", "dataset_policies"]
+__all__ = ["FARKLE_OPPONENT", "REF_EPISODES", "collect", "dataset_id", "dataset_policies", "summarize"]
 
 #: The seat-1 player inside the two-player Farkle env (the values assume optimal play by both).
 FARKLE_OPPONENT = "win-optimal"
@@ -223,3 +223,32 @@ def collect(
         )
     env.close()
     return minari.load_dataset(ds_id)
+
+
+def summarize(ds: Any) -> dict[str, float]:
+    """What a dataset shows, from its data alone: its size, the mean return and the loss per decision.
+
+    ``loss`` is a decision's best value minus the value of the action taken (points, or chance of
+    winning), 0 for a tie (at most :data:`~agents.evaluation.regret.TIE`); ``best_share`` the share
+    of decisions with no loss; ``*_se`` are standard errors over episodes.
+    """
+    returns, losses, per_episode = [], [], []
+    for ep in ds.iterate_episodes():
+        n = len(ep.actions)
+        raw = ep.infos["action_values"][:n].max(axis=1) - ep.infos["action_value"][:n]
+        loss = np.where(raw > TIE, raw, 0.0)  # a tie is no loss, as scorecard_regret counts it
+        returns.append(float(ep.rewards.sum()))
+        losses.append(loss)
+        per_episode.append(float(loss.sum()))
+    every = np.concatenate(losses)
+    k = len(returns)
+    return {
+        "episodes": k,
+        "decisions": len(every),
+        "mean_return": float(np.mean(returns)),
+        "mean_return_se": float(np.std(returns, ddof=1) / np.sqrt(k)) if k > 1 else float("nan"),
+        "loss_per_decision": float(every.mean()),
+        "loss_per_episode": float(np.mean(per_episode)),
+        "loss_per_episode_se": float(np.std(per_episode, ddof=1) / np.sqrt(k)) if k > 1 else float("nan"),
+        "best_share": float(np.mean(every == 0.0)),
+    }
