@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..rules.config import ConfigError, RuleConfig, check_int
+from ..rules.config import ConfigError, RuleConfig, check_int, is_int
 from .dice import DiceStream, RandomDice
 
 __all__ = ["BatchedEngine", "integer_action"]
@@ -22,9 +22,7 @@ def integer_action(action: object, done: bool) -> int | None:
     """
     if done:
         raise ValueError("the game is over; no action is legal")
-    if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
-        return int(action)
-    return None
+    return int(action) if is_int(action) else None
 
 
 class BatchedEngine:

@@ -14,13 +14,12 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ..rules.config import ConfigError
+from ..rules.config import ConfigError, is_int
 from .chance import (
     CHANCE,
     N_OUTCOMES,
     TERMINAL,
     Rows,
-    is_integer,
     outcome_code_table,
     outcome_index,
     outcome_list,
@@ -151,7 +150,7 @@ class ForwardState:
                 "see chance_outcomes()"
             )
         legal = self.legal_actions()
-        if not is_integer(action) or int(action) not in legal:  # type: ignore[call-overload]
+        if not is_int(action) or int(action) not in legal:  # type: ignore[call-overload]
             raise ValueError(f"illegal action {action!r} for seat {self.seat}; legal actions: {legal}")
         return int(action)  # type: ignore[call-overload]
 
@@ -181,7 +180,7 @@ class ForwardState:
         k = self.dice_to_throw
         if k and not self.is_terminal():
             n = len(outcome_list(k))
-            if not is_integer(action) or not 0 <= int(action) < n:  # type: ignore[call-overload]
+            if not is_int(action) or not 0 <= int(action) < n:  # type: ignore[call-overload]
                 raise ValueError(f"a chance outcome of {k} dice is an index 0..{n - 1}, got {action!r}")
             self._throw(int(action))
             return
