@@ -37,12 +37,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-import numpy as np
-
 from .checks import check_illegal_reward
 from .opponents import check_opponent
 from .rules import ConfigError, RuleConfig, make_rules, rules_class
-from .rules.config import did_you_mean
+from .rules.config import check_int, did_you_mean, is_int
 
 __all__ = [
     "ILLEGAL_ACTION_MODES",
@@ -111,11 +109,7 @@ def check_seat(seat: Any, num_players: int) -> int | None:
     """The learner's seat: ``None`` (drawn per episode) or an integer in ``[0, num_players)``."""
     if seat is None:
         return None
-    if (
-        isinstance(seat, (bool, np.bool_))
-        or not isinstance(seat, (int, np.integer))
-        or not 0 <= seat < num_players
-    ):
+    if not is_int(seat) or not 0 <= seat < num_players:
         raise ConfigError(f"seat must be None (random) or an integer in [0, {num_players - 1}], got {seat!r}")
     return int(seat)
 
@@ -135,8 +129,7 @@ def check_render_mode(mode: Any, allowed: Sequence[str] = RENDER_MODES) -> str |
 
 
 def _check_num_players(n: Any) -> int:
-    if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or not 1 <= n <= MAX_PLAYERS:
-        raise ConfigError(f"num_players must be an integer in [1, {MAX_PLAYERS}], got {n!r}")
+    check_int("num_players", n, 1, MAX_PLAYERS, what="")
     return int(n)
 
 

@@ -28,19 +28,15 @@ from .rules.farkle import NUM_DICE, _has_score_sorted, _score_sorted, dice_to_th
 from .rules.scorecard import N_REROLL_ACTIONS, ScorecardRules, _box_score_cached
 
 __all__ = [
-    "FarkleBatchTables",
     "FarkleTables",
     "FarkleTurnTables",
     "ScoreTables",
-    "ScorecardBatchTables",
     "ScorecardTables",
     "face_code",
-    "farkle_batch_tables",
     "farkle_tables",
     "farkle_turn_tables",
     "multiset_prob",
     "score_tables",
-    "scorecard_batch_tables",
     "scorecard_tables",
 ]
 
@@ -70,6 +66,12 @@ class ScorecardTables:
     reroll_legal: np.ndarray  # (252, 32) bool, canonical non-empty re-throw masks
     reroll_count: np.ndarray  # (32,) dice re-thrown by each mask
     five_kind: np.ndarray  # (252,) bool
+    #: ``code_roll[code]``: index in ``rolls`` of the five faces with this face code (``6**5``
+    #: entries). ``kept_code[roll, mask]``: the code of the dice kept by re-throw ``mask``, placed
+    #: after the ``reroll_count[mask]`` re-thrown ones, so ``code_roll[kept_code[roll, mask] +
+    #: fresh]`` is the throw that results when the re-thrown dice show the faces of code ``fresh``.
+    code_roll: np.ndarray  # (7776,) int16
+    kept_code: np.ndarray  # (252, 32) int32
 
     @property
     def keeps_count(self) -> int:
@@ -86,10 +88,16 @@ def scorecard_tables() -> ScorecardTables:
     keep_index = {k: i for i, k in enumerate(keeps)}
     reroll_keep = np.zeros((len(rolls), N_REROLL_ACTIONS), dtype=np.int16)
     reroll_legal = np.zeros((len(rolls), N_REROLL_ACTIONS), dtype=bool)
+    kept_code = np.zeros((len(rolls), N_REROLL_ACTIONS), dtype=np.int32)
     for ri, r in enumerate(rolls):
         for m in range(N_REROLL_ACTIONS):
-            reroll_keep[ri, m] = keep_index[tuple(r[i] for i in range(5) if not m >> i & 1)]
+            kept = tuple(r[i] for i in range(5) if not m >> i & 1)
+            reroll_keep[ri, m] = keep_index[kept]
             reroll_legal[ri, m] = m != 0 and is_canonical_selection(r, m)
+            kept_code[ri, m] = face_code(kept) * 6 ** (5 - len(kept))
+    code_roll = np.zeros(6**5, dtype=np.int16)
+    for faces in itertools.product(range(1, 7), repeat=5):
+        code_roll[face_code(faces)] = roll_index[tuple(sorted(faces))]
     arr = np.array(rolls, dtype=np.int8)
     return ScorecardTables(
         rolls=arr,
@@ -100,6 +108,8 @@ def scorecard_tables() -> ScorecardTables:
         reroll_legal=reroll_legal,
         reroll_count=np.array([bin(m).count("1") for m in range(N_REROLL_ACTIONS)], dtype=np.int8),
         five_kind=arr[:, 0] == arr[:, 4],
+        code_roll=code_roll,
+        kept_code=kept_code,
     )
 
 
@@ -174,25 +184,10 @@ def farkle_tables() -> FarkleTables:
     return FarkleTables(rolls=rolls, roll_index=index, points=points, farkle=farkle)
 
 
-# ---------------------------------------------------------------------------------------------
-# Tables of the batched (vector) engines. Dice are drawn as a *face code*: ``c`` faces thrown in
-# order ``f_0 .. f_{c-1}`` have code ``sum((f_j - 1) * 6**j)``, a uniform integer in
-# ``[0, 6**c)``. The lookups below turn codes into sorted-throw indices, so a batched engine needs
-# one random integer per throw and can be driven with exactly the faces a scalar engine throws.
-
-
-@dataclass(frozen=True)
-class ScorecardBatchTables:
-    """Lookups of the batched scorecard engine (all derived from :func:`scorecard_tables`).
-
-    ``code_roll[code]``: index in ``ROLLS`` of the five faces with this code (``6**5`` entries).
-    ``kept_code[roll, mask]``: the code of the dice kept by re-throw ``mask``, placed after the
-    ``reroll_count[mask]`` re-thrown ones, so ``code_roll[kept_code[roll, mask] + fresh]`` is the
-    throw that results when the re-thrown dice show the faces of code ``fresh``.
-    """
-
-    code_roll: np.ndarray  # (7776,) int16
-    kept_code: np.ndarray  # (252, 32) int32
+# Dice are drawn as a *face code*: ``c`` faces thrown in order ``f_0 .. f_{c-1}`` have code
+# ``sum((f_j - 1) * 6**j)``, a uniform integer in ``[0, 6**c)``. The ``code_roll`` lookups turn
+# codes into sorted-throw indices, so a batched engine needs one random integer per throw and can
+# be driven with exactly the faces a scalar engine throws.
 
 
 def face_code(faces: tuple[int, ...] | list[int]) -> int:
@@ -207,85 +202,17 @@ def face_code(faces: tuple[int, ...] | list[int]) -> int:
     return code
 
 
-@cache
-def scorecard_batch_tables() -> ScorecardBatchTables:
-    """Build (once) the code lookups of the batched scorecard engine."""
-    t = scorecard_tables()
-    code_roll = np.zeros(6**5, dtype=np.int16)
-    for faces in itertools.product(range(1, 7), repeat=5):
-        code_roll[face_code(faces)] = t.roll_index[tuple(sorted(faces))]
-    kept_code = np.zeros((len(t.rolls), N_REROLL_ACTIONS), dtype=np.int32)
-    for ri, r in enumerate(t.roll_index):
-        for m in range(N_REROLL_ACTIONS):
-            c = bin(m).count("1")
-            kept = [r[i] for i in range(5) if not m >> i & 1]
-            kept_code[ri, m] = sum((f - 1) * 6 ** (c + j) for j, f in enumerate(kept))
-    return ScorecardBatchTables(code_roll=code_roll, kept_code=kept_code)
-
-
-@dataclass(frozen=True)
-class FarkleBatchTables:
-    """:func:`farkle_tables` flattened over all throws of 1-6 dice, for the batched engine.
-
-    Throw ``i`` (``0 <= i < 923``) has ``n_dice[i]`` sorted ``faces[i]`` (0-padded);
-    ``points[i, mask]`` are the points of setting aside ``mask`` (0: not legal);
-    ``farkle[i]`` whether nothing scores. ``code_roll[code_offset[n] + code]`` is the throw of
-    ``n`` dice with face code ``code``; ``mask_count[mask]`` the dice a mask sets aside.
-    """
-
-    n_dice: np.ndarray  # (923,) int8
-    faces: np.ndarray  # (923, 6) int8
-    points: np.ndarray  # (923, 64) int32
-    farkle: np.ndarray  # (923,) bool
-    code_offset: np.ndarray  # (7,) int64
-    code_roll: np.ndarray  # (sum 6**n,) int16
-    mask_count: np.ndarray  # (64,) int8
-
-    @property
-    def num_rolls(self) -> int:
-        """Number of distinct sorted throws of 1-6 dice (923)."""
-        return len(self.n_dice)
-
-
-@cache
-def farkle_batch_tables() -> FarkleBatchTables:
-    """Build (once) the flattened Farkle tables from :func:`farkle_tables`."""
-    ft = farkle_tables()
-    n_dice, faces, points, farkle, flat_index = [], [], [], [], {}
-    for n in range(1, NUM_DICE + 1):
-        for ri, r in enumerate(ft.rolls[n]):
-            flat_index[r] = len(n_dice)
-            n_dice.append(n)
-            faces.append(list(r) + [0] * (NUM_DICE - n))
-            points.append(ft.points[n][ri])
-            farkle.append(ft.farkle[n][ri])
-    offsets = np.zeros(NUM_DICE + 1, dtype=np.int64)
-    for n in range(1, NUM_DICE):
-        offsets[n + 1] = offsets[n] + 6**n
-    code_roll = np.zeros(int(offsets[NUM_DICE]) + 6**NUM_DICE, dtype=np.int16)
-    for n in range(1, NUM_DICE + 1):
-        for fs in itertools.product(range(1, 7), repeat=n):
-            code_roll[offsets[n] + face_code(fs)] = flat_index[tuple(sorted(fs))]
-    return FarkleBatchTables(
-        n_dice=np.array(n_dice, dtype=np.int8),
-        faces=np.array(faces, dtype=np.int8),
-        points=np.array(points, dtype=np.int32),
-        farkle=np.array(farkle, dtype=bool),
-        code_offset=offsets,
-        code_roll=code_roll,
-        mask_count=np.array([bin(m).count("1") for m in range(2**NUM_DICE)], dtype=np.int8),
-    )
-
-
 @dataclass(frozen=True)
 class FarkleTurnTables:
     """Lookups of the Farkle turn flow (:mod:`dice_envs.engine.farkle_turn`), from
-    :func:`farkle_batch_tables`, over ``num_rolls + 1`` throws: the last, ``no_throw``, stands for
-    "no dice" (a finished game) and has no legal action.
+    :func:`farkle_tables`, over the 923 throws of 1-6 dice (by number of dice) and one more, the
+    last, ``no_throw``: "no dice" (a finished game), with no legal action.
 
-    ``points[i, mask]`` and ``farkle[i]`` as in :class:`FarkleBatchTables` (int64);
-    ``next_dice[i, mask]``: dice thrown after setting ``mask`` aside (six after hot dice);
-    ``faces[i]``: the sorted faces as a tuple (``()`` for ``no_throw``), ``roll_index`` its inverse.
+    ``faces[i]``: the sorted faces as a tuple (``()`` for ``no_throw``), ``roll_index`` its inverse;
+    ``n_dice[i]`` their number; ``points[i, mask]`` the points of setting ``mask`` aside (0: not
+    legal); ``farkle[i]`` whether nothing scores; ``next_dice[i, mask]``: dice thrown after
+    setting ``mask`` aside (six after hot dice); ``code_roll[code_offset[n] + code]`` the throw of
+    ``n`` dice with face code ``code``.
 
     Legal masks: banking needs ``turn total + points > bank_minimum``. With
     ``need = bank_minimum - turn total`` (points are multiples of ``step``), the mask of throw
@@ -310,14 +237,22 @@ class FarkleTurnTables:
 
 @cache
 def farkle_turn_tables() -> FarkleTurnTables:
-    """Build (once) the turn-flow lookups from :func:`farkle_batch_tables`."""
-    bt = farkle_batch_tables()
-    n, bank_flag = bt.num_rolls, 2**NUM_DICE
+    """Build (once) the turn-flow lookups from :func:`farkle_tables`."""
+    ft = farkle_tables()
+    sizes = range(1, NUM_DICE + 1)
+    faces = (*(r for n in sizes for r in ft.rolls[n]), ())
+    roll_index = {f: i for i, f in enumerate(faces)}
+    n, bank_flag = len(faces) - 1, 2**NUM_DICE
     points = np.zeros((n + 1, bank_flag), dtype=np.int64)
-    points[:n] = bt.points
-    n_dice = np.zeros(n + 1, dtype=np.int64)
-    n_dice[:n] = bt.n_dice
-    next_dice = dice_to_throw(n_dice[:, None], bt.mask_count.astype(np.int64)[None, :])
+    points[:n] = np.concatenate([ft.points[k] for k in sizes])
+    n_dice = np.array([len(f) for f in faces], dtype=np.int64)
+    set_aside = np.array([bin(m).count("1") for m in range(bank_flag)], dtype=np.int64)
+    next_dice = dice_to_throw(n_dice[:, None], set_aside[None, :])
+    code_offset = np.concatenate([[0, 0], np.cumsum([6**k for k in range(1, NUM_DICE)])]).astype(np.int64)
+    code_roll = np.zeros(int(code_offset[NUM_DICE]) + 6**NUM_DICE, dtype=np.int64)
+    for k in sizes:
+        for fs in itertools.product(range(1, 7), repeat=k):
+            code_roll[code_offset[k] + face_code(fs)] = roll_index[tuple(sorted(fs))]
     step = math.gcd(*np.unique(points[points > 0]).tolist())
     top = int(points.max())
     buckets = top // step + 2  # bucket 0: need < 0; the last: need >= every value
@@ -334,21 +269,20 @@ def farkle_turn_tables() -> FarkleTurnTables:
     floor = (np.arange(buckets) - 1) * step  # need in [floor, floor + step)
     level = (levels[:, :, None] <= floor[None, None, :]).sum(axis=1)
     mask_row = np.arange(n + 1)[:, None] * (width + 1) + level
-    faces = (*(tuple(int(f) for f in bt.faces[i, : bt.n_dice[i]]) for i in range(n)), ())
     out = FarkleTurnTables(
         no_throw=n,
         points=points,
-        farkle=np.append(bt.farkle, False),
+        farkle=np.append(np.concatenate([ft.farkle[k] for k in sizes]), False),
         n_dice=n_dice,
         next_dice=next_dice,
-        code_offset=bt.code_offset.astype(np.int64),
-        code_roll=bt.code_roll.astype(np.int64),
+        code_offset=code_offset,
+        code_roll=code_roll,
         step=step,
         buckets=buckets,
         mask_row=mask_row,
         mask_rows=mask_rows.reshape(-1, 2 * bank_flag),
         faces=faces,
-        roll_index={f: i for i, f in enumerate(faces)},
+        roll_index=roll_index,
     )
     for value in vars(out).values():  # shared by every game and engine: read-only
         if isinstance(value, np.ndarray):

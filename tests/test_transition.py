@@ -14,6 +14,8 @@ and checks after every step that all of them hold the same state and paid the sa
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -137,14 +139,16 @@ def test_a_forward_model_that_leaves_the_engine_fails(name: str, monkeypatch: py
     """The comparison above sees a forward model that parts from the engine: here one whose
     decisions give seat 0 a point more than the engine's."""
     _, batch_class, _ = FAMILY["farkle" if name == "farkle" else "scorecard"]
-    real = batch_class._decide
+    real = batch_class._engine.apply_decisions
 
     def a_point_more(s, g: np.ndarray, actions: np.ndarray) -> None:
         real(s, g, actions)
         s.totals[g, 0] += 1
 
     _play(name, 2, seed=0, steps=3)  # as it is: the same
-    monkeypatch.setattr(batch_class, "_decide", staticmethod(a_point_more))
+    parted = types.SimpleNamespace(**vars(batch_class._engine))  # the engine keeps the real halves
+    parted.apply_decisions = a_point_more
+    monkeypatch.setattr(batch_class, "_engine", parted)
     with pytest.raises(AssertionError, match=r"engine vs forward batch: (totals|banked)"):
         _play(name, 2, seed=0, steps=3)
 

@@ -18,7 +18,7 @@ from dice_envs.encoding import encode
 from dice_envs.engine import FarkleGame, ScorecardGame
 from dice_envs.forward import throw_outcomes
 from dice_envs.rules import ConfigError, make_rules
-from dice_envs.tables import farkle_batch_tables, farkle_tables, scorecard_batch_tables, scorecard_tables
+from dice_envs.tables import farkle_tables, farkle_turn_tables, scorecard_tables
 from dice_envs.vector import FarkleEngine, RandomDice, ScorecardEngine, ScriptedDice, make_engine
 
 
@@ -209,7 +209,7 @@ def test_farkle_rule_parameters_property(target, minimum, bankruptcy, max_turns,
 
 
 def test_tables_follow_the_scalar_tables():
-    ct, bt = scorecard_tables(), scorecard_batch_tables()
+    ct = bt = scorecard_tables()
     rng = np.random.default_rng(0)
     for _ in range(300):
         faces = rng.integers(1, 7, size=5)
@@ -222,12 +222,12 @@ def test_tables_follow_the_scalar_tables():
         assert tuple(ct.rolls[bt.code_roll[bt.kept_code[roll, mask] + fresh]]) == tuple(
             sorted(kept + faces[:c].tolist())
         )
-    ft, fb = farkle_tables(), farkle_batch_tables()
-    assert fb.num_rolls == sum(len(ft.rolls[n]) for n in range(1, 7))
+    ft, fb = farkle_tables(), farkle_turn_tables()
+    assert fb.no_throw == sum(len(ft.rolls[n]) for n in range(1, 7))
     for n in range(1, 7):
         for ri, r in enumerate(ft.rolls[n]):
             i = int(fb.code_roll[fb.code_offset[n] + int(((np.array(r) - 1) * 6 ** np.arange(n)).sum())])
-            assert fb.n_dice[i] == n and tuple(fb.faces[i, :n]) == r
+            assert fb.n_dice[i] == n and fb.faces[i] == r
             np.testing.assert_array_equal(fb.points[i], ft.points[n][ri])
             assert fb.farkle[i] == ft.farkle[n][ri]
 
@@ -241,9 +241,8 @@ def test_random_dice_are_fair():
     assert chi2 < 340, chi2  # 251 degrees of freedom: p(chi2 > 340) < 2e-4
     fe = FarkleEngine(make_rules("farkle", bankruptcy=False), 200_000, seed=4)
     six = fe.dice.codes(np.arange(200_000), 6)
-    rate = farkle_batch_tables().farkle[
-        farkle_batch_tables().code_roll[farkle_batch_tables().code_offset[6] + six]
-    ]
+    t = farkle_turn_tables()
+    rate = t.farkle[t.code_roll[t.code_offset[6] + six]]
     assert abs(rate.mean() - 0.023148) < 0.0015
     del fe
 

@@ -26,7 +26,7 @@ from dice_envs.encoding import ScorecardView, decode
 from dice_envs.engine.scorecard_flow import scorecard_flow
 from dice_envs.layouts import layout
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS, UPPER_FACES, ScorecardRules
-from dice_envs.tables import scorecard_batch_tables, scorecard_tables
+from dice_envs.tables import scorecard_tables
 
 __all__ = ["PAR", "GreedyAgent", "HeuristicAgent", "OptimalAgent"]
 
@@ -59,7 +59,7 @@ class _ScorecardAgent(BaseAgent):
         onehot = obs[:, lay.slice("dice")].reshape(len(obs), 5, 6) > 0.5
         if not onehot.any(axis=2).all():
             raise ValueError("the observation shows no dice: it is not this agent's turn")
-        roll = scorecard_batch_tables().code_roll[(onehot.argmax(axis=2) * 6 ** np.arange(5)).sum(axis=1)]
+        roll = scorecard_tables().code_roll[(onehot.argmax(axis=2) * 6 ** np.arange(5)).sum(axis=1)]
         throw_hot = obs[:, lay.slice("throw")]
         throw = np.where(throw_hot.max(axis=1) > 0.5, throw_hot.argmax(axis=1) + 1, 0)
         closed = obs[:, lay.slice("open")] <= 0.5
@@ -358,7 +358,7 @@ class GreedyAgent(_ScorecardAgent):
         hot = obs[:, lay.slice("dice")].reshape(-1, 5, 6)
         if (hot.max(axis=2) < 0.5).any():
             raise ValueError("an observation of the batch shows no dice: it is not this agent's turn")
-        roll = scorecard_batch_tables().code_roll[(hot.argmax(axis=2) * 6 ** np.arange(5)).sum(axis=1)]
+        roll = scorecard_tables().code_roll[(hot.argmax(axis=2) * 6 ** np.arange(5)).sum(axis=1)]
         joker = lay.flag(obs, "joker").astype(np.int64)
         points, good, hold = _greedy_tables(self.rules)
         boxes = legal[:, N_REROLL_ACTIONS:]

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..rules import FarkleRules, RuleConfig, ScorecardRules, make_rules
+from ..rules import RuleConfig, make_rules
 from ..rules.config import ConfigError
 from .dice import DiceStream, RandomDice, ScriptedDice
 from .farkle import FarkleEngine
@@ -54,6 +54,14 @@ Engine = ScorecardEngine | FarkleEngine
 Game = ScorecardGame | FarkleGame
 
 
+def _family(rules: RuleConfig) -> type[ScorecardEngine] | type[FarkleEngine]:
+    """The batched engine class of ``rules``' family (its ``game_class`` is the one-game machine)."""
+    for engine in (ScorecardEngine, FarkleEngine):
+        if isinstance(rules, engine.rules_class):
+            return engine
+    raise ConfigError(f"no game engine for rules {type(rules).__name__}")  # pragma: no cover
+
+
 def new_game(
     rules: RuleConfig | str,
     num_players: int = 1,
@@ -62,11 +70,7 @@ def new_game(
 ) -> Game:
     """A fresh game state for ``rules`` (a configuration or a game name)."""
     rules = make_rules(rules)
-    if isinstance(rules, FarkleRules):
-        return FarkleGame(rules, num_players=num_players, seed=seed, rng=rng)
-    if isinstance(rules, ScorecardRules):
-        return ScorecardGame(rules, num_players=num_players, seed=seed, rng=rng)
-    raise ConfigError(f"no game engine for rules {type(rules).__name__}")  # pragma: no cover
+    return _family(rules).game_class(rules, num_players=num_players, seed=seed, rng=rng)
 
 
 def make_engine(
@@ -78,8 +82,4 @@ def make_engine(
 ) -> Engine:
     """The batched engine of ``rules`` (a configuration or a game name)."""
     rules = make_rules(rules)
-    if isinstance(rules, FarkleRules):
-        return FarkleEngine(rules, num_games, num_players, dice=dice, seed=seed)
-    if isinstance(rules, ScorecardRules):
-        return ScorecardEngine(rules, num_games, num_players, dice=dice, seed=seed)
-    raise ConfigError(f"no batched engine for rules {type(rules).__name__}")  # pragma: no cover
+    return _family(rules)(rules, num_games, num_players, dice=dice, seed=seed)

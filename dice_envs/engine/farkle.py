@@ -39,10 +39,9 @@ from typing import Any
 import numpy as np
 
 from ..layouts import layout
-from ..rules.config import ConfigError, check_int
 from ..rules.farkle import BANK_FLAG, NUM_DICE, FarkleRules
 from . import farkle_turn as turn
-from .dice import DiceStream, RandomDice
+from .common import BatchedEngine
 from .farkle_game import FarkleGame
 
 __all__ = [
@@ -174,43 +173,19 @@ def _throw(s: Any, g: np.ndarray, codes: np.ndarray) -> np.ndarray:
     return farkled
 
 
-class FarkleEngine:
-    """``num_games`` Farkle games of ``num_players`` seats, stepped together.
-
-    Methods take an optional index array ``games`` (default: all games). A step is the halves,
+class FarkleEngine(BatchedEngine):
+    """``num_games`` Farkle games of ``num_players`` seats, stepped together (see
+    :class:`~dice_envs.engine.common.BatchedEngine`). A step is the halves,
     :func:`apply_decisions` then :func:`apply_throws` with the dice stream's faces until every
     game awaits a decision or is over (the dice thrown on first, then the next turns' openings);
     the turns that end in the step (banked or farkled) end together, as one :func:`end_turns`.
     """
 
     family = "farkle"
-
-    def __init__(
-        self,
-        rules: FarkleRules,
-        num_games: int,
-        num_players: int = 1,
-        dice: DiceStream | None = None,
-        seed: int | None = None,
-    ) -> None:
-        if not isinstance(rules, FarkleRules):
-            raise ConfigError(f"rules must be a FarkleRules instance, got {type(rules).__name__}")
-        check_int("num_games", num_games, 1, 1 << 24)
-        check_int("num_players", num_players, 1, 8)
-        self.rules = rules
-        self.num_games, self.num_players = int(num_games), int(num_players)
-        self.n_actions = rules.n_actions
-        self.dice: DiceStream = dice if dice is not None else RandomDice(seed)
-        self._t = turn.farkle_turn_tables()
-        self._all = np.arange(self.num_games)
-        self._build_observation_tables()
-        self._fresh = fresh_rows(rules, self.num_players, 1)
-        for name, value in fresh_rows(rules, self.num_players, self.num_games).items():
-            setattr(self, name, value)
-        self.reset()
-
-    def _games(self, games: np.ndarray | None) -> np.ndarray:
-        return self._all if games is None else np.asarray(games, dtype=np.int64)
+    rules_class = FarkleRules
+    game_class = FarkleGame
+    _fresh_rows = staticmethod(fresh_rows)
+    _legal_masks = staticmethod(legal_masks)
 
     @property
     def totals(self) -> np.ndarray:
@@ -221,21 +196,7 @@ class FarkleEngine:
         """The sorted dice of each game (``()`` once a game is done)."""
         return [self._t.faces[r] for r in self.roll[self._games(games)].tolist()]
 
-    def to_game(self, i: int) -> FarkleGame:
-        """Game ``i`` as a scalar :class:`~dice_envs.engine.farkle_game.FarkleGame` (for checks,
-        rendering, or continuing it with the rules engine; its dice come from a fresh generator).
-        The ``history`` is not kept by the batched engine and starts empty."""
-        row = {name: getattr(self, name)[int(i)] for name in FarkleGame.ROW_FIELDS}
-        return FarkleGame.from_row(self.rules, self.num_players, row)
-
     # ------------------------------------------------------------------ transitions
-    def reset(self, games: np.ndarray | None = None) -> None:
-        """Start fresh games (seat 0's opening throw is made, farkles auto-advanced)."""
-        g = self._games(games)
-        for name, value in self._fresh.items():
-            getattr(self, name)[g] = value
-        self._open_turns(g)
-
     def _open_turns(self, g: np.ndarray) -> None:
         """Throw the six dice of the games ``g`` (each awaiting a turn's opening throw), again
         after each farkle, until each of them needs a decision or is over."""
@@ -243,21 +204,7 @@ class FarkleEngine:
             farkled = apply_throws(self, g, self.dice.codes(g, NUM_DICE))
             g = farkled[~self.done[farkled]]
 
-    def action_masks(self, games: np.ndarray | None = None) -> np.ndarray:
-        """Legal actions, ``(n, 128)`` bool (all False where a game is done)."""
-        return legal_masks(self, slice(None) if games is None else np.asarray(games, dtype=np.int64))
-
-    def step(self, actions: np.ndarray, games: np.ndarray | None = None) -> np.ndarray:
-        """Apply one legal action per game (not checked: see :meth:`action_masks`).
-
-        Returns each seat's change of banked total, ``(n, num_players)``.
-        """
-        a = np.asarray(actions, dtype=np.int64)
-        g = self._games(games)
-        if games is None:
-            self.last_rewards.fill(0)
-        else:
-            self.last_rewards[g] = 0
+    def _step(self, a: np.ndarray, g: np.ndarray) -> None:
         # the halves, with the turns that end (banked, farkled) ended together, as the dice
         # stream's order asks: the dice thrown on first, then the next turns' opening throws
         ended = _decide(self, g, a)
@@ -267,12 +214,12 @@ class FarkleEngine:
             ended = np.concatenate([ended, farkled]) if farkled.size else ended
         end_turns(self, ended)
         self._open_turns(ended[~self.done[ended]])
-        return self.last_rewards.copy() if games is None else self.last_rewards[g]
 
     # ------------------------------------------------------------------ observations
-    def _build_observation_tables(self) -> None:
-        """The per-throw rows of :func:`throw_observations`; the other fields are written by
-        :meth:`observe`."""
+    def _build_tables(self) -> None:
+        """The turn tables and the per-throw rows of :func:`throw_observations`; the other fields
+        are written by :meth:`observe`."""
+        self._t = turn.farkle_turn_tables()
         lay = self._layout = layout(self.rules, self.num_players)
         self.observation_size = lay.size
         self._obs_dice = throw_observations(self.rules, self.num_players)

@@ -20,12 +20,11 @@ import numpy as np
 from ..rules.config import ConfigError, check_bool, check_int
 from ..rules.dice import DiceSource, check_rng, check_seed_arg, validate_dice
 from ..rules.farkle import BANK_FLAG, N_ACTIONS, NUM_DICE, FarkleEvent, FarkleRules
+from ..tables import face_code
 from . import farkle_turn as turn
 from .common import integer_action
 
 __all__ = ["FarkleGame"]
-
-_POW6 = tuple(6**j for j in range(NUM_DICE))
 
 
 @dataclass
@@ -172,9 +171,7 @@ class FarkleGame:
     # ------------------------------------------------------------------ transitions
     def _throw(self, n: int) -> bool:
         """Throw ``n`` dice; True on a farkle."""
-        faces = self.dice_source.throw(n)
-        code = sum((int(f) - 1) * w for f, w in zip(faces, _POW6, strict=False))
-        self.throw_index = int(turn.throw(self._t, n, code))
+        self.throw_index = int(turn.throw(self._t, n, face_code(self.dice_source.throw(n))))
         self.history.append(FarkleEvent("throw", self.current_player, self.dice))
         return bool(turn.is_farkle(self._t, self.throw_index))
 

@@ -43,9 +43,8 @@ from typing import Any
 import numpy as np
 
 from ..layouts import layout
-from ..rules.config import ConfigError, check_int
 from ..rules.scorecard import N_REROLL_ACTIONS, ScorecardRules
-from .dice import DiceStream, RandomDice
+from .common import BatchedEngine
 from .scorecard_flow import advance_turn, scorecard_flow
 from .scorecard_game import ScorecardGame
 
@@ -171,46 +170,18 @@ def apply_throws(s: Any, g: np.ndarray, codes: np.ndarray) -> None:
     s.to_throw[g] = 0
 
 
-class ScorecardEngine:
-    """``num_games`` scorecard games of ``num_players`` seats, stepped together.
-
-    ``dice`` supplies the throws (default: :class:`RandomDice` seeded with ``seed``). Methods
-    take an optional index array ``games`` (default: all games); rows of their inputs and
-    outputs follow it. A step is :func:`apply_decisions` then :func:`apply_throws` with the
-    dice stream's faces: the re-throws first, then the next turns' opening throws.
+class ScorecardEngine(BatchedEngine):
+    """``num_games`` scorecard games of ``num_players`` seats, stepped together (see
+    :class:`~dice_envs.engine.common.BatchedEngine`). A step is :func:`apply_decisions` then
+    :func:`apply_throws` with the dice stream's faces: the re-throws first, then the next turns'
+    opening throws.
     """
 
     family = "scorecard"
-
-    def __init__(
-        self,
-        rules: ScorecardRules,
-        num_games: int,
-        num_players: int = 1,
-        dice: DiceStream | None = None,
-        seed: int | None = None,
-    ) -> None:
-        if not isinstance(rules, ScorecardRules):
-            raise ConfigError(f"rules must be a ScorecardRules instance, got {type(rules).__name__}")
-        check_int("num_games", num_games, 1, 1 << 24)
-        check_int("num_players", num_players, 1, 8)
-        self.rules = rules
-        self.num_games, self.num_players = int(num_games), int(num_players)
-        self.num_boxes = rules.num_boxes
-        self.num_throws = rules.num_throws  # type: ignore[attr-defined]
-        self.n_actions = rules.n_actions
-        self.dice: DiceStream = dice if dice is not None else RandomDice(seed)
-        self.flow = scorecard_flow(rules)
-        self._all = np.arange(self.num_games)
-        self._build_observation_tables()
-        self._fresh = fresh_rows(rules, self.num_players, 1)
-        for name, value in fresh_rows(rules, self.num_players, self.num_games).items():
-            setattr(self, name, value)
-        self.reset()
-
-    # ------------------------------------------------------------------ helpers
-    def _games(self, games: np.ndarray | None) -> np.ndarray:
-        return self._all if games is None else np.asarray(games, dtype=np.int64)
+    rules_class = ScorecardRules
+    game_class = ScorecardGame
+    _fresh_rows = staticmethod(fresh_rows)
+    _legal_masks = staticmethod(legal_masks)
 
     @property
     def truncated(self) -> np.ndarray:
@@ -221,19 +192,8 @@ class ScorecardEngine:
         """The sorted dice of each game, ``(n, 5)`` (zeros once a game is done)."""
         return self.flow.roll_faces[self.roll[self._games(games)]]
 
-    def to_game(self, i: int) -> ScorecardGame:
-        """Game ``i`` as a scalar :class:`~dice_envs.engine.scorecard_game.ScorecardGame` (for checks,
-        rendering, or continuing it with the rules engine; its dice come from a fresh generator).
-        The per-turn ``history`` is not kept by the batched engine and starts empty."""
-        row = {name: getattr(self, name)[int(i)] for name in ScorecardGame.ROW_FIELDS}
-        return ScorecardGame.from_row(self.rules, self.num_players, row)
-
     # ------------------------------------------------------------------ transitions
-    def reset(self, games: np.ndarray | None = None) -> None:
-        """Start fresh games (the first throw of seat 0 is made)."""
-        g = self._games(games)
-        for name, value in self._fresh.items():
-            getattr(self, name)[g] = value
+    def _open_turns(self, g: np.ndarray) -> None:
         apply_throws(self, g, self.dice.codes(g, _FIVE))
 
     def joker_status(self, games: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -241,21 +201,7 @@ class ScorecardEngine:
         g = self._games(games)
         return joker_status(self, g, self.current[g])
 
-    def action_masks(self, games: np.ndarray | None = None) -> np.ndarray:
-        """Legal actions, ``(n, n_actions)`` bool (all False where a game is done)."""
-        return legal_masks(self, slice(None) if games is None else self._games(games))
-
-    def step(self, actions: np.ndarray, games: np.ndarray | None = None) -> np.ndarray:
-        """Apply one legal action per game (not checked: see :meth:`action_masks`).
-
-        Returns the points each seat gained, ``(n, num_players)`` int32.
-        """
-        g = self._games(games)
-        a = np.asarray(actions, dtype=np.int64)
-        if games is None:
-            self.last_rewards.fill(0)
-        else:
-            self.last_rewards[g] = 0
+    def _step(self, a: np.ndarray, g: np.ndarray) -> None:
         apply_decisions(self, g, a)
         # the dice stream's order: the re-throws first, then the next turns' opening throws
         reroll = a < N_REROLL_ACTIONS
@@ -266,14 +212,16 @@ class ScorecardEngine:
             entered = g[~reroll]
             opening = entered[~self.done[entered]]
             if opening.size:
-                apply_throws(self, opening, self.dice.codes(opening, _FIVE))
-        return self.last_rewards.copy() if games is None else self.last_rewards[g]
+                self._open_turns(opening)
 
     # ------------------------------------------------------------------ observations
-    def _build_observation_tables(self) -> None:
-        """Row tables of :func:`dice_envs.encoding.encode`'s fields (same float32 arithmetic)."""
-        f, lay = self.flow, layout(self.rules, self.num_players)
-        self._layout = lay
+    def _build_tables(self) -> None:
+        """The flow, and row tables of :func:`dice_envs.encoding.encode`'s fields (same float32
+        arithmetic)."""
+        self.num_boxes = self.rules.num_boxes
+        self.num_throws = self.rules.num_throws  # type: ignore[attr-defined]
+        f = self.flow = scorecard_flow(self.rules)
+        lay = self._layout = layout(self.rules, self.num_players)
         t, rows = self.num_throws, f.rows
         dice_f, counts_f, throw_f = lay.field("dice"), lay.field("face_counts"), lay.field("throw")
         # row throw * rows + roll: the dice, face counts and throw one-hot (row no_roll: no dice)

@@ -40,7 +40,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..rules.scorecard import N_REROLL_ACTIONS, ScorecardRules, joker_applies
-from ..tables import score_tables, scorecard_batch_tables, scorecard_tables
+from ..tables import score_tables, scorecard_tables
 
 __all__ = ["Entry", "ScorecardFlow", "advance_turn", "scorecard_flow"]
 
@@ -72,7 +72,7 @@ class ScorecardFlow:
     :func:`scorecard_flow`)."""
 
     def __init__(self, rules: ScorecardRules) -> None:
-        ct, st, bt = scorecard_tables(), score_tables(type(rules)), scorecard_batch_tables()
+        ct, st = scorecard_tables(), score_tables(type(rules))
         self.rules = rules
         self.num_boxes = k = rules.num_boxes
         self.num_throws = int(rules.num_throws)  # type: ignore[attr-defined]
@@ -101,9 +101,9 @@ class ScorecardFlow:
         self.reroll_rows = np.zeros((2 * self.rows, N_REROLL_ACTIONS), dtype=bool)
         self.reroll_rows[:r] = ct.reroll_legal
         self.reroll_count = ct.reroll_count.astype(np.int64)
-        self.code_roll = bt.code_roll.astype(np.int64)
+        self.code_roll = ct.code_roll.astype(np.int64)
         no_dice = np.zeros((1, N_REROLL_ACTIONS), dtype=np.int64)
-        self.kept_code = np.concatenate([bt.kept_code.astype(np.int64), no_dice])
+        self.kept_code = np.concatenate([ct.kept_code.astype(np.int64), no_dice])
         limit = rules.five_kind_bonus_limit
         self.bonus_limit = np.iinfo(np.int32).max if limit is None else int(limit)
         # numpy integers on the left of ``*`` keep one-game arithmetic on numpy's fast scalar path;

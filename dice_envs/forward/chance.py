@@ -20,6 +20,7 @@ from functools import cache
 import numpy as np
 
 from ..engine.dice import MAX_DICE, outcome_code_table, outcome_faces
+from ..rules.config import is_int
 from ..tables import multiset_prob
 
 __all__ = [
@@ -27,7 +28,6 @@ __all__ = [
     "N_OUTCOMES",
     "TERMINAL",
     "Rows",
-    "is_integer",
     "outcome_code_table",
     "outcome_index",
     "outcome_list",
@@ -44,17 +44,12 @@ TERMINAL = -4
 Rows = Sequence[int] | np.ndarray
 
 
-def is_integer(value: object) -> bool:
-    """Whether ``value`` is exactly an integer: a Python int or a numpy integer, not a bool."""
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-
-
 def throw_outcomes(k: int) -> tuple[np.ndarray, np.ndarray]:
     """The distinct throws of ``k`` dice (1 to 6): sorted faces ``(M, k)`` and probabilities ``(M,)``.
 
     Read-only arrays, built once per ``k``; the probabilities sum to 1.
     """
-    if not is_integer(k) or not 1 <= k <= MAX_DICE:  # type: ignore[operator]
+    if not is_int(k) or not 1 <= k <= MAX_DICE:  # type: ignore[operator]
         raise ValueError(f"a throw has 1 to {MAX_DICE} dice (an integer), got {k!r}")
     return _throw_outcomes(int(k))  # type: ignore[call-overload]
 
@@ -89,7 +84,7 @@ def outcome_index(k: int, outcome: Sequence[int]) -> int:
     ok = isinstance(outcome, (Sequence, np.ndarray)) and not isinstance(outcome, (str, bytes))
     faces = list(outcome) if ok else []
     index = None
-    if all(is_integer(f) for f in faces):  # a (k, m) array's rows, a string's letters are not
+    if all(is_int(f) for f in faces):  # a (k, m) array's rows, a string's letters are not
         index = _outcome_lookup(k).get(tuple(sorted(int(f) for f in faces)))
     if index is None:
         raise ValueError(

@@ -41,22 +41,15 @@ __all__ = ["FarkleBatch", "FarkleState"]
 
 
 class FarkleBatch(ForwardBatch):
-    """``N`` Farkle states as arrays, stepped at once (no Python loop over rows).
-
-    The arrays are :class:`~dice_envs.engine.farkle.FarkleEngine`'s
-    (:data:`~dice_envs.engine.farkle.STATE_FIELDS`: ``roll``, ``turn_total``, ``first_throw``,
-    ``banked``, ``turns``, ``current``, ``final_round_by``, ``done``, ``truncated``, ``to_throw``
-    (dice of the pending throw: 0 at a decision or terminal state; ``roll`` is then ``no_throw``)
-    and ``last_rewards``), stepped by the engine's :func:`~dice_envs.engine.farkle.apply_decisions`
-    and :func:`~dice_envs.engine.farkle.apply_throws`. Transitions return new batches.
+    """``N`` Farkle states as arrays, stepped at once (no Python loop over rows): the arrays of
+    :class:`~dice_envs.engine.farkle.FarkleEngine` (its
+    :data:`~dice_envs.engine.farkle.STATE_FIELDS`), stepped by its halves. Transitions return new
+    batches.
     """
 
+    _engine = engine
     _fields = engine.STATE_FIELDS
     _game_class = FarkleGame
-    _decide = staticmethod(engine.apply_decisions)
-    _throw = staticmethod(engine.apply_throws)
-    _masks = staticmethod(engine.legal_masks)
-    _fresh = staticmethod(engine.fresh_rows)
 
     def state(self, i: int) -> FarkleState:
         """Row ``i`` as a scalar :class:`FarkleState`."""

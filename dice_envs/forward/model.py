@@ -8,18 +8,18 @@ with the engine's own two halves (a decision's afterstate, a throw's outcome); a
 from __future__ import annotations
 
 import reprlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from types import ModuleType
 from typing import Any, TypeVar
 
 import numpy as np
 
-from ..rules.config import ConfigError
+from ..rules.config import ConfigError, is_int
 from .chance import (
     CHANCE,
     N_OUTCOMES,
     TERMINAL,
     Rows,
-    is_integer,
     outcome_code_table,
     outcome_index,
     outcome_list,
@@ -150,7 +150,7 @@ class ForwardState:
                 "see chance_outcomes()"
             )
         legal = self.legal_actions()
-        if not is_integer(action) or int(action) not in legal:  # type: ignore[call-overload]
+        if not is_int(action) or int(action) not in legal:  # type: ignore[call-overload]
             raise ValueError(f"illegal action {action!r} for seat {self.seat}; legal actions: {legal}")
         return int(action)  # type: ignore[call-overload]
 
@@ -180,7 +180,7 @@ class ForwardState:
         k = self.dice_to_throw
         if k and not self.is_terminal():
             n = len(outcome_list(k))
-            if not is_integer(action) or not 0 <= int(action) < n:  # type: ignore[call-overload]
+            if not is_int(action) or not 0 <= int(action) < n:  # type: ignore[call-overload]
                 raise ValueError(f"a chance outcome of {k} dice is an index 0..{n - 1}, got {action!r}")
             self._throw(int(action))
             return
@@ -207,16 +207,13 @@ class ForwardBatch:
     """What the batched forward models share: rows of the batched engine's state arrays (the
     family's ``STATE_FIELDS``, first axis: the state; ``to_throw`` the dice of the pending throw,
     0 at a decision or terminal state; ``last_rewards`` ``(N, P)`` of the last transition),
-    stepped by the engine's two halves (``_decide``: its ``apply_decisions``, ``_throw``: its
-    ``apply_throws``) and read by its ``legal_masks`` (``_masks``); ``_game_class`` is the
-    family's one-game machine (``ROW_FIELDS``, ``from_row``) and ``_fresh`` its ``fresh_rows``."""
+    stepped by the two halves of the family's engine module ``_engine`` (``apply_decisions``,
+    ``apply_throws``) and read by its ``legal_masks``; ``_game_class`` is the family's one-game
+    machine (``ROW_FIELDS``, ``from_row``)."""
 
+    _engine: ModuleType
     _fields: tuple[str, ...] = ()
     _game_class: Any
-    _decide: Callable[[Any, np.ndarray, np.ndarray], None]
-    _throw: Callable[[Any, np.ndarray, np.ndarray], Any]
-    _masks: Callable[[Any, Any], np.ndarray]
-    _fresh: Callable[[Any, int, int], dict[str, np.ndarray]]
     rules: Any
     num_players: int
     to_throw: np.ndarray
@@ -242,7 +239,7 @@ class ForwardBatch:
     @classmethod
     def fresh(cls: type[_B], rules: Any, num_players: int, n: int) -> _B:
         """``n`` fresh games, each a chance node: the opening throw is pending."""
-        return cls(rules, num_players, **cls._fresh(rules, num_players, n))
+        return cls(rules, num_players, **cls._engine.fresh_rows(rules, num_players, n))
 
     @classmethod
     def from_engine(cls: type[_B], engine: Any, games: Rows | None = None) -> _B:
@@ -330,7 +327,7 @@ class ForwardBatch:
         node or a terminal state)."""
         if not len(self):
             return np.zeros((0, self.rules.n_actions), dtype=bool)
-        return self._masks(self, slice(None)) & ((self.to_throw == 0) & ~self.done)[:, None]
+        return self._engine.legal_masks(self, slice(None)) & ((self.to_throw == 0) & ~self.done)[:, None]
 
     def returns(self) -> np.ndarray:
         """``(N, P)`` each seat's total (the final scores where a row is terminal)."""
@@ -351,13 +348,14 @@ class ForwardBatch:
     def _decide_rows(self, actions: np.ndarray) -> None:
         """Every row after its (legal, unchecked) decision, in place: the engine's half."""
         self.last_rewards[:] = 0
-        self._decide(self, np.arange(len(self)), actions)
+        self._engine.apply_decisions(self, np.arange(len(self)), actions)
 
     def _throw_rows(self, outcome_index: np.ndarray) -> None:
         """Every row (a chance node) after its throw shows ``outcome_index`` (unchecked), in place:
         the engine's half, on the outcome's face codes."""
         self.last_rewards[:] = 0
-        self._throw(self, np.arange(len(self)), outcome_code_table()[self.to_throw, outcome_index])
+        codes = outcome_code_table()[self.to_throw, outcome_index]
+        self._engine.apply_throws(self, np.arange(len(self)), codes)
 
     def is_chance_node(self) -> np.ndarray:
         """``(N,)`` bool: the next step of the row is a throw of ``to_throw`` dice."""

@@ -45,23 +45,15 @@ __all__ = ["ScorecardBatch", "ScorecardState"]
 
 
 class ScorecardBatch(ForwardBatch):
-    """``N`` scorecard states as arrays, stepped at once (no Python loop over rows).
-
-    The arrays are :class:`~dice_envs.engine.scorecard.ScorecardEngine`'s
-    (:data:`~dice_envs.engine.scorecard.STATE_FIELDS`: ``roll``, ``throw``, ``cards``, ``upper``,
-    ``upper_paid``, ``bonuses``, ``totals``, ``current``, ``round``, ``done``, ``pending`` (the
-    re-throw action awaiting its dice, ``-1`` for none), ``to_throw`` (dice of the pending throw:
-    0 at a decision or terminal state) and ``last_rewards``), stepped by the engine's
-    :func:`~dice_envs.engine.scorecard.apply_decisions` and
-    :func:`~dice_envs.engine.scorecard.apply_throws`. Transitions return new batches.
+    """``N`` scorecard states as arrays, stepped at once (no Python loop over rows): the arrays
+    of :class:`~dice_envs.engine.scorecard.ScorecardEngine` (its
+    :data:`~dice_envs.engine.scorecard.STATE_FIELDS`), stepped by its halves. Transitions return
+    new batches.
     """
 
+    _engine = engine
     _fields = engine.STATE_FIELDS
     _game_class = ScorecardGame
-    _decide = staticmethod(engine.apply_decisions)
-    _throw = staticmethod(engine.apply_throws)
-    _masks = staticmethod(engine.legal_masks)
-    _fresh = staticmethod(engine.fresh_rows)
 
     def __init__(self, rules: ScorecardRules, num_players: int, **arrays: np.ndarray) -> None:
         """Rows of state arrays (see the class docs; ``pending``, ``to_throw`` and

@@ -24,7 +24,15 @@ from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
-__all__ = ["ConfigError", "RuleConfig", "check_bool", "check_int", "check_optional_int", "did_you_mean"]
+__all__ = [
+    "ConfigError",
+    "RuleConfig",
+    "check_bool",
+    "check_int",
+    "check_optional_int",
+    "did_you_mean",
+    "is_int",
+]
 
 T = TypeVar("T", bound="RuleConfig")
 
@@ -45,7 +53,8 @@ def did_you_mean(key: Any, allowed: Any) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def _is_int(value: Any) -> bool:
+def is_int(value: Any) -> bool:
+    """Whether ``value`` is exactly an integer: a Python int or a numpy integer, not a bool."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
@@ -55,14 +64,14 @@ def check_int(name: str, value: Any, lo: int, hi: int, what: str = "rule paramet
     The message calls ``name`` a ``what`` (``what=""``: the bare name, for a size such as
     ``num_envs`` that is not a rule parameter).
     """
-    if not _is_int(value) or not lo <= int(value) <= hi:
+    if not is_int(value) or not lo <= int(value) <= hi:
         label = f"{what} {name!r}" if what else name
         raise ConfigError(f"{label} must be an integer in [{lo}, {hi}], got {value!r}")
 
 
 def check_optional_int(name: str, value: Any, lo: int, hi: int) -> None:
     """Like :func:`check_int`, but ``None`` (meaning *unlimited*) is allowed too."""
-    if value is not None and (not _is_int(value) or not lo <= int(value) <= hi):
+    if value is not None and (not is_int(value) or not lo <= int(value) <= hi):
         raise ConfigError(
             f"rule parameter {name!r} must be None (unlimited) or an integer in [{lo}, {hi}], got {value!r}"
         )
