@@ -7,45 +7,11 @@ confidence interval. Each run's ``results.json``, ``games.csv``, plots and ``reg
     dice-envs leaderboard --out leaderboard.md           # default budget, under 10 minutes on 2 cores
     dice-envs leaderboard --games 1000 --regret-games 1000 --tournament-games 300  # tighter intervals
 
-* **Scorecard games** (spiffel, dice_poker, yahtzee): one table per game ranked by **regret per
-  game** (:func:`agents.evaluation.regret.scorecard_regret`: the points an agent's decisions lose
-  against the solver's exact value table, every decision scored; ``optimal`` is first at 0), with
-  the mean score, median, upper-bonus and five-of-a-kind rates of a solitaire series beside it.
-* **Two-player Farkle**: a table ranked by the **chance of winning lost per game** against
-  ``win-optimal``'s exact tables (:func:`agents.evaluation.regret.farkle_regret`, split by kind
-  of mistake; ``win-optimal`` is first at 0), then the round robin (win rates per pairing,
-  Bradley-Terry ratings) as noisy head-to-head.
-* **Solitaire Farkle** has no exact measure: ranked by mean turns to reach the target.
-
-Agents that a game does not support (``agents.load`` raises ``ConfigError``) are left out of
-that game's tables. Shipped bots are found by their cards: every model card
-``agents/pretrained/<stem>.json`` whose ``game`` is the game adds ``pretrained:<stem>``, whatever
-the file type of the model beside it.
-
-The default budget (``--games 300 --regret-games 300 --tournament-games 100``) plays in under 10
-minutes on 2 cores. Measured on 2 cores of an AMD EPYC shared with other work (2026-12-06; a
-range is runs at different loads), default rules, one process, 100 games per agent::
-
-    python -m timeit -n 1 -r 1 -s "from agents.evaluation.regret import scorecard_regret as r" \\
-        "r('optimal', 'spiffel', games=100)"
-    python -m timeit -n 1 -r 1 -s "from agents.evaluation.regret import farkle_regret as r" \\
-        "r('heuristic', games=100)"
-
-=========================  =========================================================================
-``scorecard_regret``       ``optimal`` 0.8-1.6 s (spiffel), 1.6 s (dice_poker), 1.9 s (yahtzee); other
-                           built-in agents 0.6-2.0 s, shipped bots 2.1-5.0 s; 35 s for the 17 agents
-                           of the three games
-``farkle_regret``          ``heuristic`` 6.3-7.9 s (the tables' load included); other built-in
-                           agents 5.5-7.2 s, shipped bots 8.4-12.0 s; 71 s for the 9 agents played
-                           (``win-optimal``, the reference, is not)
-``evaluate`` (2 workers)   a scorecard solitaire series of 300 games per agent 2.7-6.0 s; Farkle
-                           solitaire, 100 games 3.1 s; the 2-player round robin of 10 agents, 30
-                           deals per pairing 30.5 s
-=========================  =========================================================================
-
-So the defaults cost about 105 s (scorecard regret) + 215 s (Farkle regret) of one core, 100 s
-(round robin) + 15 s (solitaire series) on 2 workers: about 7.5 minutes even if the regrets get one
-core, less with them spread over the ``--workers`` processes (one agent a process, the default).
+The tables are those of :mod:`agents.commands.leaderboard_tables` (the evaluation guide explains
+each). Agents that a game does not support (``agents.load`` raises ``ConfigError``) are left out
+of that game's tables; shipped bots are found by their model cards (:func:`shipped_bots`). The
+measured time of each part of the default budget is in the dated record
+``docs/benchmarks/2026-12-06-epyc-2core/README.md``.
 """
 
 from __future__ import annotations
