@@ -34,6 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agents.commands.cli import error
 from dice_envs.io import atomic_write_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -394,8 +395,7 @@ def main(argv: list[str] | None = None) -> int:
             raise ConfigError(f"no bots in {args.dir}")
         figures = check_args(args, names, out)
     except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return error(exc)
     args.seeds = args.seeds or [args.seed]
     about, references = provenance(argv), {}
     measured = [(name, bot_path(args.dir, name)) for name in names]

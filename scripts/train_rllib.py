@@ -30,6 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agents.commands.cli import error
 from agents.evaluation import parse_rule_overrides
 from agents.models.activations import ACTIVATION_NAMES
 from agents.training.config import TrainConfig
@@ -205,8 +206,7 @@ def main(argv: list[str] | None = None) -> int:
 
         cfg = ppo_config(**run_arguments(args, env_config))
     except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return error(exc)
     started = ensure_ray(args.address, args.cpus)
     args.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.commands import leaderboard_tables as tables
+from agents.commands.cli import error
 from agents.evaluation import OUTPUT_FILES, evaluate, write_outputs
 from agents.players import model as _model
 from agents.registry import check_seed_arg, known_specs, load
@@ -232,19 +233,16 @@ def main(argv: list[str] | None = None) -> int:
         check_numbers(args)
         check_outputs(args.out, args.runs, args.only, args.force)
     except (ConfigError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return error(exc)
     try:
         md = build_page(args)
     except ConfigError as exc:  # a bad value the checks above did not foresee: no traceback
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return error(exc)
     page = "\n".join(md) + "\n"
     try:
         atomic_write_text(args.out, page, overwrite=args.force)
     except OSError as exc:  # the folder went away or filled up while the games ran: keep the page
-        print(f"error: could not write {args.out} ({exc}); the page:\n{page}", file=sys.stderr)
-        return 1
+        return error(f"could not write {args.out} ({exc}); the page:\n{page}", 1)
     if not args.quiet:
         print(page, end="")
     return 0

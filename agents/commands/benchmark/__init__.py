@@ -19,10 +19,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
+from agents.commands.cli import error
 from agents.models.activations import ACTIVATION_NAMES
 from dice_envs.games import GAME_SPECS
 from dice_envs.io import atomic_write_text, check_out_dir
@@ -265,28 +265,24 @@ def main(argv: list[str] | None = None) -> int:
     problem = _check_out(args.out) if args.out is not None else None
     problem = problem or _check_opponents(getattr(args, "opponents", []), getattr(args, "games", []))
     if problem is not None:
-        print(f"error: {problem}", file=sys.stderr)
-        return 2
+        return error(problem)
     import importlib
 
     try:
         module = importlib.import_module(f"{__name__}.{args.benchmark}")
         results = {"benchmark": args.benchmark, "settings": _settings(args), **module.run(args)}
     except ConfigError as exc:  # a bad recipe, override or opponent spec
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return error(exc)
     except ModuleNotFoundError as exc:  # training and recipe need the training extra
         if (exc.name or "").partition(".")[0] in ("agents", "dice_envs"):
             raise
         hint = "pip install 'dice-envs[train]'"
-        print(f"error: dice-envs benchmark {args.benchmark} needs {exc.name!r} ({hint})", file=sys.stderr)
-        return 2
+        return error(f"dice-envs benchmark {args.benchmark} needs {exc.name!r} ({hint})")
     if args.out is not None:
         text = json.dumps(results, indent=2) + "\n"
         try:
             atomic_write_text(args.out, text)
         except OSError as exc:  # the folder went away or filled up during the run: keep the figures
-            print(f"error: could not write {args.out} ({exc}); the results:\n{text}", file=sys.stderr)
-            return 1
+            return error(f"could not write {args.out} ({exc}); the results:\n{text}", 1)
         print(f"\nwrote {args.out}")
     return 0
