@@ -83,14 +83,13 @@ def revision() -> str:
 def provenance(argv: list[str]) -> dict:
     """When, where, at which code revision and by which command the figures were measured."""
     import datetime
-    import os
     import shlex
 
-    from agents.commands.leaderboard import cpu_name
+    from agents.commands.benchmark.rates import available_cores, cpu_name
 
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
-        "machine": {"cpu": cpu_name(), "cores": len(os.sched_getaffinity(0))},
+        "machine": {"cpu": cpu_name(), "cores": available_cores()},
         "revision": revision(),
         "command": shlex.join(["python", "scripts/measure_bots.py", *argv]),
     }

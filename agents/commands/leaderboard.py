@@ -17,17 +17,18 @@ measured time of each part of the default budget is in the dated record
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import os
-import platform
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from agents.commands import leaderboard_tables as tables
+from agents.commands.benchmark.rates import available_cores, cpu_name
 from agents.commands.cli import error
 from agents.evaluation import OUTPUT_FILES, evaluate, write_outputs
 from agents.players import model as _model
@@ -123,33 +124,23 @@ def regrets(
     jobs = [s for s in specs if not (farkle and s == tables.REFERENCE)]
     jobs.sort(key=lambda s: not s.startswith("pretrained:"))  # the slowest first
     run = partial(_one_regret, rules=rules, games=games, seed=seed)
-    n = (os.cpu_count() or 1) if workers is None else workers
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(jobs), desc=f"{rules.game} regret", unit="agent", dynamic_ncols=True)
-    done: dict[str, Any] = {}
-    try:
-        if n == 1 or len(jobs) < 2:
-            for spec in jobs:
-                done[spec] = run(spec)
-                if bar is not None:
-                    bar.update(1)
-        else:
+    n = min((os.cpu_count() or 1) if workers is None else workers, len(jobs))
+    with contextlib.ExitStack() as stack:
+        results: Iterable[Any] = map(run, jobs)
+        if n > 1:
             import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor, as_completed
+            from concurrent.futures import ProcessPoolExecutor
 
             ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-            with ProcessPoolExecutor(min(n, len(jobs)), mp_context=ctx, initializer=_one_thread) as ex:
-                futures = {ex.submit(run, spec): spec for spec in jobs}
-                for fut in as_completed(futures):
-                    done[futures[fut]] = fut.result()
-                    if bar is not None:
-                        bar.update(1)
-    finally:
-        if bar is not None:
-            bar.close()
+            pool = stack.enter_context(ProcessPoolExecutor(n, mp_context=ctx, initializer=_one_thread))
+            results = pool.map(run, jobs)
+        if progress:
+            from tqdm.auto import tqdm
+
+            results = tqdm(
+                results, total=len(jobs), desc=f"{rules.game} regret", unit="agent", dynamic_ncols=True
+            )
+        done = dict(zip(jobs, results, strict=True))
     out = {s: done[s] for s in specs if s in done}
     if farkle and tables.REFERENCE in specs:
         out[tables.REFERENCE] = tables.reference_result()
@@ -270,27 +261,11 @@ def page_command(args: argparse.Namespace) -> str:
     return " ".join(words)
 
 
-def cpu_name() -> str:
-    """The CPU's model name (``/proc/cpuinfo`` on Linux, else what :mod:`platform` knows)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown CPU"
-
-
 def run_line(workers: int | None) -> str:
     """When and where the page was played: the UTC date, the CPU, the usable cores, the workers."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        cores = os.cpu_count() or 1
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     used = f", {workers} worker processes" if workers else ""
-    return f"Played {date} on {cores} cores of {cpu_name()}{used}."
+    return f"Played {date} on {available_cores()} cores of {cpu_name()}{used}."
 
 
 def build_page(args: argparse.Namespace) -> list[str]:
