@@ -92,24 +92,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     threads = argparse.ArgumentParser(add_help=False)
     threads.add_argument("--threads", type=int, default=None, help="torch threads (default: all cores)")
-
-    def games(parser: argparse.ArgumentParser, default: list[str]) -> None:
-        parser.add_argument("--games", nargs="+", default=default, choices=list(GAME_SPECS), help="rulesets")
+    games = argparse.ArgumentParser(add_help=False)
+    games.add_argument("--games", nargs="+", default=list(GAME_SPECS), choices=GAME_SPECS, help="rulesets")
 
     def seconds(parser: argparse.ArgumentParser, default: float, what: str) -> None:
         parser.add_argument(
             "--seconds", type=float, default=default, help=f"time per {what} (default {default})"
         )
 
-    e = _add(sub, "engine", [out])
-    games(e, list(GAME_SPECS))
+    e = _add(sub, "engine", [out, games])
     seconds(e, 3.0, "ruleset")
     e.add_argument("--players", type=int, default=1, help=f"players per game, 1-{MAX_PLAYERS} (default 1)")
     e.add_argument("--seed", type=int, default=0, help="seed of the games and the random actions")
     e.add_argument("--profile", action="store_true", help="print cProfile's top entries per ruleset")
 
-    v = _add(sub, "envs", [out, threads])
-    games(v, list(GAME_SPECS))
+    v = _add(sub, "envs", [out, threads, games])
     seconds(v, 2.0, "env measurement")
     v.add_argument("--sizes", nargs="+", type=int, default=[1, 64, 1024, 4096], help="native env sizes")
     v.add_argument("--sync-envs", type=int, default=16, help="sub-envs of the SyncVectorEnv (0: skip)")
@@ -128,8 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="also time the native env at the largest size with each of these opponents (agent specs)",
     )
 
-    t = _add(sub, "training", [out, threads])
-    games(t, list(GAME_SPECS))
+    t = _add(sub, "training", [out, threads, games])
     t.add_argument("--loop-envs", type=int, default=1024, help="games per rollout")
     t.add_argument("--loop-steps", type=int, default=32, help="rollout length per game")
     t.add_argument("--loop-batch", type=int, default=4096, help="minibatch size")
