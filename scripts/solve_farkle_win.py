@@ -81,10 +81,6 @@ def check_args(args: argparse.Namespace) -> tuple[FarkleRules, list[str], list[s
     return rules, opponents, left_out
 
 
-def _peak_rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
@@ -125,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         loaded_from_cache=sol.loaded_from_cache,
         solve_wall_s=round(wall, 1),
         solve_cpu_s=round(cpu, 1),
-        peak_rss_mib=round(_peak_rss_mib(), 1),
+        peak_rss_mib=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         sweeps=len(sol.log),
         last_residual=sol.log[-1]["residual"] if sol.log else None,
         threads=os.environ.get("DICE_ENVS_SOLVER_THREADS", "auto"),
