@@ -252,15 +252,19 @@ def read_figures(out: Path, flag: str = "--out") -> dict:
 
 
 def bot_names(folder: Path) -> list[str]:
-    """The bots of ``folder``: policies (``.zip``) and value models (``.npz``), by name."""
+    """The bots of ``folder``: model files (policies, value models) with a card beside, by name."""
+    from agents.players.model import MODEL_SUFFIXES
+
     return sorted(
-        p.stem for p in folder.iterdir() if p.suffix in (".zip", ".npz") and p.with_suffix(".json").is_file()
+        p.stem for p in folder.iterdir() if p.suffix in MODEL_SUFFIXES and p.with_suffix(".json").is_file()
     )
 
 
 def bot_path(folder: Path, name: str) -> Path | None:
     """The model file of bot ``name`` in ``folder`` (``None`` if it has none)."""
-    return next((p for s in (".zip", ".npz") if (p := folder / f"{name}{s}").is_file()), None)
+    from agents.players.model import MODEL_SUFFIXES
+
+    return next((p for s in MODEL_SUFFIXES if (p := folder / f"{name}{s}").is_file()), None)
 
 
 def check_args(args: argparse.Namespace, names: list[str], out: Path | None) -> dict:
