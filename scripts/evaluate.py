@@ -1,8 +1,6 @@
 #!/usr/bin/env python
 """``dice-envs evaluate`` in a source checkout: :mod:`agents.commands.evaluate` (see ``--help``)."""
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agents.commands.cli import error
 from agents.evaluation import parse_rule_overrides
 from agents.evaluation.regret import FARKLE_MISTAKES, check_json_out, farkle_regret, fitting_specs, write_json
 from agents.registry import check_fit, check_seed_arg
@@ -79,8 +80,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"| {100 * r.wrong:.1f}% of {r.decisions} |"
             )
     except (ConfigError, ValueError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return error(exc)
     print(
         f"Chance of winning given away per game against optimal play, in points of % ({args.games} games "
         f"each vs {args.opponent}, seats alternating, seed {args.seed}):\n"
@@ -95,8 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         try:  # checked up front; this fails only if the path changed during the run
             write_json(args.out, figures, overwrite=args.force)
         except OSError as exc:
-            print(f"error: cannot write --out {args.out}: {exc}", file=sys.stderr)
-            return 1
+            return error(f"cannot write --out {args.out}: {exc}", 1)
         print(f"\nwrote {args.out}")
     return 0
 

@@ -1,8 +1,6 @@
 #!/usr/bin/env python
 """``dice-envs leaderboard`` in a source checkout: :mod:`agents.commands.leaderboard` (see ``--help``)."""
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
 

@@ -1,24 +1,12 @@
 #!/usr/bin/env python
 """Measure the shipped bots of ``agents/pretrained/`` over many games and record the figures.
 
-Each bot is loaded weights-only and checked against its card
-(:meth:`agents.players.model.ModelAgent.from_file`: the network ``MaskablePPO.load`` would give, with
-nothing unpickled; a value model ``.npz`` is played by search) and acts by its argmax over the legal
-actions (``deterministic=True``) on whole batches of games, played by the game runner
-(:func:`agents.training.score_table.play_games` over :func:`agents.evaluation.run_games`) with the
-rules of its card:
-
-* scorecard solitaire bots: the points lost per game against the optimum over ``--regret-games``
-  games (each decision scored against the solver's values,
-  :func:`agents.evaluation.regret.scorecard_regret`; the low-noise measure) with its 95% interval;
-  the mean final score ± standard error, beside ``optimal``'s mean on the same dice (the same
-  seeds: common random numbers), and the exact solitaire optimum (``agents.solver``);
-* multi-player bots: against each ``--opponents`` agent, seats balanced (the bot sits in every
-  seat equally often, every deal in every seat), the win rate (sole wins) and the share of wins (a
-  tie counts 1/2), each with a Wilson 95% interval (:func:`agents.evaluation.wilson_interval`).
-
-``--baselines SPEC ...`` measures built-in agents the same way on every scorecard game of the
-solitaire bots measured (recorded as ``<game>:<spec>``, e.g. ``spiffel:heuristic``).
+What is measured is the agents guide's: a solitaire bot's points lost per game against the
+optimum (:func:`agents.evaluation.regret.scorecard_regret`, over ``--regret-games`` games) and its
+mean score beside ``optimal``'s on the same dice; a multi-player bot's win rate and share of wins
+against each ``--opponents`` agent, seats balanced, with Wilson 95% intervals. ``--baselines SPEC
+...`` measures built-in agents the same way on every scorecard game of the solitaire bots measured
+(recorded as ``<game>:<spec>``, e.g. ``spiffel:heuristic``).
 
     python scripts/measure_bots.py                     # every bot, 5,000 games each, printed
     python scripts/measure_bots.py --record            # ... and recorded (see below)
@@ -26,21 +14,14 @@ solitaire bots measured (recorded as ``<game>:<spec>``, e.g. ``spiffel:heuristic
     python scripts/measure_bots.py --bots farkle-scratch --opponents max-expected --seeds 1 2 3 4 5
     python scripts/measure_bots.py --render            # rewrite the figure tables of README and docs
 
-``--seeds`` plays ``--games`` games for each seed and pools them (win rates with one Wilson
-interval over all games, and the rate of each seed), for figures in expectation rather than
-at one seed's deals; the points lost are measured at the first seed.
-
-Figures are printed. ``--record`` also writes them to ``agents/pretrained/measurements.json``
-(or ``--out PATH``), keeping the entries of bots not measured this time; each entry carries the
-date, the machine, the code revision and the command. ``--update-cards`` stores them in each
-card's ``evaluation.measured``. A quick look (``--games 200``) therefore never replaces recorded
-figures by accident. ``--render`` rewrites the blocks ``<!-- figures:NAME -->`` ...
-``<!-- /figures -->`` of :data:`PAGES` from the record (:mod:`agents.evaluation.bot_figures`).
-
-Every input is checked before the first game (``error: ...``, exit status 2): ``--games`` >= 1,
-non-negative seeds, the bot names and cards, each ``--opponents`` spec against each multi-player
-bot's game, and the figures file: a ``.json`` path in an existing folder that, if it exists, holds
-figures this script wrote (any other file is refused, never merged into).
+``--seeds`` plays ``--games`` games for each seed and pools them (the points lost are measured at
+the first seed). ``--record`` writes the figures to ``agents/pretrained/measurements.json`` (or
+``--out PATH``), keeping the entries of bots not measured this time, each with the date, the
+machine, the code revision and the command; ``--update-cards`` stores them in each card's
+``evaluation.measured``; ``--render`` rewrites the blocks ``<!-- figures:NAME -->`` of
+:data:`PAGES` from the record (:mod:`agents.evaluation.bot_figures`). Every input is checked
+before the first game (``error: ...``, exit status 2); a figures file this script did not write
+is refused, never merged into.
 """
 
 from __future__ import annotations
@@ -53,6 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agents.commands.cli import error
 from dice_envs.io import atomic_write_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,15 +48,6 @@ PAGES = (
     "docs/leaderboard.md",
     "docs/benchmarks/2026-12-06-epyc-2core/search.md",
 )
-
-
-def optimum(rules) -> float | None:
-    """Exact solitaire optimum of scorecard rules (None where no solver exists)."""
-    try:
-        from agents.solver.scorecard import solve_scorecard
-    except ImportError:
-        return None
-    return float(solve_scorecard(rules).expected_score())
 
 
 def _pooled_scores(parts: list) -> tuple[float, float, float]:
@@ -110,14 +83,13 @@ def revision() -> str:
 def provenance(argv: list[str]) -> dict:
     """When, where, at which code revision and by which command the figures were measured."""
     import datetime
-    import os
     import shlex
 
-    from agents.commands.leaderboard import cpu_name
+    from agents.commands.benchmark.rates import available_cores, cpu_name
 
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
-        "machine": {"cpu": cpu_name(), "cores": len(os.sched_getaffinity(0))},
+        "machine": {"cpu": cpu_name(), "cores": available_cores()},
         "revision": revision(),
         "command": shlex.join(["python", "scripts/measure_bots.py", *argv]),
     }
@@ -126,9 +98,10 @@ def provenance(argv: list[str]) -> dict:
 def solitaire(agent, rules, games: int, seeds: list[int], regret_games: int, references: dict) -> dict:
     """Figures of a solitaire agent: its scores, ``optimal``'s on the same dice and the points lost.
 
-    ``references`` caches ``optimal``'s figures per rules, game count and seeds within a run."""
+    ``references`` caches ``optimal``'s figures per rules within a run (one game count and seeds)."""
     from agents.evaluation.regret import scorecard_regret
     from agents.registry import load
+    from agents.solver.scorecard import solve_scorecard
     from agents.training.score_table import play_games
     from dice_envs.rules import ScorecardRules
 
@@ -147,15 +120,14 @@ def solitaire(agent, rules, games: int, seeds: list[int], regret_games: int, ref
         out["per_seed_mean_score"] = [p.mean_score for p in parts]
     if not isinstance(rules, ScorecardRules):
         return out
-    key = (repr(rules), games, tuple(seeds))
-    if key not in references:
+    if repr(rules) not in references:
         best_player = load("optimal", game=rules, num_players=1)
         opt = [play_games(best_player, rules, games, seed=seed, batch=128) for seed in seeds]
-        references[key] = _pooled_scores(opt)[:2]
-    best = optimum(rules)
-    out.update(optimal_mean_score=references[key][0], optimal_stderr=references[key][1])
-    if best is not None:
-        out.update(optimum=best, share_of_optimum=mean / best)
+        references[repr(rules)] = _pooled_scores(opt)[:2]
+    best = float(solve_scorecard(rules).expected_score())
+    optimal_mean, optimal_stderr = references[repr(rules)]
+    out.update(optimal_mean_score=optimal_mean, optimal_stderr=optimal_stderr)
+    out.update(optimum=best, share_of_optimum=mean / best)
     if regret_games:
         t0 = time.perf_counter()
         r = scorecard_regret(agent, rules, games=regret_games, seed=seeds[0])
@@ -164,85 +136,77 @@ def solitaire(agent, rules, games: int, seeds: list[int], regret_games: int, ref
     return out
 
 
-def measure(
-    path: Path, games: int, opponents: list[str], seeds: list[int], regret_games: int = 0, references=None
-) -> dict:
-    """Figures of one bot: ``games`` games per opponent for each seed in ``seeds``, pooled."""
+def versus(agent, rules, players: int, spec: str, games: int, seeds: list[int]) -> dict:
+    """Figures of a multi-player agent against ``players - 1`` copies of ``spec``, seats balanced."""
     from agents.evaluation import wilson_interval
-    from agents.players.model import ModelAgent
     from agents.training.score_table import play_games
-    from dice_envs.rules import make_rules
 
-    card = json.loads(path.with_suffix(".json").read_text())
-    rules = make_rules(card["game"], **card["rules"])
-    players = int(card["num_players"])
-    if path.suffix == ".npz":  # a value model: search over it (its weights and card checked)
-        from agents.players.search.agent import SearchAgent
+    opponents = [spec] * (players - 1)
+    parts = [play_games(agent, rules, games, opponents=opponents, seed=seed, batch=128) for seed in seeds]
+    wins, draws = sum(p.wins for p in parts), sum(p.draws for p in parts)
+    total = sum(p.games for p in parts)
+    row = {
+        "games": total,
+        "wins": wins,
+        "draws": draws,
+        "losses": sum(p.losses for p in parts),
+        "win_rate": wins / total,
+        "win_rate_ci95": wilson_interval(wins, total),
+        "win_share": (wins + draws / 2) / total,
+        "win_share_ci95": wilson_interval(wins + draws / 2, total),
+        "mean_score": sum(p.mean_score for p in parts) / len(parts),
+        "seats": "balanced (seat cycles over every game; each deal in every seat)",
+    }
+    if len(seeds) > 1:
+        row["per_seed_win_rate"] = [p.win_rate for p in parts]
+    return row
 
-        agent = SearchAgent.from_file(str(path), path, rules, players)
-    else:  # weights only, checked against the card, seen through the card's view (seats, older encodings)
-        agent = ModelAgent.from_file(path, rules, players, deterministic=True)
+
+def figures_of(agent, name: str, rules, players: int, args: argparse.Namespace, references: dict) -> dict:
+    """The figures of ``agent`` recorded under ``name``: ``--games`` games per opponent (solitaire:
+    per agent) for each seed of ``args.seeds``, pooled."""
+    games, seeds = args.games, args.seeds
     t0 = time.perf_counter()
     result: dict = {
-        "bot": path.stem,
+        "bot": name,
         "game": rules.game,
         "num_players": players,
         "games": games * len(seeds),
         "seed": seeds[0] if len(seeds) == 1 else list(seeds),
     }
     if players == 1:
-        result.update(
-            solitaire(agent, rules, games, seeds, regret_games, {} if references is None else references)
-        )
+        result.update(solitaire(agent, rules, games, seeds, args.regret_games, references))
     else:
-        rows = {}
-        for spec in opponents:
-            parts = [
-                play_games(agent, rules, games, opponents=[spec] * (players - 1), seed=seed, batch=128)
-                for seed in seeds
-            ]
-            wins, draws = sum(p.wins for p in parts), sum(p.draws for p in parts)
-            total, losses = sum(p.games for p in parts), sum(p.losses for p in parts)
-            rows[spec] = {
-                "games": total,
-                "wins": wins,
-                "draws": draws,
-                "losses": losses,
-                "win_rate": wins / total,
-                "win_rate_ci95": wilson_interval(wins, total),
-                "win_share": (wins + draws / 2) / total,
-                "win_share_ci95": wilson_interval(wins + draws / 2, total),
-                "mean_score": sum(p.mean_score for p in parts) / len(parts),
-                "seats": "balanced (seat cycles over every game; each deal in every seat)",
-            }
-            if len(seeds) > 1:
-                rows[spec]["per_seed_win_rate"] = [p.win_rate for p in parts]
-        result["vs"] = rows
+        result["vs"] = {spec: versus(agent, rules, players, spec, games, seeds) for spec in args.opponents}
     result["seconds"] = time.perf_counter() - t0
     return result
 
 
-def measure_baseline(
-    spec: str, game: str, games: int, seeds: list[int], regret_games: int, references
-) -> dict:
+def measure(path: Path, args: argparse.Namespace, references: dict) -> dict:
+    """Figures of the bot of ``path``, loaded weights-only and checked against its card (a value
+    model ``.npz``: search over it), seen through the card's view (seats, older encodings)."""
+    from agents.players.model import ModelAgent
+    from agents.players.search.agent import SearchAgent
+    from dice_envs.rules import make_rules
+
+    card = json.loads(path.with_suffix(".json").read_text())
+    rules = make_rules(card["game"], **card["rules"])
+    players = int(card["num_players"])
+    if path.suffix == ".npz":
+        agent = SearchAgent.from_file(str(path), path, rules, players)
+    else:
+        agent = ModelAgent.from_file(path, rules, players, deterministic=True)
+    return figures_of(agent, path.stem, rules, players, args, references)
+
+
+def measure_baseline(spec: str, game: str, args: argparse.Namespace, references: dict) -> dict:
     """Figures of the built-in agent ``spec`` on solitaire ``game`` (default rules), as for a bot."""
     from agents.registry import load
     from dice_envs.rules import make_rules
 
     rules = make_rules(game)
-    t0 = time.perf_counter()
-    agent = load(spec, game=rules, num_players=1, seed=seeds[0])
-    result: dict = {
-        "bot": f"{game}:{spec}",
-        "agent": spec,
-        "game": game,
-        "num_players": 1,
-        "games": games * len(seeds),
-    }
-    result["seed"] = seeds[0] if len(seeds) == 1 else list(seeds)
-    result.update(solitaire(agent, rules, games, seeds, regret_games, references))
-    result["seconds"] = time.perf_counter() - t0
-    return result
+    agent = load(spec, game=rules, num_players=1, seed=args.seeds[0])
+    return {"agent": spec, **figures_of(agent, f"{game}:{spec}", rules, 1, args, references)}
 
 
 def _is_figures(key: str, entry: object) -> bool:
@@ -288,15 +252,19 @@ def read_figures(out: Path, flag: str = "--out") -> dict:
 
 
 def bot_names(folder: Path) -> list[str]:
-    """The bots of ``folder``: policies (``.zip``) and value models (``.npz``), by name."""
+    """The bots of ``folder``: model files (policies, value models) with a card beside, by name."""
+    from agents.players.model import MODEL_SUFFIXES
+
     return sorted(
-        p.stem for p in folder.iterdir() if p.suffix in (".zip", ".npz") and p.with_suffix(".json").is_file()
+        p.stem for p in folder.iterdir() if p.suffix in MODEL_SUFFIXES and p.with_suffix(".json").is_file()
     )
 
 
 def bot_path(folder: Path, name: str) -> Path | None:
     """The model file of bot ``name`` in ``folder`` (``None`` if it has none)."""
-    return next((p for s in (".zip", ".npz") if (p := folder / f"{name}{s}").is_file()), None)
+    from agents.players.model import MODEL_SUFFIXES
+
+    return next((p for s in MODEL_SUFFIXES if (p := folder / f"{name}{s}").is_file()), None)
 
 
 def check_args(args: argparse.Namespace, names: list[str], out: Path | None) -> dict:
@@ -336,6 +304,10 @@ def check_args(args: argparse.Namespace, names: list[str], out: Path | None) -> 
     return read_figures(out, "--out" if args.out is not None else "--record file") if out else {}
 
 
+def _per_seed(values: list[float], digits: int) -> str:
+    return " (per seed: " + ", ".join(f"{x:.{digits}f}" for x in values) + ")"
+
+
 def _line(name: str, res: dict) -> str:
     """The printed line of one bot's figures."""
     if res["num_players"] > 1:
@@ -343,18 +315,14 @@ def _line(name: str, res: dict) -> str:
             f"vs {k}: win rate {v['win_rate']:.3f} "
             f"[{v['win_rate_ci95'][0]:.3f}, {v['win_rate_ci95'][1]:.3f}], "
             f"share of wins {v['win_share']:.4f} over {v['games']} games"
-            + (
-                " (per seed: " + ", ".join(f"{x:.3f}" for x in v["per_seed_win_rate"]) + ")"
-                if "per_seed_win_rate" in v
-                else ""
-            )
+            + (_per_seed(v["per_seed_win_rate"], 3) if "per_seed_win_rate" in v else "")
             for k, v in res["vs"].items()
         )
     lo, hi = res["ci95"]
     line = f"{name:<11} {res['games']} games: mean {res['mean_score']:.2f} ± {res['stderr']:.2f} s.e."
     line += f", 95% CI [{lo:.2f}, {hi:.2f}]"
     if "per_seed_mean_score" in res:
-        line += " (per seed: " + ", ".join(f"{x:.2f}" for x in res["per_seed_mean_score"]) + ")"
+        line += _per_seed(res["per_seed_mean_score"], 2)
     if "optimum" in res:
         line += f" (optimal on the same dice {res['optimal_mean_score']:.2f}; optimum {res['optimum']:.2f})"
     if "regret" in res:
@@ -419,38 +387,28 @@ def main(argv: list[str] | None = None) -> int:
 
     from dice_envs.rules import ConfigError
 
-    if args.render:
-        try:
-            changed = render()
-        except ConfigError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        print("rendered: " + (", ".join(changed) if changed else "every page was up to date"))
-        return 0
-    names = args.bots or (bot_names(args.dir) if args.dir.is_dir() else [])
-    if not names:
-        print(f"error: no bots in {args.dir}", file=sys.stderr)
-        return 2
     out = args.out or (args.dir / "measurements.json" if args.record else None)
     try:  # every input checked before any game is played
+        if args.render:
+            changed = render()
+            print("rendered: " + (", ".join(changed) if changed else "every page was up to date"))
+            return 0
+        names = args.bots or (bot_names(args.dir) if args.dir.is_dir() else [])
+        if not names:
+            raise ConfigError(f"no bots in {args.dir}")
         figures = check_args(args, names, out)
     except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    seeds, about, references, games = args.seeds or [args.seed], provenance(argv), {}, set()
-    measured = []
-    for name in names:
-        path = bot_path(args.dir, name)
-        assert path is not None  # checked above
-        res = measure(path, args.games, args.opponents, seeds, args.regret_games, references)
-        if res["num_players"] == 1 and "optimum" in res:
-            games.add(res["game"])
-        measured.append((name, path, res))
-    for game in sorted(games):
+        return error(exc)
+    args.seeds = args.seeds or [args.seed]
+    about, references = provenance(argv), {}
+    measured = [(name, bot_path(args.dir, name)) for name in names]
+    results = [measure(path, args, references) for _, path in measured]
+    games = sorted({res["game"] for res in results if res["num_players"] == 1 and "optimum" in res})
+    for game in games:
         for spec in args.baselines:
-            res = measure_baseline(spec, game, args.games, seeds, args.regret_games, references)
-            measured.append((res["bot"], None, res))
-    for name, path, res in measured:
+            measured.append((f"{game}:{spec}", None))
+            results.append(measure_baseline(spec, game, args, references))
+    for (name, path), res in zip(measured, results, strict=True):
         res.update(about)
         figures[name] = res
         print(f"{_line(name, res)}  ({res['seconds']:.0f}s)", flush=True)
@@ -467,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
             out = out.with_name(f"{out.stem}.{time.strftime('%Y%m%d-%H%M%S')}.json")
             print(f"warning: {exc}; writing the figures to {out} instead", file=sys.stderr)
             current = {}
-        current.update({name: figures[name] for name, _, _ in measured})
+        current.update({name: figures[name] for name, _ in measured})
         atomic_write_text(out, json.dumps(current, indent=2) + "\n", overwrite=True)  # merged above
         print(f"figures: {out}")
     return 0

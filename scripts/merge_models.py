@@ -26,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agents.commands.cli import error
 from agents.training.artifacts import ProgressLog, save_curve_figure
 from agents.training.ensemble import merge_model_files
 from dice_envs.rules import ConfigError
@@ -80,17 +81,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     problem = check_curve(args.curve, args.force)
     if problem:  # checked before the model is written, so a bad --curve leaves nothing behind
-        print(f"error: {problem}", file=sys.stderr)
-        return 2
+        return error(problem)
     command = "python scripts/merge_models.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
     try:
         path = merge_model_files(args.models, args.out, overwrite=args.force, command=command)
     except FileExistsError as exc:
-        print(f"error: {exc.args[0].split(';')[0]}; pass --force to replace it", file=sys.stderr)
-        return 2
+        return error(f"{exc.args[0].split(';')[0]}; pass --force to replace it")
     except (ConfigError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return error(exc)
     print(f"merged {len(args.models)} models into {path}")
     if args.curve is not None:
         try:
@@ -98,8 +96,7 @@ def main(argv: list[str] | None = None) -> int:
             args.curve.parent.mkdir(parents=True, exist_ok=True)
             print(f"curves: {plot_members(args.models, args.curve, title)}")
         except ImportError:
-            print("error: --curve needs matplotlib: pip install 'dice-envs[train]'", file=sys.stderr)
-            return 2
+            return error("--curve needs matplotlib: pip install 'dice-envs[train]'")
     return 0
 
 

@@ -1,8 +1,6 @@
 #!/usr/bin/env python
 """``dice-envs play`` in a source checkout: :mod:`agents.commands.play` (see ``--help``)."""
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
 

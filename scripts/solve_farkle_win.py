@@ -32,6 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agents.commands.cli import error
 from agents.evaluation.regret import check_json_out, farkle_match, fitting_specs, write_json
 from agents.registry import check_seed_arg
 from agents.solver.farkle_win import DEFAULT_CAP, STEP, FarkleWinSolution, solve_farkle_win
@@ -80,10 +81,6 @@ def check_args(args: argparse.Namespace) -> tuple[FarkleRules, list[str], list[s
     return rules, opponents, left_out
 
 
-def _peak_rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
@@ -112,8 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     try:  # every input checked before the solve, which may take minutes
         rules, opponents, left_out = check_args(args)
     except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return error(exc)
     figures: dict[str, Any] = {"rules": {k: v for k, v in rules.to_dict().items() if k != "max_turns"}}
     wall, cpu = time.perf_counter(), time.process_time()
     sol = solve_farkle_win(rules, cap=args.cap, use_cache=not args.no_cache)
@@ -125,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         loaded_from_cache=sol.loaded_from_cache,
         solve_wall_s=round(wall, 1),
         solve_cpu_s=round(cpu, 1),
-        peak_rss_mib=round(_peak_rss_mib(), 1),
+        peak_rss_mib=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         sweeps=len(sol.log),
         last_residual=sol.log[-1]["residual"] if sol.log else None,
         threads=os.environ.get("DICE_ENVS_SOLVER_THREADS", "auto"),
@@ -164,8 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         try:  # checked up front; this fails only if the path changed during the run
             write_json(args.out, figures, overwrite=args.force)
         except OSError as exc:
-            print(f"error: cannot write --out {args.out}: {exc}", file=sys.stderr)
-            return 1
+            return error(f"cannot write --out {args.out}: {exc}", 1)
         print(f"wrote {args.out}")
     return 0
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agents.commands.cli import error
 from agents.ray.sweep import check_out, load_sweep, run_sweep
 from dice_envs.rules import ConfigError
 
@@ -41,15 +42,13 @@ def main(argv: list[str] | None = None) -> int:
             sweep["num_samples"] = args.num_samples
         rows = run_sweep(sweep, args.out, address=args.address)
     except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return error(exc)
     summary = args.out / "summary.md"
     print(summary.read_text())
     failed = sum("error" in r for r in rows)
     if failed:
         why = f"their reasons are in the error column of {summary}"
-        print(f"error: {failed} of {len(rows)} trials failed; {why}", file=sys.stderr)
-        return 1
+        return error(f"{failed} of {len(rows)} trials failed; {why}", 1)
     return 0
 
 

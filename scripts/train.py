@@ -4,8 +4,6 @@
 python scripts/train.py --config configs/train/quickstart.yaml
 """
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
 

@@ -20,8 +20,6 @@ knobs by ``TrainConfig``'s ranges, the opponents by ``agents.registry.check_spec
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import re
 import shlex
 import sys
@@ -30,10 +28,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agents.commands.cli import error
 from agents.evaluation import parse_rule_overrides
 from agents.models.activations import ACTIVATION_NAMES
+from agents.training.artifacts import ProgressLog
 from agents.training.config import TrainConfig
-from dice_envs.io import atomic_write_text
 from dice_envs.options import REWARD_MODES
 from dice_envs.rules import GAMES, ConfigError
 
@@ -129,13 +128,11 @@ def check_args(args: argparse.Namespace) -> tuple[dict, TrainConfig]:
         raise ConfigError(f"--out {args.out} is a file; choose a new folder")
     if args.out.exists() and any(args.out.iterdir()):
         raise ConfigError(f"output folder {args.out} is not empty; choose a new one")
-    for name in ("iterations", "batch", "minibatch", "epochs", "snapshot_every", "cpus"):
+    lows = {"iterations": 1, "batch": 1, "minibatch": 1, "epochs": 1, "snapshot_every": 1, "cpus": 1}
+    for name, low in {**lows, "env_runners": 0, "snapshots": 0}.items():
         value = getattr(args, name)
-        if value is not None and value < 1:
-            raise ConfigError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
-    for name in ("env_runners", "snapshots"):
-        if getattr(args, name) < 0:
-            raise ConfigError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(args, name)}")
+        if value is not None and value < low:
+            raise ConfigError(f"--{name.replace('_', '-')} must be >= {low}, got {value}")
     if args.cpus is not None and args.address is not None:
         raise ConfigError("--cpus sets the CPUs of a local Ray; a cluster (--address) has its own")
     if args.game not in GAMES:
@@ -205,12 +202,12 @@ def main(argv: list[str] | None = None) -> int:
 
         cfg = ppo_config(**run_arguments(args, env_config))
     except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return error(exc)
     started = ensure_ray(args.address, args.cpus)
     args.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    rows = []
+    fields = ["iteration", "env_steps", "learner_return_mean", "episode_len_mean", "wall_s"]
+    log = ProgressLog(args.out / "progress.csv", fields)  # a new folder: nothing to overwrite
     try:
         algo = cfg.build_algo()
         steps = 0
@@ -226,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
                 "episode_len_mean": runners.get("episode_len_mean"),
                 "wall_s": round(time.perf_counter() - t0, 2),
             }
-            rows.append(row)
+            log.append(row)
             print("  ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in row.items()))
         algo.save(str((args.out / "rllib_checkpoint").resolve()))
         from dice_envs.rules import make_rules
@@ -239,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
             args.players,
             steps=steps,
             wall_time_s=time.perf_counter() - t0,
-            evaluation={"rllib_progress": rows[-1]},
+            evaluation={"rllib_progress": row},
             command=" ".join(shlex.quote(a) for a in sys.argv),
             seed=args.seed,
             config=card_config(args, run),
@@ -248,11 +245,6 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if started:
             ray.shutdown()
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(rows[0]))
-    writer.writeheader()
-    writer.writerows(rows)
-    atomic_write_text(args.out / "progress.csv", buf.getvalue())  # a new folder: nothing to overwrite
     print(f"wrote {model}, {card}, {args.out / 'progress.csv'} in {time.perf_counter() - t0:.1f} s")
     return 0
 

@@ -12,7 +12,7 @@ import importlib
 import sys
 from collections.abc import Callable
 
-__all__ = ["COMMANDS", "CommandUnavailable", "add_rules_option", "main", "resolve", "usage"]
+__all__ = ["COMMANDS", "CommandUnavailable", "add_rules_option", "error", "main", "resolve", "usage"]
 
 #: subcommand -> (``module:function``, one line of help). Modules are imported lazily.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -63,6 +63,12 @@ def add_rules_option(parser: argparse.ArgumentParser, example: str) -> None:
     parser.add_argument(
         "--rules", nargs="*", default=[], metavar="KEY=VALUE", help=f"rule parameters, e.g. --rules {example}"
     )
+
+
+def error(message: object, status: int = 2) -> int:
+    """Print ``error: message`` on stderr (how every command reports bad input); return ``status``."""
+    print(f"error: {message}", file=sys.stderr)
+    return status
 
 
 class CommandUnavailable(RuntimeError):

@@ -20,6 +20,7 @@ import argparse
 import sys
 import time
 
+from agents.commands.cli import error
 from agents.evaluation import parse_rule_overrides
 from agents.evaluation.datasets import collect, summarize
 from agents.registry import check_seed_arg
@@ -57,8 +58,7 @@ def main(argv: list[str] | None = None) -> int:
             force=args.force,
         )
     except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return error(exc)
     print(
         f"wrote {ds.spec.dataset_id}: {ds.total_episodes} episodes, {ds.total_steps} steps, in "
         f"{ds.storage.data_path.parent} ({time.perf_counter() - t0:.1f} s)"

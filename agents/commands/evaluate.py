@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agents.commands.cli import add_rules_option
+from agents.commands.cli import add_rules_option, error
 from agents.evaluation import OUTPUT_FILES, evaluate, parse_rule_overrides, write_outputs
 from agents.players.human import isatty
 from agents.registry import check_seed_arg
@@ -131,19 +131,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_seed_arg(args.seed, "--seed", none=False)
     except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return error(exc)
     if any(a.strip().lower() == "human" for a in args.agents) and not isatty(sys.stdin):
-        print("error: --agents human needs a terminal (stdin is not a tty)", file=sys.stderr)
-        return 2
+        return error("--agents human needs a terminal (stdin is not a tty)")
     try:  # the output folder is checked before any game is played
         if args.out is None:  # a new folder, never an earlier run's (as dice-envs train picks)
             args.out = fresh_folder(Path("runs") / f"eval-{rules_class(args.game)().game}")
             print(f"no --out given: writing to {args.out}", file=sys.stderr)
         check_out_dir(args.out, args.force, files=OUTPUT_FILES)
     except (ConfigError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return error(exc)
     try:
         result = evaluate(
             args.game,
@@ -159,8 +156,7 @@ def main(argv: list[str] | None = None) -> int:
             address=args.address,
         )
     except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return error(exc)
     try:
         paths = write_outputs(result, args.out, plots=not args.no_plots, overwrite=args.force)
     except OSError as exc:  # e.g. the folder was filled or made read-only while the games ran
@@ -168,8 +164,7 @@ def main(argv: list[str] | None = None) -> int:
 
         rescue = Path(tempfile.mkdtemp(prefix="dice-envs-eval-"))
         write_outputs(result, rescue, plots=False)
-        print(f"error: {exc}; the results are saved in {rescue} instead", file=sys.stderr)
-        return 2
+        return error(f"{exc}; the results are saved in {rescue} instead")
     if not args.no_exact:
         from agents.evaluation.regret import exact_references, exact_table, write_json
 

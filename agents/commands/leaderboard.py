@@ -7,61 +7,29 @@ confidence interval. Each run's ``results.json``, ``games.csv``, plots and ``reg
     dice-envs leaderboard --out leaderboard.md           # default budget, under 10 minutes on 2 cores
     dice-envs leaderboard --games 1000 --regret-games 1000 --tournament-games 300  # tighter intervals
 
-* **Scorecard games** (spiffel, dice_poker, yahtzee): one table per game ranked by **regret per
-  game** (:func:`agents.evaluation.regret.scorecard_regret`: the points an agent's decisions lose
-  against the solver's exact value table, every decision scored; ``optimal`` is first at 0), with
-  the mean score, median, upper-bonus and five-of-a-kind rates of a solitaire series beside it.
-* **Two-player Farkle**: a table ranked by the **chance of winning lost per game** against
-  ``win-optimal``'s exact tables (:func:`agents.evaluation.regret.farkle_regret`, split by kind
-  of mistake; ``win-optimal`` is first at 0), then the round robin (win rates per pairing,
-  Bradley-Terry ratings) as noisy head-to-head.
-* **Solitaire Farkle** has no exact measure: ranked by mean turns to reach the target.
-
-Agents that a game does not support (``agents.load`` raises ``ConfigError``) are left out of
-that game's tables. Shipped bots are found by their cards: every model card
-``agents/pretrained/<stem>.json`` whose ``game`` is the game adds ``pretrained:<stem>``, whatever
-the file type of the model beside it.
-
-The default budget (``--games 300 --regret-games 300 --tournament-games 100``) plays in under 10
-minutes on 2 cores. Measured on 2 cores of an AMD EPYC shared with other work (2026-12-06; a
-range is runs at different loads), default rules, one process, 100 games per agent::
-
-    python -m timeit -n 1 -r 1 -s "from agents.evaluation.regret import scorecard_regret as r" \\
-        "r('optimal', 'spiffel', games=100)"
-    python -m timeit -n 1 -r 1 -s "from agents.evaluation.regret import farkle_regret as r" \\
-        "r('heuristic', games=100)"
-
-=========================  =========================================================================
-``scorecard_regret``       ``optimal`` 0.8-1.6 s (spiffel), 1.6 s (dice_poker), 1.9 s (yahtzee); other
-                           built-in agents 0.6-2.0 s, shipped bots 2.1-5.0 s; 35 s for the 17 agents
-                           of the three games
-``farkle_regret``          ``heuristic`` 6.3-7.9 s (the tables' load included); other built-in
-                           agents 5.5-7.2 s, shipped bots 8.4-12.0 s; 71 s for the 9 agents played
-                           (``win-optimal``, the reference, is not)
-``evaluate`` (2 workers)   a scorecard solitaire series of 300 games per agent 2.7-6.0 s; Farkle
-                           solitaire, 100 games 3.1 s; the 2-player round robin of 10 agents, 30
-                           deals per pairing 30.5 s
-=========================  =========================================================================
-
-So the defaults cost about 105 s (scorecard regret) + 215 s (Farkle regret) of one core, 100 s
-(round robin) + 15 s (solitaire series) on 2 workers: about 7.5 minutes even if the regrets get one
-core, less with them spread over the ``--workers`` processes (one agent a process, the default).
+The tables are those of :mod:`agents.commands.leaderboard_tables` (the evaluation guide explains
+each). Agents that a game does not support (``agents.load`` raises ``ConfigError``) are left out
+of that game's tables; shipped bots are found by their model cards (:func:`shipped_bots`). The
+measured time of each part of the default budget is in the dated record
+``docs/benchmarks/2026-12-06-epyc-2core/README.md``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import os
-import platform
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from agents.commands import leaderboard_tables as tables
+from agents.commands.benchmark.rates import available_cores, cpu_name
+from agents.commands.cli import error
 from agents.evaluation import OUTPUT_FILES, evaluate, write_outputs
 from agents.players import model as _model
 from agents.registry import check_seed_arg, known_specs, load
@@ -156,33 +124,23 @@ def regrets(
     jobs = [s for s in specs if not (farkle and s == tables.REFERENCE)]
     jobs.sort(key=lambda s: not s.startswith("pretrained:"))  # the slowest first
     run = partial(_one_regret, rules=rules, games=games, seed=seed)
-    n = (os.cpu_count() or 1) if workers is None else workers
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(jobs), desc=f"{rules.game} regret", unit="agent", dynamic_ncols=True)
-    done: dict[str, Any] = {}
-    try:
-        if n == 1 or len(jobs) < 2:
-            for spec in jobs:
-                done[spec] = run(spec)
-                if bar is not None:
-                    bar.update(1)
-        else:
+    n = min((os.cpu_count() or 1) if workers is None else workers, len(jobs))
+    with contextlib.ExitStack() as stack:
+        results: Iterable[Any] = map(run, jobs)
+        if n > 1:
             import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor, as_completed
+            from concurrent.futures import ProcessPoolExecutor
 
             ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-            with ProcessPoolExecutor(min(n, len(jobs)), mp_context=ctx, initializer=_one_thread) as ex:
-                futures = {ex.submit(run, spec): spec for spec in jobs}
-                for fut in as_completed(futures):
-                    done[futures[fut]] = fut.result()
-                    if bar is not None:
-                        bar.update(1)
-    finally:
-        if bar is not None:
-            bar.close()
+            pool = stack.enter_context(ProcessPoolExecutor(n, mp_context=ctx, initializer=_one_thread))
+            results = pool.map(run, jobs)
+        if progress:
+            from tqdm.auto import tqdm
+
+            results = tqdm(
+                results, total=len(jobs), desc=f"{rules.game} regret", unit="agent", dynamic_ncols=True
+            )
+        done = dict(zip(jobs, results, strict=True))
     out = {s: done[s] for s in specs if s in done}
     if farkle and tables.REFERENCE in specs:
         out[tables.REFERENCE] = tables.reference_result()
@@ -266,19 +224,16 @@ def main(argv: list[str] | None = None) -> int:
         check_numbers(args)
         check_outputs(args.out, args.runs, args.only, args.force)
     except (ConfigError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return error(exc)
     try:
         md = build_page(args)
     except ConfigError as exc:  # a bad value the checks above did not foresee: no traceback
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return error(exc)
     page = "\n".join(md) + "\n"
     try:
         atomic_write_text(args.out, page, overwrite=args.force)
     except OSError as exc:  # the folder went away or filled up while the games ran: keep the page
-        print(f"error: could not write {args.out} ({exc}); the page:\n{page}", file=sys.stderr)
-        return 1
+        return error(f"could not write {args.out} ({exc}); the page:\n{page}", 1)
     if not args.quiet:
         print(page, end="")
     return 0
@@ -306,27 +261,11 @@ def page_command(args: argparse.Namespace) -> str:
     return " ".join(words)
 
 
-def cpu_name() -> str:
-    """The CPU's model name (``/proc/cpuinfo`` on Linux, else what :mod:`platform` knows)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown CPU"
-
-
 def run_line(workers: int | None) -> str:
     """When and where the page was played: the UTC date, the CPU, the usable cores, the workers."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        cores = os.cpu_count() or 1
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     used = f", {workers} worker processes" if workers else ""
-    return f"Played {date} on {cores} cores of {cpu_name()}{used}."
+    return f"Played {date} on {available_cores()} cores of {cpu_name()}{used}."
 
 
 def build_page(args: argparse.Namespace) -> list[str]:

@@ -1,19 +1,8 @@
 """The markdown sections of the leaderboard page (:mod:`agents.commands.leaderboard`).
 
-Each section is a heading, a sentence saying what the table ranks by, what its ``±`` or
-``[..]`` is (a 95% confidence interval) and how many games and decisions it counts, then the
-table. Rank 1 is the best agent.
-
-* Scorecard games (:func:`scorecard_section`): ranked by **regret per game**, the points an
-  agent's decisions lose against the solver's value table
-  (:func:`agents.evaluation.regret.scorecard_regret`), with the mean score and the rates beside
-  it; without regrets (``--no-exact``) by mean score.
-* Two-player Farkle (:func:`farkle_regret_section`): ranked by the **chance of winning lost per
-  game** against ``win-optimal``'s exact tables (:func:`agents.evaluation.regret.farkle_regret`),
-  split by kind of mistake; then the round robin (:func:`tournament_section`), noisy
-  head-to-head.
-* Solitaire Farkle (:func:`farkle_solitaire_section`): ranked by mean turns to the target (no
-  exact measure there).
+Each section is a heading, a sentence saying what the table ranks by, what its ``±`` or ``[..]``
+is (a 95% confidence interval) and how many games and decisions it counts, then the table; rank 1
+is the best agent. The evaluation guide explains each table.
 """
 
 from __future__ import annotations

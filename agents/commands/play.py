@@ -18,7 +18,7 @@ from typing import TextIO
 import numpy as np
 
 import agents
-from agents.commands.cli import add_rules_option
+from agents.commands.cli import add_rules_option, error
 from agents.evaluation import parse_rule_overrides
 from agents.players.human import HumanAgent, HumanQuit, describe_action
 from agents.registry import check_seed_arg
@@ -133,8 +133,7 @@ def main(argv: list[str] | None = None) -> int:
             for i, spec in enumerate(args.opponents)
         ]
     except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return error(exc)
     names = ["you"] + [f"P{i + 2}" for i in range(len(args.opponents))]
     specs = ["human", *args.opponents]
     game = new_game(rules, num_players=n, seed=int(seeds[0]))

@@ -22,6 +22,7 @@ import sys
 import warnings
 from pathlib import Path
 
+from agents.commands.cli import error
 from agents.training.recipes import available_configs
 from dice_envs.rules import ConfigError
 
@@ -120,8 +121,7 @@ def _main(argv: list[str] | None) -> int:
         folder = output_folder(cfg, args.out, args.resume)  # what train() picks: named for Ctrl-C
         result = train(cfg, out=folder, resume=args.resume, command=command)
     except ConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return error(exc)
     except KeyboardInterrupt:
         if folder is None:
             print("\ninterrupted before the run started", file=sys.stderr)

@@ -19,10 +19,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
+from agents.commands.cli import error
 from agents.models.activations import ACTIVATION_NAMES
 from dice_envs.games import GAME_SPECS
 from dice_envs.io import atomic_write_text, check_out_dir
@@ -92,24 +92,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     threads = argparse.ArgumentParser(add_help=False)
     threads.add_argument("--threads", type=int, default=None, help="torch threads (default: all cores)")
-
-    def games(parser: argparse.ArgumentParser, default: list[str]) -> None:
-        parser.add_argument("--games", nargs="+", default=default, choices=list(GAME_SPECS), help="rulesets")
+    games = argparse.ArgumentParser(add_help=False)
+    games.add_argument("--games", nargs="+", default=list(GAME_SPECS), choices=GAME_SPECS, help="rulesets")
 
     def seconds(parser: argparse.ArgumentParser, default: float, what: str) -> None:
         parser.add_argument(
             "--seconds", type=float, default=default, help=f"time per {what} (default {default})"
         )
 
-    e = _add(sub, "engine", [out])
-    games(e, list(GAME_SPECS))
+    e = _add(sub, "engine", [out, games])
     seconds(e, 3.0, "ruleset")
     e.add_argument("--players", type=int, default=1, help=f"players per game, 1-{MAX_PLAYERS} (default 1)")
     e.add_argument("--seed", type=int, default=0, help="seed of the games and the random actions")
     e.add_argument("--profile", action="store_true", help="print cProfile's top entries per ruleset")
 
-    v = _add(sub, "envs", [out, threads])
-    games(v, list(GAME_SPECS))
+    v = _add(sub, "envs", [out, threads, games])
     seconds(v, 2.0, "env measurement")
     v.add_argument("--sizes", nargs="+", type=int, default=[1, 64, 1024, 4096], help="native env sizes")
     v.add_argument("--sync-envs", type=int, default=16, help="sub-envs of the SyncVectorEnv (0: skip)")
@@ -128,8 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="also time the native env at the largest size with each of these opponents (agent specs)",
     )
 
-    t = _add(sub, "training", [out, threads])
-    games(t, list(GAME_SPECS))
+    t = _add(sub, "training", [out, threads, games])
     t.add_argument("--loop-envs", type=int, default=1024, help="games per rollout")
     t.add_argument("--loop-steps", type=int, default=32, help="rollout length per game")
     t.add_argument("--loop-batch", type=int, default=4096, help="minibatch size")
@@ -265,28 +261,24 @@ def main(argv: list[str] | None = None) -> int:
     problem = _check_out(args.out) if args.out is not None else None
     problem = problem or _check_opponents(getattr(args, "opponents", []), getattr(args, "games", []))
     if problem is not None:
-        print(f"error: {problem}", file=sys.stderr)
-        return 2
+        return error(problem)
     import importlib
 
     try:
         module = importlib.import_module(f"{__name__}.{args.benchmark}")
         results = {"benchmark": args.benchmark, "settings": _settings(args), **module.run(args)}
     except ConfigError as exc:  # a bad recipe, override or opponent spec
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return error(exc)
     except ModuleNotFoundError as exc:  # training and recipe need the training extra
         if (exc.name or "").partition(".")[0] in ("agents", "dice_envs"):
             raise
         hint = "pip install 'dice-envs[train]'"
-        print(f"error: dice-envs benchmark {args.benchmark} needs {exc.name!r} ({hint})", file=sys.stderr)
-        return 2
+        return error(f"dice-envs benchmark {args.benchmark} needs {exc.name!r} ({hint})")
     if args.out is not None:
         text = json.dumps(results, indent=2) + "\n"
         try:
             atomic_write_text(args.out, text)
         except OSError as exc:  # the folder went away or filled up during the run: keep the figures
-            print(f"error: could not write {args.out} ({exc}); the results:\n{text}", file=sys.stderr)
-            return 1
+            return error(f"could not write {args.out} ({exc}); the results:\n{text}", 1)
         print(f"\nwrote {args.out}")
     return 0

@@ -21,28 +21,28 @@ from dice_envs.rules import make_rules
 __all__ = ["bench", "run"]
 
 
+def _play(g: Any, rng: np.random.Generator) -> int:
+    """Play ``g`` to its end by uniformly random legal actions; the steps it took."""
+    steps = 0
+    while not g.done:
+        legal = g.legal_actions()
+        g.apply(legal[int(rng.integers(len(legal)))])
+        steps += 1
+    return steps
+
+
 def bench(game: str, seconds: float, players: int, seed: int) -> dict[str, float | int | str]:
     """Random legal play of ``game`` for about ``seconds``; the figures."""
     rules = make_rules(game)
     rng = np.random.default_rng(seed)
     steps = games = 0
-    game_seed = seed
-    g = new_game(rules, players, seed=game_seed)  # untimed warm-up game
-    while not g.done:
-        legal = g.legal_actions()
-        g.apply(legal[int(rng.integers(len(legal)))])
+    _play(new_game(rules, players, seed=seed), rng)  # untimed warm-up game
     start = time.perf_counter()
     cpu_start = time.process_time()
-    deadline = start + seconds
     now = start
-    while now < deadline:
-        game_seed += 1
-        g = new_game(rules, players, seed=game_seed)
-        while not g.done:
-            legal = g.legal_actions()
-            g.apply(legal[int(rng.integers(len(legal)))])
-            steps += 1
+    while now < start + seconds:
         games += 1
+        steps += _play(new_game(rules, players, seed=seed + games), rng)
         now = time.perf_counter()
     elapsed = now - start
     cpu = time.process_time() - cpu_start

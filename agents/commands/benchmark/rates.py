@@ -11,7 +11,7 @@ import platform
 import time
 from typing import Any
 
-__all__ = ["EnvClock", "available_cores", "load_average", "machine", "rate", "set_torch_threads"]
+__all__ = ["EnvClock", "available_cores", "cpu_name", "load_average", "machine", "rate", "set_torch_threads"]
 
 
 def rate(steps: int, wall: float, cpu: float, env_cpu: float | None = None) -> dict[str, float]:
@@ -50,6 +50,18 @@ def available_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
 
 
+def cpu_name() -> str:
+    """The CPU's model name (``/proc/cpuinfo`` on Linux, else what :mod:`platform` knows)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
 def set_torch_threads(threads: int | None) -> int:
     """Set torch's threads to ``threads`` (default: every available core) if torch is installed;
     return the count. numpy's BLAS pool is sized when numpy loads (``OMP_NUM_THREADS``, or the
@@ -74,7 +86,7 @@ def machine(threads: int | None = None) -> dict[str, Any]:
         "processor": platform.processor(),
         "cpus": os.cpu_count(),
         "affinity": sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-        "load_average_start": os.getloadavg() if hasattr(os, "getloadavg") else None,
+        "load_average_start": load_average(),
         "threads": threads,
     }
 

@@ -52,12 +52,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def bench_training(game: str, args: argparse.Namespace, threads: int) -> dict[str, Any]:
-    """Every training loop the arguments ask for and the native loop's speed-up over each
-    ``MaskablePPO`` loop."""
+    """Every training loop the arguments ask for, each timed after ``--warmup`` untimed updates
+    of the same loop (same settings: on a GPU, cuBLAS handles and lazily loaded kernels fall
+    outside the timing), and the native loop's speed-up over each ``MaskablePPO`` loop."""
     kinds = (
         ["ppo", "sb3-native"] + (["sb3-gym"] if args.gym else []) + (["sb3-subproc"] if args.subproc else [])
     )
-    out: dict[str, Any] = {k: bench_timed_loop(game, k, args, threads) for k in kinds}
+    warmup = argparse.Namespace(**{**vars(args), "loop_updates": args.warmup})
+    out: dict[str, Any] = {}
+    for kind in kinds:
+        if args.warmup:
+            bench_loop(game, kind, warmup, threads)
+        out[kind] = {**bench_loop(game, kind, args, threads), "warmup_updates": args.warmup}
     for theirs in _THEIRS:
         if theirs in out:
             ratio = out["ppo"]["steps_per_s"] / out[theirs]["steps_per_s"]
@@ -144,16 +150,6 @@ def bench_loop(game: str, trainer: str, args: argparse.Namespace, threads: int) 
     model.learn(total_timesteps=args.loop_updates * args.loop_envs * args.loop_steps)
     out = rate(model.num_timesteps, time.perf_counter() - wall, time.process_time() - cpu)
     venv.close()
-    return out
-
-
-def bench_timed_loop(game: str, trainer: str, args: argparse.Namespace, threads: int) -> dict[str, float]:
-    """:func:`bench_loop` after ``--warmup`` untimed updates of the same loop (same settings), so
-    that one-off costs (on a GPU: cuBLAS handles, lazily loaded kernels) fall outside the timing."""
-    if args.warmup:
-        bench_loop(game, trainer, argparse.Namespace(**{**vars(args), "loop_updates": args.warmup}), threads)
-    out = bench_loop(game, trainer, args, threads)
-    out["warmup_updates"] = args.warmup
     return out
 
 
