@@ -40,7 +40,6 @@ __all__ = [
     "DEFAULT_EXPERT",
     "GYM_IDS",
     "REMOVED_KEYS",
-    "RESUMABLE_KEYS",
     "RunConfig",
     "TrainConfig",
     "knob",
@@ -58,6 +57,7 @@ DEFAULT_EXPERT: dict[str, str] = {
 }
 
 _CHOICES: dict[str, tuple[Any, ...]] = {
+    "game": GAMES,
     "reward": REWARD_MODES,
     "vec_env": ("auto", "native", "subproc", "dummy"),
     "device": ("auto", "cpu", "cuda"),
@@ -74,8 +74,6 @@ AGENT_LIST_KEYS = ("opponents", "pool_builtin", "final_eval_opponents")
 REMOVED_KEYS: dict[str, tuple[Any, str]] = {
     "precision": ("float32", "the trainer trains in float32 only"),
 }
-#: Keys that may differ when a run is resumed (everything else must equal the run's config.json).
-RESUMABLE_KEYS = ("total_timesteps", "progress_bar", "tensorboard", "verbose", "device", "torch_threads")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
@@ -94,6 +92,15 @@ class RunConfig:
 
     #: How errors name the config ("unknown training config key ...").
     KIND: ClassVar[str] = "training"
+    #: Keys that may differ when a run is resumed (the others must equal the run's config.json).
+    RESUMABLE: ClassVar[tuple[str, ...]] = (
+        "total_timesteps",
+        "progress_bar",
+        "tensorboard",
+        "verbose",
+        "device",
+        "torch_threads",
+    )
 
     name: str = knob("run", "run name; the default output folder is runs/<name>")
     game: str = knob("spiffel", "spiffel | dice_poker | yahtzee | farkle")
@@ -138,9 +145,8 @@ class RunConfig:
                     f"unknown {cls.KIND} config key {key!r}{did_you_mean(key, allowed)}; "
                     f"allowed: {', '.join(allowed)}"
                 )
-        for key in ("rules",):
-            if key in merged and merged[key] is None:
-                merged[key] = {}
+        if merged.get("rules", {}) is None:
+            merged["rules"] = {}
         cfg = cls(**merged)
         cfg.validate()
         return cfg
@@ -201,9 +207,15 @@ class RunConfig:
 
         return resolve_specs(self.spec_lists(), self.rule_config())
 
-    def _check_common(self, ints: dict[str, tuple[int, int]], bools: tuple[str, ...] = ()) -> None:
+    def _check_common(
+        self,
+        ints: dict[str, tuple[int, int]],
+        reals: dict[str, tuple[float, float, bool, bool]],
+        bools: tuple[str, ...] = (),
+    ) -> None:
         """The checks every config makes: a plain run name, rule parameters the game takes,
-        ``progress_bar`` and ``bools`` true or false, and each of ``ints`` an integer in its range."""
+        ``progress_bar`` and ``bools`` true or false, each of ``ints`` an integer in its range and
+        each of ``reals`` a finite number in its range ``(low, high, low inclusive, may be null)``."""
         if not isinstance(self.name, str) or not _NAME.match(self.name) or ".." in self.name:
             raise ConfigError(
                 f"config 'name' must be a plain run name (letters, digits, '.', '_', '-'; no path "
@@ -219,6 +231,36 @@ class RunConfig:
             value = getattr(self, key)
             if not isinstance(value, numbers.Integral) or isinstance(value, bool) or not lo <= value <= hi:
                 raise ConfigError(f"config {key!r} must be an integer in [{lo}, {hi}], got {value!r}")
+        for key, (lo, hi, lo_in, nullable) in reals.items():
+            value = getattr(self, key)
+            if value is None and nullable:
+                continue
+            ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+            if not (ok and (lo <= value if lo_in else lo < value) and value <= hi):
+                bracket, null = "[" if lo_in else "(", " or null" if nullable else ""
+                raise ConfigError(
+                    f"config {key!r} must be a number in {bracket}{lo:g}, {hi:g}]{null}, got {value!r}"
+                )
+
+    def _check_layers(self, key: str, widest: int) -> None:
+        """``key`` is a non-empty list of hidden-layer widths in [1, ``widest``]."""
+        value = getattr(self, key)
+        if (
+            not isinstance(value, list)
+            or not value
+            or not all(isinstance(h, int) and not isinstance(h, bool) and 0 < h <= widest for h in value)
+        ):
+            raise ConfigError(
+                f"config {key!r} must be a non-empty list of layer sizes in [1, {widest}], e.g. [256, 256], "
+                f"got {value!r}"
+            )
+
+    def _check_spec_lists(self, keys: Sequence[str]) -> None:
+        """Each of ``keys`` is a list of agent spec strings."""
+        for key in keys:
+            value = getattr(self, key)
+            if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+                raise ConfigError(f"config {key!r} must be a list of agent spec strings, got {value!r}")
 
 
 @dataclass
@@ -325,8 +367,6 @@ class TrainConfig(RunConfig):
     # ------------------------------------------------------------------ validation
     def validate(self) -> None:
         """Raise :class:`ConfigError` naming the first bad value and what is allowed."""
-        if self.game not in GAMES:
-            raise ConfigError(f"config 'game' must be one of {', '.join(GAMES)}, got {self.game!r}")
         for key, allowed in _CHOICES.items():
             if getattr(self, key) not in allowed:
                 names = ", ".join(map(str, allowed))
@@ -359,10 +399,6 @@ class TrainConfig(RunConfig):
                 "config 'torch_threads' must be an integer in [1, 4096], got 0: a count measured for "
                 "the machine (0) was removed, as a busy machine trained another model; give a fixed count"
             )
-        self._check_common(
-            ranges, ("tensorboard", "self_play", "snapshot_deterministic", "normalize_advantage")
-        )
-        # real-valued knobs: (low, high, low inclusive, may be null)
         reals: dict[str, tuple[float, float, bool, bool]] = {
             "learning_rate": (0.0, 1.0, False, False),
             "lr_final": (0.0, 1.0, True, False),
@@ -383,37 +419,15 @@ class TrainConfig(RunConfig):
             "pool_builtin_prob": (0.0, 1.0, True, False),
             "pool_latest_prob": (0.0, 1.0, True, False),
         }
-        for key, (lo, hi, lo_in, nullable) in reals.items():
-            value = getattr(self, key)
-            if value is None and nullable:
-                continue
-            ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-            ok = ok and (lo <= value if lo_in else lo < value) and value <= hi
-            if not ok:
-                bracket = "[" if lo_in else "("
-                null = " or null" if nullable else ""
-                raise ConfigError(
-                    f"config {key!r} must be a number in {bracket}{lo:g}, {hi:g}]{null}, got {value!r}"
-                )
+        self._check_common(
+            ranges, reals, ("tensorboard", "self_play", "snapshot_deterministic", "normalize_advantage")
+        )
         if self.lr_schedule != "constant" and self.lr_final > self.learning_rate:
             raise ConfigError(
                 f"config 'lr_final' ({self.lr_final}) must not exceed 'learning_rate' ({self.learning_rate})"
             )
-        if (
-            not isinstance(self.net_arch, list)
-            or not self.net_arch
-            or not all(
-                isinstance(h, int) and not isinstance(h, bool) and 0 < h <= 65536 for h in self.net_arch
-            )
-        ):
-            raise ConfigError(
-                f"config 'net_arch' must be a non-empty list of layer sizes in [1, 65536], e.g. [256, 256], "
-                f"got {self.net_arch!r}"
-            )
-        for key in AGENT_LIST_KEYS:
-            value = getattr(self, key)
-            if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-                raise ConfigError(f"config {key!r} must be a list of agent spec strings, got {value!r}")
+        self._check_layers("net_arch", 65536)
+        self._check_spec_lists(AGENT_LIST_KEYS)
         if not isinstance(self.bc_expert, str):
             raise ConfigError(f"config 'bc_expert' must be an agent spec string, got {self.bc_expert!r}")
         if self.seat is not None and (

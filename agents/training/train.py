@@ -20,13 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.training.config import (
-    REMOVED_KEYS,
-    RESUMABLE_KEYS,
-    RunConfig,
-    TrainConfig,
-    load_config,
-)
+from agents.training.config import REMOVED_KEYS, RunConfig, TrainConfig, load_config
 from agents.training.products import TrainResult
 from agents.training.search.config import SearchConfig
 from dice_envs.io import atomic_write_text, fresh_folder, occupied
@@ -111,10 +105,10 @@ def output_folder(cfg: RunConfig, out: str | Path | None, resume: bool) -> Path:
     return base if resume else fresh_folder(base)
 
 
-def check_resume(cfg: TrainConfig, out: Path) -> None:
+def check_resume(cfg: RunConfig, out: Path) -> None:
     """Refuse to resume ``out`` under a config that differs from its ``config.json``.
 
-    Only :data:`~agents.training.config.RESUMABLE_KEYS` may change; the message names every
+    Only the config's ``RESUMABLE`` keys may change; the message names every
     other key that differs, with both values. A removed key
     (:data:`~agents.training.config.REMOVED_KEYS`) that the run's file holds at the value every run
     had before it existed does not count. Nothing in ``out`` is touched.
@@ -133,13 +127,13 @@ def check_resume(cfg: TrainConfig, out: Path) -> None:
     differ = [
         k
         for k in sorted(set(now) | set(saved))
-        if k not in RESUMABLE_KEYS and now.get(k) != saved.get(k, now.get(k))
+        if k not in cfg.RESUMABLE and now.get(k) != saved.get(k, now.get(k))
     ]
     if differ:
         detail = "; ".join(f"{k}: run {saved.get(k)!r}, now {now.get(k)!r}" for k in differ)
         raise ConfigError(
             f"--resume: the config differs from the run's {saved_path} in {', '.join(differ)} ({detail}); "
-            f"only {', '.join(RESUMABLE_KEYS)} may change on resume"
+            f"only {', '.join(cfg.RESUMABLE)} may change on resume"
         )
 
 

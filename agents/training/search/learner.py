@@ -55,9 +55,9 @@ from agents.solver.scorecard import TurnSolver, turn_solver
 from agents.training.products import TrainResult
 from agents.training.score_table import format_table, solitaire_rows
 from agents.training.search import products
-from agents.training.search.config import RESUMABLE, SearchConfig
+from agents.training.search.config import SearchConfig
+from agents.training.train import check_resume
 from dice_envs.io import atomic_write_text
-from dice_envs.rules import ConfigError
 
 __all__ = [
     "EVAL_SEED_OFFSET",
@@ -191,31 +191,14 @@ def fit(
 def prepare_folder(
     cfg: SearchConfig, folder: Path, resume: bool, model: Any, opt: Any
 ) -> tuple[Path, dict[str, Any]] | None:
-    """What a resume needs checked before any work (the recipe's keys, agent specs included, were
-    checked by :meth:`SearchConfig.validate`), then ``config.json`` written: the run's
-    ``config.json`` (it must equal ``cfg`` but for :data:`~agents.training.search.config.RESUMABLE` keys,
-    else ``ConfigError`` naming them) and its newest intact checkpoint, loaded into ``model`` /
-    ``opt`` (:func:`agents.training.search.products.load_checkpoint`: ``ConfigError`` when none reads). A
-    refusal leaves the folder as it was. The checkpoint's path and state, or ``None`` for a fresh
-    run."""
+    """Before any work, what a resume needs: the run's ``config.json`` equal to ``cfg`` but for
+    its ``RESUMABLE`` keys (:func:`agents.training.train.check_resume`) and its newest intact
+    checkpoint loaded into ``model`` / ``opt`` (:func:`agents.training.search.products.load_checkpoint`);
+    then ``config.json`` written. A refusal leaves the folder as it was. The checkpoint's path and
+    state, or ``None`` for a fresh run."""
     got = None
     if resume:
-        path = folder / "config.json"
-        try:
-            saved = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"--resume: cannot read {path}: {exc}") from None
-        now = cfg.to_dict()
-        differ = (
-            [k for k in now if k not in RESUMABLE and saved.get(k) != now[k]]
-            if isinstance(saved, dict)
-            else ["*"]
-        )
-        if differ:
-            raise ConfigError(
-                f"--resume: the config differs from the run's {path} in {', '.join(differ)}; "
-                f"only {', '.join(RESUMABLE)} may change on resume"
-            )
+        check_resume(cfg, folder)
         got = products.load_checkpoint(folder, model, opt)
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_text(folder / "config.json", json.dumps(cfg.to_dict(), indent=2) + "\n", overwrite=True)
