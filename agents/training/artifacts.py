@@ -31,9 +31,9 @@ __all__ = [
     "ProgressLog",
     "RunReporter",
     "checkpoints",
-    "latest_checkpoint",
     "load_checkpoint",
     "load_tensors",
+    "numbered_files",
     "plot_learning_curve",
     "read_checkpoint",
     "resume_point",
@@ -82,16 +82,19 @@ def save_checkpoint(folder: str | Path, steps: int, state: dict[str, Any], keep:
     atomic_write_bytes(path, data, overwrite=True)  # the run's own files
     digest = hashlib.sha256(data).hexdigest() + "\n"
     atomic_write_text(path.with_name(path.name + ".sha256"), digest, overwrite=True)
-    for old in _ppo_checkpoints(folder)[:-keep]:
+    for old in numbered_files(folder, _PPO_CKPT)[:-keep]:
         old.unlink(missing_ok=True)
         old.with_name(old.name + ".sha256").unlink(missing_ok=True)
     return path
 
 
-def _ppo_checkpoints(folder: Path) -> list[Path]:
+def numbered_files(folder: str | Path, pattern: re.Pattern[str]) -> list[Path]:
+    """The files of ``folder`` whose names match ``pattern``, by the number of its first group,
+    smallest first (none when there is no such folder)."""
+    folder = Path(folder)
     if not folder.is_dir():
         return []
-    found = [(int(m.group(1)), p) for p in folder.iterdir() if (m := _PPO_CKPT.match(p.name))]
+    found = [(int(m.group(1)), p) for p in folder.iterdir() if (m := pattern.match(p.name))]
     return [p for _, p in sorted(found)]
 
 
@@ -172,7 +175,7 @@ def load_checkpoint(folder: str | Path) -> tuple[Path, dict[str, Any]]:
     """The newest native checkpoint of ``folder`` that verifies (:func:`read_checkpoint`), with
     its state, by :func:`resume_point`'s rule (``ConfigError`` when none does)."""
     folder = Path(folder)
-    return resume_point(folder, _ppo_checkpoints(folder), read_checkpoint)
+    return resume_point(folder, numbered_files(folder, _PPO_CKPT), read_checkpoint)
 
 
 class ProgressLog:
@@ -273,17 +276,7 @@ class RunReporter:
 
 def checkpoints(checkpoint_dir: str | Path) -> list[Path]:
     """The sb3 trainer's checkpoints (``model_<steps>_steps.zip``) of a folder, oldest first."""
-    d = Path(checkpoint_dir)
-    if not d.is_dir():
-        return []
-    found = [(int(m.group(1)), p) for p in d.iterdir() if (m := _CKPT.match(p.name))]
-    return [p for _, p in sorted(found)]
-
-
-def latest_checkpoint(checkpoint_dir: str | Path) -> Path | None:
-    """The sb3 checkpoint with the most steps in a folder, or ``None``."""
-    found = checkpoints(checkpoint_dir)
-    return found[-1] if found else None
+    return numbered_files(checkpoint_dir, _CKPT)
 
 
 def plot_learning_curve(

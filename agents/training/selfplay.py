@@ -38,6 +38,7 @@ import numpy as np
 
 from agents.base import BaseAgent
 from agents.models.activations import activation_class, activation_name
+from agents.training.artifacts import load_tensors, numbered_files
 from dice_envs.io import atomic_open
 
 __all__ = [
@@ -246,11 +247,7 @@ def pool_opponents(
 # ---------------------------------------------------------------------------- pool folders
 def list_snapshots(pool_dir: str | Path) -> list[Path]:
     """Snapshot files of a pool folder, oldest first (by the step count in the name)."""
-    pool_dir = Path(pool_dir)
-    if not pool_dir.is_dir():
-        return []
-    found = [(int(m.group(1)), p) for p in pool_dir.iterdir() if (m := _SNAPSHOT.match(p.name))]
-    return [p for _, p in sorted(found)]
+    return numbered_files(pool_dir, _SNAPSHOT)
 
 
 def _steps_of(path: Path) -> int:
@@ -292,8 +289,6 @@ def load_snapshot(path: str | Path) -> Any:
     pickled objects raises ``ValueError``, as does one that is not a snapshot)."""
     import gymnasium as gym
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
-
-    from agents.training.artifacts import load_tensors
 
     data = load_tensors(str(path))
     if not isinstance(data, dict) or "state_dict" not in data:

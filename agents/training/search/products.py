@@ -16,7 +16,13 @@ import numpy as np
 from agents.players.search.agent import ALGORITHM
 from agents.players.search.value import FEATURES, ValueNet, npz_bytes
 from agents.players.search.win import WIN_FEATURES
-from agents.training.artifacts import ProgressLog, RunReporter, plot_learning_curve, resume_point
+from agents.training.artifacts import (
+    ProgressLog,
+    RunReporter,
+    numbered_files,
+    plot_learning_curve,
+    resume_point,
+)
 from agents.training.products import TrainResult
 from agents.training.search.config import SearchConfig
 from dice_envs.io import atomic_write_bytes
@@ -77,7 +83,7 @@ def save_checkpoint(folder: Path, model: Any, opt: Any, state: dict[str, Any], b
     path = folder / "checkpoints" / f"iter-{int(state['iteration']):07d}.npz"
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(path, npz_bytes(arrays), overwrite=True)
-    for old in sorted(p for p in path.parent.iterdir() if _CKPT.match(p.name))[:-_KEEP]:
+    for old in numbered_files(path.parent, _CKPT)[:-_KEEP]:
         old.unlink()
     return path
 
@@ -113,8 +119,8 @@ def load_checkpoint(folder: Path, model: Any, opt: Any) -> tuple[Path, dict[str,
     with a warning, and when none reads ``ConfigError`` is raised with nothing loaded."""
     import torch
 
-    files = sorted(p for p in (folder / "checkpoints").glob("iter-*.npz") if _CKPT.match(p.name))
-    path, state = resume_point(folder / "checkpoints", files, lambda p: read_checkpoint(p, model))
+    ckpt_dir = folder / "checkpoints"
+    path, state = resume_point(ckpt_dir, numbered_files(ckpt_dir, _CKPT), lambda p: read_checkpoint(p, model))
     arrays = state.pop("arrays")
     params = list(model.parameters())
     with torch.no_grad():
