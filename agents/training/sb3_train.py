@@ -1,21 +1,10 @@
 """The sb3-contrib path (``trainer: sb3``): ``MaskablePPO.learn`` on a dice-envs game, for users
 who want SB3's own loop and callbacks.
 
-What a run leaves is the native trainer's (:mod:`agents.training.ppo`), made by the same helpers:
-the self-play pool (:mod:`agents.training.selfplay`), the warm start
-(:func:`agents.training.init_model.warm_start`), ``progress.csv``
-(:class:`~agents.training.artifacts.RunReporter`), the evaluation table, the model, its card and
-the learning curve (:func:`agents.training.products.save_products`), and the resume checks of
-:func:`agents.training.train.train`. SB3's own: its checkpoints
+A run leaves what the native trainer's does, made by the same helpers (self-play pool, warm start,
+``progress.csv``, products, resume checks), besides SB3's own: its checkpoints
 (``checkpoints/model_<steps>_steps.zip``, read weights-only on resume), its periodic evaluation
 (``evaluations.npz``), the monitor files and its TensorBoard logs.
-
-1. the training env (native / subproc / dummy) and the evaluation env;
-2. the model, then, when resuming, the newest intact checkpoint, read before anything is written
-   (:func:`agents.training.artifacts.resume_point`; :func:`_resume`);
-3. the warm start of a fresh run;
-4. ``learn`` with callbacks: checkpoints, evaluations, self-play snapshots, progress rows;
-5. a final checkpoint, then the products.
 """
 
 from __future__ import annotations
@@ -74,28 +63,22 @@ def train_sb3(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
     (out / "checkpoints").mkdir(parents=True, exist_ok=True)
     model.save(out / "checkpoints" / f"model_{model.num_timesteps}_steps.zip")
     multi_win = cfg.reward != "score" and cfg.num_players > 1
-    products = save_products(
+    return save_products(
         model,
         cfg,
         out,
         steps=model.num_timesteps,
+        steps_this_run=model.num_timesteps - steps_before,
+        learn_s=learn_s,
         wall_time_s=previous_wall + time.perf_counter() - t_start,  # warm start + learning
         warm_stats=warm_stats,
         command=command,
         title=f"{cfg.name}: MaskablePPO on {cfg.game}",
         ylabel="win reward (+1/-1)" if multi_win else "final score",
         references={},
-        machine=machine_info(device, cfg.torch_threads),
-    )
-    steps_this_run = model.num_timesteps - steps_before
-    return TrainResult(
-        **products,
-        steps=model.num_timesteps,
-        steps_this_run=steps_this_run,
-        wall_time_s=learn_s,
-        env_steps_per_s=steps_this_run / learn_s if learn_s > 0 else float("nan"),
         backend=backend,
         resumed_from=resumed_from,
+        machine=machine_info(device, cfg.torch_threads),
     )
 
 

@@ -1,37 +1,14 @@
 """``trainer: search``: learn a value of turn starts from the agent's own games, from scratch.
 
-Fitted value iteration over visited states, for one of two objectives: ``reward: score``, the
-expected points of a solitaire game, or ``reward: win``, the chance to win a two-player game from
-self-play. Each iteration:
-
-1. **play** ``games_per_iteration`` games on the batched engine with the search agent over the
-   current network (:func:`agents.players.search.play.play_games`; for the win, both seats the
-   same search, :func:`agents.players.search.win_play.play_win_games`): each turn is searched
-   exactly to its end (the dice, the holds, the box) over the network's values of the states it
-   can end in (for the win: the other player's next turn start; exact 1, 1/2 or 0 where the entry
-   ends the game);
-2. **targets**: the searched value of each turn-start state met, i.e. this turn's expected points
-   plus the network's value of where the turn leads (or the searched win chance), under the best
-   play of the turn (a Bellman backup with the turn's chance handled exactly, so targets carry
-   little noise; a filled card is worth 0 by the rules, which anchors the backups at the end);
-3. **fit** the network to the targets of the last ``buffer_iterations`` iterations:
-   ``fit_steps`` Adam steps on minibatches of ``batch_size`` (mean squared error on points;
-   binary cross-entropy on the win chance's logit), the learning rate linear from
-   ``learning_rate`` to ``lr_final`` over the run.
-
-It starts from random weights and uses the rules, the dice probabilities and the tables derived
-from scoring; it never reads the exact solver's values (an empty solver cache stays empty). Every
-``eval_every`` iterations and after the last (``0``: only after the last) the network's agent
-plays ``eval_games`` games on dice seeds never used for training (the learning curve's points):
-alone for points; for the win against ``eval_opponent``, each deal once from each seat (the
-game runner, :func:`agents.evaluation.regret.seat_games`). These games do not feed the learning.
-
-Products in the run folder (:mod:`agents.training.search.products`): ``<name>.npz`` (weights) and
-its card ``<name>.json`` (:mod:`agents.players.search.agent`), ``progress.csv``,
-``learning_curve.png``, ``config.json`` and ``checkpoints/`` (every ``checkpoint_every``
-iterations and after the last: the network, Adam's moments and the replay buffer's states and
-targets, as plain arrays; ``--resume`` continues exactly where the newest intact checkpoint
-stopped, and refuses, touching nothing, when none is intact).
+Fitted value iteration over visited states (docs/guide/search.md), for ``reward: score`` (the
+expected points of a solitaire game) or ``reward: win`` (the chance to win a two-player game, from
+self-play). Each iteration plays ``games_per_iteration`` games with the search agent over the
+current network (:func:`play`), each turn searched exactly to its end; the targets are the
+searched values of the turn starts met (a Bellman backup with the turn's chance summed exactly);
+:func:`fit` fits the network to the targets of the last ``buffer_iterations`` iterations. It
+never reads the exact solver's values. Evaluations (every ``eval_every`` iterations and after the
+last) play dice seeds never used for training. What a run writes:
+:mod:`agents.training.search.products`.
 """
 
 from __future__ import annotations
