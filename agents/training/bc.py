@@ -13,11 +13,10 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 
 from agents.training.config import TrainConfig
-from agents.training.envs import _import_envs, env_kwargs
+from agents.training.envs import env_kwargs, make_env_fn
 
 __all__ = ["BCStats", "ExpertData", "behaviour_clone", "collect_expert_data", "fit_policy", "policy_accuracy"]
 
@@ -60,8 +59,7 @@ def _collection_env(cfg: TrainConfig, width: int) -> Any:
     except ImportError:
         from stable_baselines3.common.vec_env import DummyVecEnv
 
-        _import_envs()
-        return DummyVecEnv([lambda: gym.make(cfg.gym_id, **env_kwargs(cfg, opponents, cfg.seat))] * width)
+        return DummyVecEnv([make_env_fn(cfg, 0, opponents=opponents)] * width)
     return SB3VecEnv(cfg.game, num_envs=width, **env_kwargs(cfg, opponents, cfg.seat))
 
 

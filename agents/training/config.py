@@ -497,7 +497,8 @@ class TrainConfig(RunConfig):
         return self.bc_expert or DEFAULT_EXPERT[self.game]
 
     def eval_opponents(self) -> list[str]:
-        """The evaluation's opponents, one per other seat (under self-play: the pool's first built-in)."""
+        """The agent specs of the other seats, cycled: ``opponents``, or under self-play (which trains
+        against the pool) the pool's built-ins."""
         specs = (self.pool_builtin or ["heuristic"]) if self.self_play else self.opponents
         return [specs[i % len(specs)] for i in range(self.num_players - 1)]
 

@@ -258,10 +258,7 @@ def train_ppo(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
     torch.set_num_threads(cfg.torch_threads)
     torch.manual_seed(cfg.seed)
     learner = start_learner(cfg, out, resume, device)
-    if cfg.self_play:
-        opponents: list[Any] = pool_opponents(cfg, learner.pool, cfg.seed)
-    else:
-        opponents = [cfg.opponents[i % len(cfg.opponents)] for i in range(cfg.num_players - 1)]
+    opponents = pool_opponents(cfg, learner.pool, cfg.seed) if cfg.self_play else cfg.eval_opponents()
     rollout = Rollout(cfg, make_vector_env(cfg, opponents), device, seed=cfg.seed + learner.steps)
     planned = cfg.planned_timesteps(learner.steps)
     if planned != cfg.total_timesteps:

@@ -1,14 +1,9 @@
 """``train(cfg)``: one entry point for every trainer (:func:`load_run_config` reads any recipe).
 
-1. the run folder: a fresh ``runs/<name>`` (never an earlier run's), or the run being resumed,
-   checked *before* anything is written (a different config is refused naming the keys; each
-   trainer then resumes by :func:`agents.training.artifacts.resume_point`'s rule: from the newest
-   intact checkpoint, or not at all, leaving the folder as it was);
-2. the device (``auto`` → ``cuda`` when available; ``cuda`` without CUDA is a one-line error);
-3. the trainer: ``ppo`` (:func:`agents.training.ppo.train_ppo`, the default) or ``sb3``
-   (:func:`agents.training.sb3_train.train_sb3`), both ending with
-   :func:`agents.training.products.save_products`; or ``search``
-   (:func:`agents.training.search.learner.run`, on the CPU, checking its own resume).
+It picks the run folder (:func:`output_folder`; a resumed run's config checked by
+:func:`check_resume` before anything is written), the device, and the trainer: ``ppo``
+(:func:`agents.training.ppo.train_ppo`), ``sb3`` (:func:`agents.training.sb3_train.train_sb3`) or
+``search`` (:func:`agents.training.search.learner.run`, on the CPU).
 """
 
 from __future__ import annotations
@@ -50,6 +45,7 @@ def resolve_device(device: str) -> str:
 
 
 def _holds_run(folder: Path) -> bool:
+    """Whether ``folder`` holds a training run: a model or checkpoints."""
     return folder.is_dir() and (any(folder.glob("*.zip")) or (folder / "checkpoints").is_dir())
 
 
@@ -106,13 +102,10 @@ def output_folder(cfg: RunConfig, out: str | Path | None, resume: bool) -> Path:
 
 
 def check_resume(cfg: RunConfig, out: Path) -> None:
-    """Refuse to resume ``out`` under a config that differs from its ``config.json``.
-
-    Only the config's ``RESUMABLE`` keys may change; the message names every
-    other key that differs, with both values. A removed key
-    (:data:`~agents.training.config.REMOVED_KEYS`) that the run's file holds at the value every run
-    had before it existed does not count. Nothing in ``out`` is touched.
-    """
+    """Refuse to resume ``out`` under a config that differs from its ``config.json`` in anything
+    but the config's ``RESUMABLE`` keys, naming each key with both values. A removed key
+    (:data:`~agents.training.config.REMOVED_KEYS`) saved at the value every run had before it
+    existed does not count."""
     saved_path = out / "config.json"
     if not saved_path.is_file():
         raise ConfigError(f"--resume: {out} holds no config.json, so it is not a run folder made by train.py")
@@ -189,7 +182,7 @@ def _undo_refused_start(folder: Path, created: bool) -> None:
     """A start refused before its first step (a warm-start model that does not fit, say) leaves
     the folder as it found it: its ``config.json`` goes, and so does the folder if this run made
     it and nothing else was written there."""
-    if (folder / "checkpoints").exists() or any(folder.glob("*.zip")):
+    if _holds_run(folder):
         return  # it trained: keep everything
     (folder / "config.json").unlink(missing_ok=True)
     if created:
