@@ -66,11 +66,8 @@ def _collection_env(cfg: TrainConfig, width: int) -> Any:
 def collect_expert_data(
     cfg: TrainConfig, samples: int, seed: int, actor: Any = None, width: int = 64
 ) -> ExpertData:
-    """Record the expert's decision in every state met until ``samples`` are kept (whole games only).
-
-    ``actor`` (an agent with ``act_batch``) chooses the moves actually played, the expert only
-    labels them (DAgger); by default the expert plays its own games.
-    """
+    """Record the expert's decision in every state met until ``samples`` are kept (whole games
+    only); with ``actor``, an agent, it plays the moves and the expert only labels them (DAgger)."""
     from agents.evaluation.runner import batch_actions as _act
 
     expert = cfg.agent_specs[cfg.expert_spec].build(cfg.num_players, seed)
@@ -171,12 +168,9 @@ def _concat(a: ExpertData, b: ExpertData) -> ExpertData:
 
 
 def behaviour_clone(model: Any, cfg: TrainConfig) -> BCStats:
-    """Collect ``cfg.bc_samples`` expert decisions and fit ``model.policy`` to them.
-
-    Then ``cfg.bc_dagger_rounds`` times (DAgger): the fitted policy plays
-    ``cfg.bc_dagger_samples`` decisions, the expert labels every state it met, and the policy
-    is fitted again on all data so far, so it learns to recover from its own mistakes.
-    """
+    """Collect ``cfg.bc_samples`` expert decisions and fit ``model.policy`` to them; then, each
+    DAgger round, the policy plays, the expert labels the states it met, and it is fitted again
+    on all data so far (so it learns to recover from its own mistakes)."""
     from agents.players.model import ModelAgent
 
     t0 = time.perf_counter()

@@ -38,7 +38,6 @@ from dice_envs.rules.config import did_you_mean
 __all__ = [
     "AGENT_LIST_KEYS",
     "DEFAULT_EXPERT",
-    "GYM_IDS",
     "REMOVED_KEYS",
     "RunConfig",
     "TrainConfig",
@@ -46,8 +45,6 @@ __all__ = [
     "load_config",
 ]
 
-#: Registered Gymnasium id of each game.
-GYM_IDS: dict[str, str] = {name: spec.env_id for name, spec in GAME_SPECS.items()}
 #: Expert imitated by the behaviour-cloning warm start when ``bc_expert`` is empty.
 DEFAULT_EXPERT: dict[str, str] = {
     "spiffel": "optimal",
@@ -153,13 +150,8 @@ class RunConfig:
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> Any:
-        """Load a config file (a flat YAML mapping of fields).
-
-        ``path`` is a file, or names a shipped recipe from any directory (``quickstart``,
-        ``configs/train/quickstart.yaml``: :func:`agents.training.recipes.find_config`). A key given
-        twice and a file with no keys are refused: YAML would keep the last value, or train
-        every default, without a word.
-        """
+        """Load a recipe: a file, or a shipped recipe named from any directory
+        (:func:`agents.training.recipes.read_recipe`)."""
         from agents.training.recipes import find_config, read_recipe
 
         data = read_recipe(path)
@@ -479,7 +471,7 @@ class TrainConfig(RunConfig):
     @property
     def gym_id(self) -> str:
         """Registered Gymnasium id of the game."""
-        return GYM_IDS[self.game]
+        return GAME_SPECS[self.game].env_id
 
     def planned_timesteps(self, done: int = 0) -> int:
         """The steps a run that has ``done`` steps trains up to: ``total_timesteps`` rounded up to

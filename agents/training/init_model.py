@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from agents.training.config import TrainConfig
 from dice_envs.rules import ConfigError
 
@@ -34,7 +32,7 @@ def warm_start(model: Any, cfg: TrainConfig, device: str = "cpu") -> dict[str, A
         f"(expert's mean return {bc.expert_mean_return:.2f}), "
         f"accuracy {bc.accuracy:.3f}, {bc.collect_s + bc.fit_s:.0f}s"
     )
-    record = {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in bc.to_dict().items()}
+    record = bc.to_dict()
     spec = cfg.expert_spec.strip()
     if spec.lower().startswith(("planner:", "search:")):  # expert iteration: the model it searched over
         from agents.registry import planner_model

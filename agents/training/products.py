@@ -37,13 +37,8 @@ class TrainResult:
 
 
 def reference_lines(cfg: TrainConfig, rows: list[Any]) -> dict[str, float]:
-    """Reference lines of the learning curve: the exact optimum and the ``heuristic`` agent's mean.
-
-    Solitaire scorecard games: the solver's optimum (solved once and cached; the default rules'
-    known optimum, :func:`agents.solver.scorecard.known_optimum`) and the heuristic's
-    mean of the final table when it has that row. Multi-player games plot a win rate, whose
-    reference is 50% against the evaluation opponents.
-    """
+    """Reference lines of a solitaire learning curve: the exact optimum of scorecard games (the
+    default rules' known one needs no solve) and the ``heuristic`` row's mean of the final table."""
     refs: dict[str, float] = {}
     rules = cfg.rule_config()
     if cfg.num_players == 1:

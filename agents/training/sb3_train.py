@@ -108,11 +108,8 @@ def _model(cfg: TrainConfig, out: Path, train_env: Any, device: str) -> Any:
 
 
 def quiet_logger(model: Any) -> None:
-    """Give an SB3 model a logger that writes nowhere.
-
-    Without one, ``learn`` with neither TensorBoard nor console output still creates an empty
-    ``SB3-<date>`` folder in the system temp dir on every call.
-    """
+    """Give an SB3 model a logger that writes nowhere (without one, a quiet ``learn`` still makes
+    an empty ``SB3-<date>`` folder in the temp dir on every call)."""
     from stable_baselines3.common.logger import Logger
 
     model.set_logger(Logger(folder=None, output_formats=[]))
@@ -304,14 +301,9 @@ class _ProgressRows(BaseCallback):
 
 
 def _resumed_logger(model: Any, tb_log_name: str, steps: int) -> Any:
-    """The logger ``learn`` would make for a resumed run, its TensorBoard writer purging the steps
-    after the checkpoint's (``steps``).
-
-    SB3 appends to the run's ``<tb_log_name>_<id>`` folder; the killed run's events past its last
-    checkpoint stayed there and would show twice, the curve running back in time. Like the native
-    trainer's, this writer starts with a purge mark at ``steps + 1``: TensorBoard drops the earlier
-    events from there on and keeps the row logged at the checkpoint's own step.
-    """
+    """The logger ``learn`` would make for a resumed run, its TensorBoard writer purging the events
+    after the checkpoint's ``steps`` that the killed run left in SB3's ``<tb_log_name>_<id>`` folder
+    (they would show twice, the curve running back in time)."""
     from stable_baselines3.common.logger import TensorBoardOutputFormat, configure
     from stable_baselines3.common.utils import get_latest_run_id
 
@@ -334,15 +326,10 @@ _MONITOR = re.compile(r"^train_from_(\d+)\.monitor\.csv$")
 
 
 def trim_monitors(out: Path, steps: int, current: Path) -> None:
-    """Cut the killed runs' monitor files (``train_from_<start>.monitor.csv``) at the checkpoint a
-    run resumes from (``steps``), as ``evaluations.npz``, TensorBoard and ``progress.csv`` are cut.
-
-    The learning curve places an episode at ``start`` plus the lengths of the file's episodes so
-    far; the episodes placed past ``steps`` were played again by the resumed run and would show
-    twice. A file that starts at or past ``steps`` goes; the others keep their two header lines and
-    the episodes up to ``steps`` (rewritten atomically; a torn last row goes too). ``current`` is
-    the resumed run's own file, left as it is.
-    """
+    """Cut the killed runs' monitor files (``train_from_<start>.monitor.csv``, but ``current``) at
+    the checkpoint a run resumes from (``steps``): an episode ends at ``start`` plus the lengths so
+    far, and those past ``steps`` were played again. A file starting at or past ``steps`` goes; the
+    others keep their header and the episodes up to ``steps`` (rewritten atomically)."""
     for path in sorted(out.glob("train_from_*.monitor.csv")):
         match = _MONITOR.match(path.name)
         if match is None or path == current:

@@ -75,10 +75,8 @@ def load_run_config(path: str | Path | None, overrides: Sequence[str] = (), **va
 
 
 def output_folder(cfg: RunConfig, out: str | Path | None, resume: bool) -> Path:
-    """The run's folder. Default ``runs/<name>``, or ``runs/<name>-2``, ``-3``, ... when something
-    is there already (unless resuming it). A given ``out`` must be a new or empty folder, or, with
-    ``resume``, the run to continue: a fresh run never writes into a folder holding files.
-    """
+    """The run's folder: ``out``, which must be a new or empty folder or (``resume``) the run to
+    continue; by default ``runs/<name>`` (``runs/<name>-2``, ... when something is there)."""
     if out is not None:
         out = Path(out)
         if out.exists() and not out.is_dir():
@@ -171,10 +169,8 @@ def train(
 
 
 def check_agent_specs(cfg: TrainConfig) -> None:
-    """Resolve every agent spec of ``cfg`` (:attr:`TrainConfig.agent_specs`: the agent lists
-    ``opponents``, ``pool_builtin``, ``final_eval_opponents``, the BC expert and the evaluation
-    opponents) before training, not when (or whether) the run first uses it: a typo in a list this
-    run does not use is still a typo, refused naming its key."""
+    """Resolve every agent spec of ``cfg`` (:attr:`TrainConfig.agent_specs`) before training, used
+    by this run or not: a typo is refused naming its key."""
     cfg.agent_specs  # noqa: B018  (a cached property: resolving is the point)
 
 

@@ -130,10 +130,8 @@ class SearchConfig(RunConfig):
                     )
 
     def _check_agent_specs(self) -> None:
-        """The agents the run plays only at its evaluations, resolved before any work
-        (:attr:`agent_specs`): ``final_eval_opponents``, agent specs that play these rules,
-        solitaire only, and ``eval_opponent`` of a win run, a spec that plays two-player ``game``
-        (:func:`agents.registry.check_fit`: a model is loaded once, no table built)."""
+        """The agents of the evaluations, resolved before any work: ``final_eval_opponents``
+        (solitaire only) and a win run's ``eval_opponent``, which must play two-player ``game``."""
         from agents.registry import check_fit
 
         specs = self.final_eval_opponents

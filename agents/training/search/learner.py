@@ -29,6 +29,7 @@ from agents.players.search.win_agent import WinSearchAgent
 from agents.players.search.win_play import play_win_games
 from agents.solver.cache import single_thread_blas
 from agents.solver.scorecard import TurnSolver, turn_solver
+from agents.training.artifacts import RunReporter
 from agents.training.products import TrainResult
 from agents.training.score_table import format_table, solitaire_rows
 from agents.training.search import products
@@ -202,7 +203,19 @@ def run(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainRes
         start, games, steps, spent = (state[k] for k in ("iteration", "games", "steps", "wall_s"))
         buffer = state["buffer"]
         net = _numpy_net(model)
-    log = products.open_log(folder, _FIELDS, resume_steps=steps if resume else None, cfg=cfg, start=start)
+    log = RunReporter(
+        folder,
+        _FIELDS,
+        steps=steps,
+        resumed=resume,
+        total_timesteps=cfg.iterations,
+        tensorboard=False,
+        progress_bar=cfg.progress_bar,
+        unit="it",
+    )
+    if log.bar is not None:  # the bar counts iterations, not steps
+        log.bar.n = start
+        log.bar.refresh()
     t0 = time.perf_counter() - spent
     try:
         for it in range(start, cfg.iterations):
@@ -249,12 +262,8 @@ def run(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainRes
 
 def final_evaluation(cfg: SearchConfig, net: ValueNet) -> tuple[dict[str, Any], str]:
     """The card's evaluation of ``net``'s agent over ``final_eval_games`` dice seeds that training
-    never used, and the line or table printed at the end.
-
-    For the win: the win rate against ``eval_opponent``. For points with
-    ``final_eval_opponents``, the trained agent and each of them play the same dice through the
-    game runner (:func:`agents.training.score_table.solitaire_rows`), and the card keeps every
-    row; without, the learner's own player measures the trained agent alone."""
+    never used (for the win against ``eval_opponent``; for points beside each of
+    ``final_eval_opponents`` on the same dice, when there are any), and what is printed at the end."""
     games, seed = cfg.final_eval_games, EVAL_SEED_OFFSET + 7_777_777 + cfg.seed
     if cfg.reward == "win" or not cfg.final_eval_opponents:
         mean, se = evaluate(cfg, net, games, seed)

@@ -16,18 +16,12 @@ import numpy as np
 from agents.players.search.agent import ALGORITHM
 from agents.players.search.value import FEATURES, ValueNet, npz_bytes
 from agents.players.search.win import WIN_FEATURES
-from agents.training.artifacts import (
-    ProgressLog,
-    RunReporter,
-    numbered_files,
-    plot_learning_curve,
-    resume_point,
-)
+from agents.training.artifacts import ProgressLog, numbered_files, plot_learning_curve, resume_point
 from agents.training.products import TrainResult
 from agents.training.search.config import SearchConfig
 from dice_envs.io import atomic_write_bytes
 
-__all__ = ["LEARNERS", "load_checkpoint", "open_log", "read_checkpoint", "save_checkpoint", "save_model"]
+__all__ = ["LEARNERS", "load_checkpoint", "read_checkpoint", "save_checkpoint", "save_model"]
 
 #: How the card names the learner of each objective (``reward``).
 LEARNERS = {
@@ -39,26 +33,6 @@ LEARNERS = {
 }
 _CKPT = re.compile(r"^iter-(\d{7})\.npz$")
 _KEEP = 2
-
-
-def open_log(
-    folder: Path, fields: list[str], resume_steps: int | None, cfg: SearchConfig, start: int
-) -> RunReporter:
-    """The run's ``progress.csv`` and progress bar (over iterations)."""
-    reporter = RunReporter(
-        folder,
-        fields,
-        steps=resume_steps or 0,
-        resumed=resume_steps is not None,
-        total_timesteps=cfg.iterations,
-        tensorboard=False,
-        progress_bar=cfg.progress_bar,
-        unit="it",
-    )
-    if reporter.bar is not None:  # the bar counts iterations, not steps
-        reporter.bar.n = start
-        reporter.bar.refresh()
-    return reporter
 
 
 def _torch_state(model: Any, opt: Any) -> dict[str, np.ndarray]:
