@@ -30,7 +30,6 @@ from typing import Any, ClassVar
 
 from agents.models.activations import ACTIVATION_NAMES
 from agents.registry import AgentSpec
-from dice_envs.games import GAME_SPECS
 from dice_envs.options import REWARD_MODES
 from dice_envs.rules import GAMES, ConfigError, RuleConfig, make_rules
 from dice_envs.rules.config import did_you_mean
@@ -82,22 +81,14 @@ def knob(default: Any, doc: str) -> Any:
 
 @dataclass
 class RunConfig:
-    """What the config of every trainer shares: the knobs below, strict keys (an unknown key is
-    refused naming the allowed ones), loading from a YAML recipe and ``key=value`` overrides.
-    :class:`TrainConfig` (``ppo``, ``sb3``) and
+    """What the config of every trainer shares: the knobs below, strict keys, loading from a YAML
+    recipe and ``key=value`` overrides. :class:`TrainConfig` (``ppo``, ``sb3``) and
     :class:`agents.training.search.config.SearchConfig` (``search``) add their own."""
 
     #: How errors name the config ("unknown training config key ...").
     KIND: ClassVar[str] = "training"
     #: Keys that may differ when a run is resumed (the others must equal the run's config.json).
-    RESUMABLE: ClassVar[tuple[str, ...]] = (
-        "total_timesteps",
-        "progress_bar",
-        "tensorboard",
-        "verbose",
-        "device",
-        "torch_threads",
-    )
+    RESUMABLE: ClassVar[tuple[str, ...]] = ()
 
     name: str = knob("run", "run name; the default output folder is runs/<name>")
     game: str = knob("spiffel", "spiffel | dice_poker | yahtzee | farkle")
@@ -229,7 +220,8 @@ class RunConfig:
                 continue
             ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
             if not (ok and (lo <= value if lo_in else lo < value) and value <= hi):
-                bracket, null = "[" if lo_in else "(", " or null" if nullable else ""
+                bracket = "[" if lo_in else "("
+                null = " or null" if nullable else ""
                 raise ConfigError(
                     f"config {key!r} must be a number in {bracket}{lo:g}, {hi:g}]{null}, got {value!r}"
                 )
@@ -258,6 +250,8 @@ class RunConfig:
 @dataclass
 class TrainConfig(RunConfig):
     """All hyper-parameters of a MaskablePPO run (one flat namespace, every field documented)."""
+
+    RESUMABLE = ("total_timesteps", "progress_bar", "tensorboard", "verbose", "device", "torch_threads")
 
     # --- what is trained -------------------------------------------------------------------
     reward_scale: float = knob(1.0, "training rewards are multiplied by this (evaluation is unscaled)")
@@ -468,11 +462,6 @@ class TrainConfig(RunConfig):
             raise ConfigError("config 'pool_builtin' is empty but 'pool_builtin_prob' > 0")
 
     # ------------------------------------------------------------------ derived values
-    @property
-    def gym_id(self) -> str:
-        """Registered Gymnasium id of the game."""
-        return GAME_SPECS[self.game].env_id
-
     def planned_timesteps(self, done: int = 0) -> int:
         """The steps a run that has ``done`` steps trains up to: ``total_timesteps`` rounded up to
         whole rollouts of ``n_envs x n_steps`` (a PPO update learns from a whole rollout).

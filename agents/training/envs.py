@@ -19,6 +19,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv,
 
 from agents.training.config import TrainConfig
 from agents.training.selfplay import SelfPlayPool, pool_opponents
+from dice_envs.games import GAME_SPECS, vector_env_class
 
 __all__ = [
     "ScaleReward",
@@ -45,8 +46,6 @@ def opponents_for(cfg: TrainConfig, pool_dir: str | Path | None, seed: int) -> l
 def make_vector_env(cfg: TrainConfig, opponents: list[Any], num_envs: int | None = None) -> Any:
     """The native trainer's env: ``cfg``'s game on the native vector env (same-step autoreset,
     illegal actions raise)."""
-    from dice_envs.games import vector_env_class
-
     return vector_env_class(cfg.game)(
         num_envs=num_envs or cfg.n_envs,
         rules=cfg.rule_config(),
@@ -75,7 +74,7 @@ def make_env_fn(
     def thunk() -> gym.Env:
         opp = opponents if opponents is not None else opponents_for(cfg, pool_dir, cfg.seed + rank)
         env_seat = cfg.seat if seat == "config" else seat
-        return gym.make(cfg.gym_id, **env_kwargs(cfg, opp, env_seat))  # type: ignore[arg-type]
+        return gym.make(GAME_SPECS[cfg.game].env_id, **env_kwargs(cfg, opp, env_seat))  # type: ignore[arg-type]
 
     return thunk
 

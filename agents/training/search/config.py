@@ -33,7 +33,7 @@ class SearchConfig(RunConfig):
     """All hyper-parameters of a search-learner run (every field documented)."""
 
     KIND: ClassVar[str] = "search"
-    RESUMABLE: ClassVar[tuple[str, ...]] = (
+    RESUMABLE = (
         "iterations",
         "progress_bar",
         "eval_every",

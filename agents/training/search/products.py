@@ -88,9 +88,7 @@ def read_checkpoint(path: Path, model: Any) -> dict[str, Any]:
 
 def load_checkpoint(folder: Path, model: Any, opt: Any) -> tuple[Path, dict[str, Any]]:
     """Load the newest checkpoint of ``folder`` that reads and fits (:func:`read_checkpoint`) into
-    ``model`` / ``opt``: its path, counters and buffer. The rule of every trainer's ``--resume``
-    (:func:`agents.training.artifacts.resume_point`): a newer one that does not read is skipped
-    with a warning, and when none reads ``ConfigError`` is raised with nothing loaded."""
+    ``model`` / ``opt`` by :func:`agents.training.artifacts.resume_point`'s rule; its path and state."""
     import torch
 
     ckpt_dir = folder / "checkpoints"
