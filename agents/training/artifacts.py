@@ -24,6 +24,7 @@ from dice_envs.rules import ConfigError
 __all__ = [
     "CHECKPOINT_ERRORS",
     "CHECKPOINT_FORMAT",
+    "LOSS_FIELDS",
     "PROGRESS_FIELDS",
     "ProgressLog",
     "RunReporter",
@@ -37,7 +38,9 @@ __all__ = [
     "save_checkpoint",
 ]
 
-#: Columns of ``progress.csv``, one row per update (both trainers).
+#: The loss statistics of a PPO update (the native trainer's :func:`agents.training.ppo.update`).
+LOSS_FIELDS = ("loss", "policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction")
+#: Columns of ``progress.csv``, one row per update (both PPO trainers).
 PROGRESS_FIELDS = [
     "steps",
     "wall_s",
@@ -49,12 +52,7 @@ PROGRESS_FIELDS = [
     "eval_se",
     "learning_rate",
     "ent_coef",
-    "loss",
-    "policy_loss",
-    "value_loss",
-    "entropy",
-    "approx_kl",
-    "clip_fraction",
+    *LOSS_FIELDS,
     "explained_variance",
 ]
 _CKPT = re.compile(r"^model_(\d+)_steps\.zip$")

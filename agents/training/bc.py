@@ -20,6 +20,9 @@ from agents.training.envs import env_kwargs, make_env_fn
 
 __all__ = ["BCStats", "ExpertData", "behaviour_clone", "collect_expert_data", "fit_policy", "policy_accuracy"]
 
+#: One decision of a collected game: observation, mask, the expert's label, the scaled reward.
+_Step = tuple[np.ndarray, np.ndarray, int, float]
+
 
 @dataclass
 class ExpertData:
@@ -74,12 +77,8 @@ def collect_expert_data(
     venv = _collection_env(cfg, width)
     venv.seed(seed)
     obs = venv.reset()
-    kept_obs: list[np.ndarray] = []
-    kept_masks: list[np.ndarray] = []
-    kept_labels: list[np.ndarray] = []
-    kept_returns: list[np.ndarray] = []
-    returns: list[float] = []
-    pending: list[list[tuple[np.ndarray, np.ndarray, int, float]]] = [[] for _ in range(width)]
+    playing: list[list[_Step]] = [[] for _ in range(width)]
+    episodes: list[list[_Step]] = []
     kept = 0
     while kept < samples:
         masks = np.asarray(venv.env_method("action_masks"), dtype=bool)
@@ -87,27 +86,27 @@ def collect_expert_data(
         actions = labels if actor is None else _act(actor, obs, masks)
         next_obs, rewards, dones, _ = venv.step(actions)
         for i in range(width):
-            pending[i].append((obs[i], masks[i], int(labels[i]), float(rewards[i]) * cfg.reward_scale))
+            playing[i].append((obs[i], masks[i], int(labels[i]), float(rewards[i]) * cfg.reward_scale))
             if dones[i]:
-                episode, pending[i] = pending[i], []
-                acc, rtg = 0.0, []
-                for *_, r in reversed(episode):
-                    acc = r + cfg.gamma * acc
-                    rtg.append(acc)
-                kept_obs.append(np.stack([e[0] for e in episode]))
-                kept_masks.append(np.stack([e[1] for e in episode]))
-                kept_labels.append(np.array([e[2] for e in episode], dtype=np.int64))
-                kept_returns.append(np.array(rtg[::-1], dtype=np.float32))
-                returns.append(sum(float(e[3]) for e in episode) / cfg.reward_scale)
-                kept += len(episode)
+                episodes.append(playing[i])
+                kept += len(playing[i])
+                playing[i] = []
         obs = next_obs
     venv.close()
+    to_go: list[float] = []  # the discounted return that followed each decision
+    for episode in episodes:
+        acc, rtg = 0.0, []
+        for *_, r in reversed(episode):
+            acc = r + cfg.gamma * acc
+            rtg.append(acc)
+        to_go += rtg[::-1]
+    steps = [step for episode in episodes for step in episode]
     return ExpertData(
-        obs=np.concatenate(kept_obs).astype(np.float32),
-        masks=np.concatenate(kept_masks),
-        actions=np.concatenate(kept_labels),
-        returns=np.concatenate(kept_returns),
-        episode_returns=returns,
+        obs=np.stack([s[0] for s in steps]).astype(np.float32),
+        masks=np.stack([s[1] for s in steps]),
+        actions=np.array([s[2] for s in steps], dtype=np.int64),
+        returns=np.array(to_go, dtype=np.float32),
+        episode_returns=[sum(s[3] for s in episode) / cfg.reward_scale for episode in episodes],
     )
 
 

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.training.artifacts import PROGRESS_FIELDS, RunReporter, save_checkpoint
+from agents.training.artifacts import LOSS_FIELDS, PROGRESS_FIELDS, RunReporter, save_checkpoint
 from agents.training.config import TrainConfig
 from agents.training.envs import make_vector_env
 from agents.training.learner import start_learner
@@ -34,7 +34,6 @@ from agents.training.products import TrainResult, save_products
 from agents.training.selfplay import pool_opponents
 
 __all__ = [
-    "LOSS_FIELDS",
     "LeadPotential",
     "Rollout",
     "gae",
@@ -42,9 +41,6 @@ __all__ = [
     "train_ppo",
     "update",
 ]
-
-#: The loss statistics :func:`update` returns (columns of ``progress.csv``).
-LOSS_FIELDS = ("loss", "policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction")
 
 
 # ---------------------------------------------------------------------------- the algorithm
