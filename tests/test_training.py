@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from agents.training.artifacts import latest_checkpoint
+from agents.training.artifacts import checkpoints
 from agents.training.config import TrainConfig, load_config
 from agents.training.selfplay import PoolOpponent, SelfPlayPool, list_snapshots, save_snapshot
 from dice_envs.rules import ConfigError
@@ -195,7 +195,7 @@ def test_solitaire_run_writes_a_loadable_model_and_resume_continues(tmp_path: Pa
     # the monitor logs raw (unscaled) scores: whole points, although training rewards are x 0.02
     monitor = np.genfromtxt(out / "train_from_0.monitor.csv", delimiter=",", skip_header=2).reshape(-1, 3)
     assert len(monitor) > 0 and np.all(monitor[:, 0] == np.round(monitor[:, 0]))
-    assert latest_checkpoint(out / "checkpoints").name == "model_256_steps.zip"
+    assert checkpoints(out / "checkpoints")[-1].name == "model_256_steps.zip"
     _maybe_agents_load(first.model_path, "spiffel", 1)
 
     second = _train(cfg.with_overrides(["total_timesteps=512"]), out, resume=True)

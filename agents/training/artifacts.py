@@ -1,8 +1,5 @@
-"""What a run leaves behind besides the model and its card: its progress log (``progress.csv``, TensorBoard,
-the progress bar), its learning curve, its checkpoints.
-
-The model and its card are written by :func:`agents.models.files.save_model`; the card's schema is
-:mod:`agents.models.card`'s.
+"""What a run leaves behind besides the model and its card (:func:`agents.models.files.save_model`):
+its progress log (``progress.csv``, TensorBoard, the progress bar), learning curve and checkpoints.
 """
 
 from __future__ import annotations
@@ -27,20 +24,23 @@ from dice_envs.rules import ConfigError
 __all__ = [
     "CHECKPOINT_ERRORS",
     "CHECKPOINT_FORMAT",
+    "LOSS_FIELDS",
     "PROGRESS_FIELDS",
     "ProgressLog",
     "RunReporter",
     "checkpoints",
-    "latest_checkpoint",
     "load_checkpoint",
     "load_tensors",
+    "numbered_files",
     "plot_learning_curve",
     "read_checkpoint",
     "resume_point",
     "save_checkpoint",
 ]
 
-#: Columns of ``progress.csv``, one row per update (both trainers).
+#: The loss statistics of a PPO update (the native trainer's :func:`agents.training.ppo.update`).
+LOSS_FIELDS = ("loss", "policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction")
+#: Columns of ``progress.csv``, one row per update (both PPO trainers).
 PROGRESS_FIELDS = [
     "steps",
     "wall_s",
@@ -52,12 +52,7 @@ PROGRESS_FIELDS = [
     "eval_se",
     "learning_rate",
     "ent_coef",
-    "loss",
-    "policy_loss",
-    "value_loss",
-    "entropy",
-    "approx_kl",
-    "clip_fraction",
+    *LOSS_FIELDS,
     "explained_variance",
 ]
 _CKPT = re.compile(r"^model_(\d+)_steps\.zip$")
@@ -67,11 +62,8 @@ CHECKPOINT_FORMAT = "dice-envs-ppo-checkpoint"
 
 
 def save_checkpoint(folder: str | Path, steps: int, state: dict[str, Any], keep: int = 3) -> Path:
-    """Write ``state`` (tensors, numbers, strings, lists and dicts only) as ``ckpt_<steps>.pt``.
-
-    The file is written atomically with a ``.sha256`` beside it; all but the ``keep`` newest
-    checkpoints are deleted.
-    """
+    """Write ``state`` (tensors and plain values only) as ``ckpt_<steps>.pt``, atomically, with a
+    ``.sha256`` beside it; delete all but the ``keep`` newest checkpoints."""
     import torch
 
     folder = Path(folder)
@@ -82,16 +74,19 @@ def save_checkpoint(folder: str | Path, steps: int, state: dict[str, Any], keep:
     atomic_write_bytes(path, data, overwrite=True)  # the run's own files
     digest = hashlib.sha256(data).hexdigest() + "\n"
     atomic_write_text(path.with_name(path.name + ".sha256"), digest, overwrite=True)
-    for old in _ppo_checkpoints(folder)[:-keep]:
+    for old in numbered_files(folder, _PPO_CKPT)[:-keep]:
         old.unlink(missing_ok=True)
         old.with_name(old.name + ".sha256").unlink(missing_ok=True)
     return path
 
 
-def _ppo_checkpoints(folder: Path) -> list[Path]:
+def numbered_files(folder: str | Path, pattern: re.Pattern[str]) -> list[Path]:
+    """The files of ``folder`` whose names match ``pattern``, by the number of its first group,
+    smallest first (none when there is no such folder)."""
+    folder = Path(folder)
     if not folder.is_dir():
         return []
-    found = [(int(m.group(1)), p) for p in folder.iterdir() if (m := _PPO_CKPT.match(p.name))]
+    found = [(int(m.group(1)), p) for p in folder.iterdir() if (m := pattern.match(p.name))]
     return [p for _, p in sorted(found)]
 
 
@@ -113,13 +108,9 @@ _T = TypeVar("_T")
 
 def resume_point(ckpt_dir: Path, candidates: list[Path], read: Callable[[Path], _T]) -> tuple[Path, _T]:
     """The rule of ``--resume``, the same for every trainer: the newest of ``candidates`` (oldest
-    first) that ``read`` reads whole, with what it read.
-
-    Each newer one that does not read is skipped with a warning naming it and why; the one used
-    is named on stderr, with the ones skipped. When none reads (none written, all damaged, or the
-    folder gone) it raises :class:`ConfigError` naming each and why: a resume never starts over,
-    and its caller has written nothing yet, so the run folder is left as it was.
-    """
+    first) that ``read`` reads whole, with what it read, named on stderr. A newer one that does not
+    read is skipped with a warning saying why; when none reads, :class:`ConfigError` (a resume
+    never starts over, and its caller has written nothing yet)."""
     skipped: list[str] = []
     for path in reversed(candidates):
         try:
@@ -155,9 +146,8 @@ def load_tensors(source: Any) -> Any:
 
 
 def read_checkpoint(path: Path) -> dict[str, Any]:
-    """The state of a native checkpoint that verifies: its ``.sha256`` matches and
-    :func:`load_tensors` reads a :data:`CHECKPOINT_FORMAT` mapping; else one of
-    :data:`CHECKPOINT_ERRORS` saying why."""
+    """The state of a native checkpoint whose ``.sha256`` matches and that holds a
+    :data:`CHECKPOINT_FORMAT` mapping; else one of :data:`CHECKPOINT_ERRORS` saying why."""
     data = path.read_bytes()
     want = path.with_name(path.name + ".sha256").read_text(encoding="utf-8").strip()
     if hashlib.sha256(data).hexdigest() != want:
@@ -169,18 +159,14 @@ def read_checkpoint(path: Path) -> dict[str, Any]:
 
 
 def load_checkpoint(folder: str | Path) -> tuple[Path, dict[str, Any]]:
-    """The newest native checkpoint of ``folder`` that verifies (:func:`read_checkpoint`), with
-    its state, by :func:`resume_point`'s rule (``ConfigError`` when none does)."""
+    """The newest native checkpoint of ``folder`` that verifies, with its state (:func:`resume_point`)."""
     folder = Path(folder)
-    return resume_point(folder, _ppo_checkpoints(folder), read_checkpoint)
+    return resume_point(folder, numbered_files(folder, _PPO_CKPT), read_checkpoint)
 
 
 class ProgressLog:
-    """The run's ``progress.csv``: one row per update (steps, wall time, returns, losses, ...).
-
-    Rows past a resumed checkpoint are dropped (the file rewritten atomically), so the learning
-    curve of a resumed run continues where its checkpoint left off.
-    """
+    """The run's ``progress.csv``, one row per update; a resumed run's rows past its checkpoint
+    (``resume_steps``) are dropped, the file rewritten atomically."""
 
     def __init__(self, path: str | Path, fields: list[str], resume_steps: int | None = None) -> None:
         self.path = Path(path)
@@ -213,13 +199,9 @@ class ProgressLog:
 
 
 class RunReporter:
-    """Where each update's row of a training run goes: ``progress.csv`` (:class:`ProgressLog`),
-    TensorBoard scalars under ``out/tb`` (``train/<field>``), and a tqdm progress bar over
-    ``total_timesteps`` whose postfix shows the row's ``train_return`` and ``eval``.
-
-    ``steps`` is where the run starts (a resumed run's checkpoint); with ``resumed`` the rows of
-    ``progress.csv`` past it are dropped and TensorBoard purges its later events.
-    """
+    """Where each update's row goes: ``progress.csv`` (:class:`ProgressLog`), TensorBoard scalars
+    under ``out/tb`` and a tqdm progress bar. ``steps`` is where the run starts; with ``resumed``
+    the rows and TensorBoard events past it are dropped."""
 
     def __init__(
         self,
@@ -273,17 +255,7 @@ class RunReporter:
 
 def checkpoints(checkpoint_dir: str | Path) -> list[Path]:
     """The sb3 trainer's checkpoints (``model_<steps>_steps.zip``) of a folder, oldest first."""
-    d = Path(checkpoint_dir)
-    if not d.is_dir():
-        return []
-    found = [(int(m.group(1)), p) for p in d.iterdir() if (m := _CKPT.match(p.name))]
-    return [p for _, p in sorted(found)]
-
-
-def latest_checkpoint(checkpoint_dir: str | Path) -> Path | None:
-    """The sb3 checkpoint with the most steps in a folder, or ``None``."""
-    found = checkpoints(checkpoint_dir)
-    return found[-1] if found else None
+    return numbered_files(checkpoint_dir, _CKPT)
 
 
 def plot_learning_curve(
@@ -296,10 +268,9 @@ def plot_learning_curve(
     x: str = "steps",
     train: bool = True,
 ) -> Path | None:
-    """Plot a run's learning curve from its ``progress.csv`` (every trainer): the evaluations
-    (± s.e.) and, with ``train``, the training games' results, against the column ``x``
-    (``steps``, or ``games`` for the search learner), with ``references`` as labelled lines;
-    ``None`` (nothing written) when it has no row to draw."""
+    """Plot a run's ``progress.csv``: the evaluations (± s.e.) and, with ``train``, the training
+    games' results against the column ``x``, with ``references`` as labelled lines; ``None``
+    (nothing written) when there is nothing to draw."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -341,8 +312,7 @@ def save_curve_figure(
 
 
 def _plot_progress(ax: Any, rows: list[dict[str, str]], x_key: str, train: bool) -> bool:
-    """Training results (with ``train``) and evaluations of ``progress.csv`` rows against the
-    column ``x_key``; whether anything was drawn."""
+    """Draw the rows' training results (with ``train``) and evaluations; whether anything was."""
 
     def column(name: str) -> tuple[np.ndarray, np.ndarray]:
         pts = [(float(r[x_key]), float(r[name])) for r in rows if r.get(name) not in (None, "", "nan")]

@@ -13,13 +13,15 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 
 from agents.training.config import TrainConfig
-from agents.training.envs import _import_envs, env_kwargs
+from agents.training.envs import env_kwargs, make_env_fn
 
 __all__ = ["BCStats", "ExpertData", "behaviour_clone", "collect_expert_data", "fit_policy", "policy_accuracy"]
+
+#: One decision of a collected game: observation, mask, the expert's label, the scaled reward.
+_Step = tuple[np.ndarray, np.ndarray, int, float]
 
 
 @dataclass
@@ -60,31 +62,23 @@ def _collection_env(cfg: TrainConfig, width: int) -> Any:
     except ImportError:
         from stable_baselines3.common.vec_env import DummyVecEnv
 
-        _import_envs()
-        return DummyVecEnv([lambda: gym.make(cfg.gym_id, **env_kwargs(cfg, opponents, cfg.seat))] * width)
+        return DummyVecEnv([make_env_fn(cfg, 0, opponents=opponents)] * width)
     return SB3VecEnv(cfg.game, num_envs=width, **env_kwargs(cfg, opponents, cfg.seat))
 
 
 def collect_expert_data(
     cfg: TrainConfig, samples: int, seed: int, actor: Any = None, width: int = 64
 ) -> ExpertData:
-    """Record the expert's decision in every state met until ``samples`` are kept (whole games only).
-
-    ``actor`` (an agent with ``act_batch``) chooses the moves actually played, the expert only
-    labels them (DAgger); by default the expert plays its own games.
-    """
+    """Record the expert's decision in every state met until ``samples`` are kept (whole games
+    only); with ``actor``, an agent, it plays the moves and the expert only labels them (DAgger)."""
     from agents.evaluation.runner import batch_actions as _act
 
     expert = cfg.agent_specs[cfg.expert_spec].build(cfg.num_players, seed)
     venv = _collection_env(cfg, width)
     venv.seed(seed)
     obs = venv.reset()
-    kept_obs: list[np.ndarray] = []
-    kept_masks: list[np.ndarray] = []
-    kept_labels: list[np.ndarray] = []
-    kept_returns: list[np.ndarray] = []
-    returns: list[float] = []
-    pending: list[list[tuple[np.ndarray, np.ndarray, int, float]]] = [[] for _ in range(width)]
+    playing: list[list[_Step]] = [[] for _ in range(width)]
+    episodes: list[list[_Step]] = []
     kept = 0
     while kept < samples:
         masks = np.asarray(venv.env_method("action_masks"), dtype=bool)
@@ -92,27 +86,27 @@ def collect_expert_data(
         actions = labels if actor is None else _act(actor, obs, masks)
         next_obs, rewards, dones, _ = venv.step(actions)
         for i in range(width):
-            pending[i].append((obs[i], masks[i], int(labels[i]), float(rewards[i]) * cfg.reward_scale))
+            playing[i].append((obs[i], masks[i], int(labels[i]), float(rewards[i]) * cfg.reward_scale))
             if dones[i]:
-                episode, pending[i] = pending[i], []
-                acc, rtg = 0.0, []
-                for *_, r in reversed(episode):
-                    acc = r + cfg.gamma * acc
-                    rtg.append(acc)
-                kept_obs.append(np.stack([e[0] for e in episode]))
-                kept_masks.append(np.stack([e[1] for e in episode]))
-                kept_labels.append(np.array([e[2] for e in episode], dtype=np.int64))
-                kept_returns.append(np.array(rtg[::-1], dtype=np.float32))
-                returns.append(sum(float(e[3]) for e in episode) / cfg.reward_scale)
-                kept += len(episode)
+                episodes.append(playing[i])
+                kept += len(playing[i])
+                playing[i] = []
         obs = next_obs
     venv.close()
+    to_go: list[float] = []  # the discounted return that followed each decision
+    for episode in episodes:
+        acc, rtg = 0.0, []
+        for *_, r in reversed(episode):
+            acc = r + cfg.gamma * acc
+            rtg.append(acc)
+        to_go += rtg[::-1]
+    steps = [step for episode in episodes for step in episode]
     return ExpertData(
-        obs=np.concatenate(kept_obs).astype(np.float32),
-        masks=np.concatenate(kept_masks),
-        actions=np.concatenate(kept_labels),
-        returns=np.concatenate(kept_returns),
-        episode_returns=returns,
+        obs=np.stack([s[0] for s in steps]).astype(np.float32),
+        masks=np.stack([s[1] for s in steps]),
+        actions=np.array([s[2] for s in steps], dtype=np.int64),
+        returns=np.array(to_go, dtype=np.float32),
+        episode_returns=[sum(s[3] for s in episode) / cfg.reward_scale for episode in episodes],
     )
 
 
@@ -173,12 +167,9 @@ def _concat(a: ExpertData, b: ExpertData) -> ExpertData:
 
 
 def behaviour_clone(model: Any, cfg: TrainConfig) -> BCStats:
-    """Collect ``cfg.bc_samples`` expert decisions and fit ``model.policy`` to them.
-
-    Then ``cfg.bc_dagger_rounds`` times (DAgger): the fitted policy plays
-    ``cfg.bc_dagger_samples`` decisions, the expert labels every state it met, and the policy
-    is fitted again on all data so far, so it learns to recover from its own mistakes.
-    """
+    """Collect ``cfg.bc_samples`` expert decisions and fit ``model.policy`` to them; then, each
+    DAgger round, the policy plays, the expert labels the states it met, and it is fitted again
+    on all data so far (so it learns to recover from its own mistakes)."""
     from agents.players.model import ModelAgent
 
     t0 = time.perf_counter()

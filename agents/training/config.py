@@ -30,7 +30,6 @@ from typing import Any, ClassVar
 
 from agents.models.activations import ACTIVATION_NAMES
 from agents.registry import AgentSpec
-from dice_envs.games import GAME_SPECS
 from dice_envs.options import REWARD_MODES
 from dice_envs.rules import GAMES, ConfigError, RuleConfig, make_rules
 from dice_envs.rules.config import did_you_mean
@@ -38,17 +37,13 @@ from dice_envs.rules.config import did_you_mean
 __all__ = [
     "AGENT_LIST_KEYS",
     "DEFAULT_EXPERT",
-    "GYM_IDS",
     "REMOVED_KEYS",
-    "RESUMABLE_KEYS",
     "RunConfig",
     "TrainConfig",
     "knob",
     "load_config",
 ]
 
-#: Registered Gymnasium id of each game.
-GYM_IDS: dict[str, str] = {name: spec.env_id for name, spec in GAME_SPECS.items()}
 #: Expert imitated by the behaviour-cloning warm start when ``bc_expert`` is empty.
 DEFAULT_EXPERT: dict[str, str] = {
     "spiffel": "optimal",
@@ -58,6 +53,7 @@ DEFAULT_EXPERT: dict[str, str] = {
 }
 
 _CHOICES: dict[str, tuple[Any, ...]] = {
+    "game": GAMES,
     "reward": REWARD_MODES,
     "vec_env": ("auto", "native", "subproc", "dummy"),
     "device": ("auto", "cpu", "cuda"),
@@ -74,8 +70,6 @@ AGENT_LIST_KEYS = ("opponents", "pool_builtin", "final_eval_opponents")
 REMOVED_KEYS: dict[str, tuple[Any, str]] = {
     "precision": ("float32", "the trainer trains in float32 only"),
 }
-#: Keys that may differ when a run is resumed (everything else must equal the run's config.json).
-RESUMABLE_KEYS = ("total_timesteps", "progress_bar", "tensorboard", "verbose", "device", "torch_threads")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
@@ -87,13 +81,14 @@ def knob(default: Any, doc: str) -> Any:
 
 @dataclass
 class RunConfig:
-    """What the config of every trainer shares: the knobs below, strict keys (an unknown key is
-    refused naming the allowed ones), loading from a YAML recipe and ``key=value`` overrides.
-    :class:`TrainConfig` (``ppo``, ``sb3``) and
+    """What the config of every trainer shares: the knobs below, strict keys, loading from a YAML
+    recipe and ``key=value`` overrides. :class:`TrainConfig` (``ppo``, ``sb3``) and
     :class:`agents.training.search.config.SearchConfig` (``search``) add their own."""
 
     #: How errors name the config ("unknown training config key ...").
     KIND: ClassVar[str] = "training"
+    #: Keys that may differ when a run is resumed (the others must equal the run's config.json).
+    RESUMABLE: ClassVar[tuple[str, ...]] = ()
 
     name: str = knob("run", "run name; the default output folder is runs/<name>")
     game: str = knob("spiffel", "spiffel | dice_poker | yahtzee | farkle")
@@ -138,22 +133,16 @@ class RunConfig:
                     f"unknown {cls.KIND} config key {key!r}{did_you_mean(key, allowed)}; "
                     f"allowed: {', '.join(allowed)}"
                 )
-        for key in ("rules",):
-            if key in merged and merged[key] is None:
-                merged[key] = {}
+        if merged.get("rules", {}) is None:
+            merged["rules"] = {}
         cfg = cls(**merged)
         cfg.validate()
         return cfg
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> Any:
-        """Load a config file (a flat YAML mapping of fields).
-
-        ``path`` is a file, or names a shipped recipe from any directory (``quickstart``,
-        ``configs/train/quickstart.yaml``: :func:`agents.training.recipes.find_config`). A key given
-        twice and a file with no keys are refused: YAML would keep the last value, or train
-        every default, without a word.
-        """
+        """Load a recipe: a file, or a shipped recipe named from any directory
+        (:func:`agents.training.recipes.read_recipe`)."""
         from agents.training.recipes import find_config, read_recipe
 
         data = read_recipe(path)
@@ -201,9 +190,15 @@ class RunConfig:
 
         return resolve_specs(self.spec_lists(), self.rule_config())
 
-    def _check_common(self, ints: dict[str, tuple[int, int]], bools: tuple[str, ...] = ()) -> None:
+    def _check_common(
+        self,
+        ints: dict[str, tuple[int, int]],
+        reals: dict[str, tuple[float, float, bool, bool]],
+        bools: tuple[str, ...] = (),
+    ) -> None:
         """The checks every config makes: a plain run name, rule parameters the game takes,
-        ``progress_bar`` and ``bools`` true or false, and each of ``ints`` an integer in its range."""
+        ``progress_bar`` and ``bools`` true or false, each of ``ints`` an integer in its range and
+        each of ``reals`` a finite number in its range ``(low, high, low inclusive, may be null)``."""
         if not isinstance(self.name, str) or not _NAME.match(self.name) or ".." in self.name:
             raise ConfigError(
                 f"config 'name' must be a plain run name (letters, digits, '.', '_', '-'; no path "
@@ -219,11 +214,44 @@ class RunConfig:
             value = getattr(self, key)
             if not isinstance(value, numbers.Integral) or isinstance(value, bool) or not lo <= value <= hi:
                 raise ConfigError(f"config {key!r} must be an integer in [{lo}, {hi}], got {value!r}")
+        for key, (lo, hi, lo_in, nullable) in reals.items():
+            value = getattr(self, key)
+            if value is None and nullable:
+                continue
+            ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+            if not (ok and (lo <= value if lo_in else lo < value) and value <= hi):
+                bracket = "[" if lo_in else "("
+                null = " or null" if nullable else ""
+                raise ConfigError(
+                    f"config {key!r} must be a number in {bracket}{lo:g}, {hi:g}]{null}, got {value!r}"
+                )
+
+    def _check_layers(self, key: str, widest: int) -> None:
+        """``key`` is a non-empty list of hidden-layer widths in [1, ``widest``]."""
+        value = getattr(self, key)
+        if (
+            not isinstance(value, list)
+            or not value
+            or not all(isinstance(h, int) and not isinstance(h, bool) and 0 < h <= widest for h in value)
+        ):
+            raise ConfigError(
+                f"config {key!r} must be a non-empty list of layer sizes in [1, {widest}], e.g. [256, 256], "
+                f"got {value!r}"
+            )
+
+    def _check_spec_lists(self, keys: Sequence[str]) -> None:
+        """Each of ``keys`` is a list of agent spec strings."""
+        for key in keys:
+            value = getattr(self, key)
+            if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+                raise ConfigError(f"config {key!r} must be a list of agent spec strings, got {value!r}")
 
 
 @dataclass
 class TrainConfig(RunConfig):
     """All hyper-parameters of a MaskablePPO run (one flat namespace, every field documented)."""
+
+    RESUMABLE = ("total_timesteps", "progress_bar", "tensorboard", "verbose", "device", "torch_threads")
 
     # --- what is trained -------------------------------------------------------------------
     reward_scale: float = knob(1.0, "training rewards are multiplied by this (evaluation is unscaled)")
@@ -325,8 +353,6 @@ class TrainConfig(RunConfig):
     # ------------------------------------------------------------------ validation
     def validate(self) -> None:
         """Raise :class:`ConfigError` naming the first bad value and what is allowed."""
-        if self.game not in GAMES:
-            raise ConfigError(f"config 'game' must be one of {', '.join(GAMES)}, got {self.game!r}")
         for key, allowed in _CHOICES.items():
             if getattr(self, key) not in allowed:
                 names = ", ".join(map(str, allowed))
@@ -359,10 +385,6 @@ class TrainConfig(RunConfig):
                 "config 'torch_threads' must be an integer in [1, 4096], got 0: a count measured for "
                 "the machine (0) was removed, as a busy machine trained another model; give a fixed count"
             )
-        self._check_common(
-            ranges, ("tensorboard", "self_play", "snapshot_deterministic", "normalize_advantage")
-        )
-        # real-valued knobs: (low, high, low inclusive, may be null)
         reals: dict[str, tuple[float, float, bool, bool]] = {
             "learning_rate": (0.0, 1.0, False, False),
             "lr_final": (0.0, 1.0, True, False),
@@ -383,37 +405,15 @@ class TrainConfig(RunConfig):
             "pool_builtin_prob": (0.0, 1.0, True, False),
             "pool_latest_prob": (0.0, 1.0, True, False),
         }
-        for key, (lo, hi, lo_in, nullable) in reals.items():
-            value = getattr(self, key)
-            if value is None and nullable:
-                continue
-            ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-            ok = ok and (lo <= value if lo_in else lo < value) and value <= hi
-            if not ok:
-                bracket = "[" if lo_in else "("
-                null = " or null" if nullable else ""
-                raise ConfigError(
-                    f"config {key!r} must be a number in {bracket}{lo:g}, {hi:g}]{null}, got {value!r}"
-                )
+        self._check_common(
+            ranges, reals, ("tensorboard", "self_play", "snapshot_deterministic", "normalize_advantage")
+        )
         if self.lr_schedule != "constant" and self.lr_final > self.learning_rate:
             raise ConfigError(
                 f"config 'lr_final' ({self.lr_final}) must not exceed 'learning_rate' ({self.learning_rate})"
             )
-        if (
-            not isinstance(self.net_arch, list)
-            or not self.net_arch
-            or not all(
-                isinstance(h, int) and not isinstance(h, bool) and 0 < h <= 65536 for h in self.net_arch
-            )
-        ):
-            raise ConfigError(
-                f"config 'net_arch' must be a non-empty list of layer sizes in [1, 65536], e.g. [256, 256], "
-                f"got {self.net_arch!r}"
-            )
-        for key in AGENT_LIST_KEYS:
-            value = getattr(self, key)
-            if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-                raise ConfigError(f"config {key!r} must be a list of agent spec strings, got {value!r}")
+        self._check_layers("net_arch", 65536)
+        self._check_spec_lists(AGENT_LIST_KEYS)
         if not isinstance(self.bc_expert, str):
             raise ConfigError(f"config 'bc_expert' must be an agent spec string, got {self.bc_expert!r}")
         if self.seat is not None and (
@@ -462,11 +462,6 @@ class TrainConfig(RunConfig):
             raise ConfigError("config 'pool_builtin' is empty but 'pool_builtin_prob' > 0")
 
     # ------------------------------------------------------------------ derived values
-    @property
-    def gym_id(self) -> str:
-        """Registered Gymnasium id of the game."""
-        return GYM_IDS[self.game]
-
     def planned_timesteps(self, done: int = 0) -> int:
         """The steps a run that has ``done`` steps trains up to: ``total_timesteps`` rounded up to
         whole rollouts of ``n_envs x n_steps`` (a PPO update learns from a whole rollout).
@@ -483,7 +478,8 @@ class TrainConfig(RunConfig):
         return self.bc_expert or DEFAULT_EXPERT[self.game]
 
     def eval_opponents(self) -> list[str]:
-        """The evaluation's opponents, one per other seat (under self-play: the pool's first built-in)."""
+        """The agent specs of the other seats, cycled: ``opponents``, or under self-play (which trains
+        against the pool) the pool's built-ins."""
         specs = (self.pool_builtin or ["heuristic"]) if self.self_play else self.opponents
         return [specs[i % len(specs)] for i in range(self.num_players - 1)]
 

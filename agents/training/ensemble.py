@@ -1,23 +1,10 @@
 """Ensembles of trained policies, merged into one ordinary network (and one ordinary model file).
 
-``K`` flat MLP policies (sb3-contrib ``MaskableActorCriticPolicy``, same game, same depth) are
-merged *exactly* into one wider MLP policy of the same class: each hidden layer is the members'
-layers side by side (the first layer stacked, the deeper ones block-diagonal, zeros between
-members), and the action and value heads average the members' heads. So for every observation
-
-* the merged **action logits** are the mean of the members' logits: under an action mask the
-  merged distribution is the normalised product of the members' distributions (a *product of
-  experts*: ``softmax(mean_k logits_k)``), and its most likely legal action is the one with the
-  largest sum of the members' log-probabilities;
-* the merged **value** is the mean of the members' values.
-
-The merged network is a plain ``MaskableActorCriticPolicy`` with ``net_arch = {"pi": [sum of
-widths], "vf": [...]}``: its file is a normal model (``agents.load``, ``opponents=[path]``,
-``MaskablePPO.load`` + ``predict``), with the members written on its card under ``ensemble``.
-
-Why: independently trained policies make partly independent mistakes. The shipped
-``pretrained:farkle-scratch-ppo`` is three self-play runs of one recipe (seeds 0-2) merged this way
-(docs/history.md, "The shipped bots").
+``K`` flat MLP policies (same game, same depth) are merged *exactly* into one wider
+``MaskableActorCriticPolicy``: each hidden layer is the members' layers side by side (the first
+stacked, the deeper ones block-diagonal), and the action and value heads average the members'
+heads. So the merged logits are the mean of the members' (a product of experts) and so is the
+value; docs/guide/training.md, "Ensembles", says what for and how the shipped bot uses it.
 
 >>> import numpy as np, torch
 >>> from agents.models.card import card_spaces, make_card
@@ -102,12 +89,9 @@ def _check_members(policies: Sequence[Any]) -> None:
 
 
 def merge_policies(policies: Sequence[Any]) -> Any:
-    """One ``MaskableActorCriticPolicy`` computing the mean logits and mean value of ``policies``.
-
-    See the module docstring. Members must be flat MLP policies with the same spaces,
-    activation and depth (widths may differ); ``ConfigError`` says which member does not fit.
-    The result is on the CPU, in eval mode.
-    """
+    """One ``MaskableActorCriticPolicy`` (on the CPU, in eval mode) computing the mean logits and
+    mean value of ``policies``: flat MLP policies with the same spaces, activation and depth
+    (widths may differ; ``ConfigError`` names a member that does not fit)."""
     import torch
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 
@@ -196,21 +180,14 @@ def merge_model_files(
     command: str = "",
 ) -> Path:
     """Merge the model files ``paths`` (``.zip`` with their cards, or ``pretrained:<name>``) into
-    the model ``out`` (``.zip``, card beside it); return its path.
+    the model ``out`` (card beside it, written atomically; an existing one only with
+    ``overwrite``); return its path.
 
-    Each member is loaded weights-only and checked against its card
-    (:func:`agents.models.files.load_policy`); all must be for the same game, rules, number of
-    players and observation encoding. The card of ``out`` is member 0's (its ``config``,
-    ``observation_encoding``, ...) with ``steps`` and ``wall_time_s`` summed over the members (each
-    member's :func:`~agents.models.card.training_totals`: a fine-tuned member counts its start too,
-    once per start model when members share one: :func:`~agents.models.card.lineage_totals`),
-    an empty ``evaluation`` (measure it: ``scripts/measure_bots.py``) and ``ensemble``: the
-    method and, per member, its file (as given in ``paths``), ``weights_sha256``, seed, steps, wall time and
-    machine. Written atomically; an existing ``out`` is refused unless ``overwrite``.
-
-    A member given twice (the same file, or two files with the same ``weights_sha256``) is refused
-    by name: it would count its steps twice and weigh double. So is an ``out`` that is one of the
-    members, even with ``overwrite`` (the merge would replace its own input).
+    All members must be for the same game, rules, players and encoding. The card is member 0's
+    with the members' training summed (:func:`~agents.models.card.lineage_totals`: a start model
+    they share counts once), an empty ``evaluation`` and ``ensemble``: the method and each
+    member's file, checksum, seed, steps, wall time and machine. A member given twice (same file
+    or same ``weights_sha256``) and an ``out`` that is a member are refused by name.
     """
     from sb3_contrib import MaskablePPO
 

@@ -10,7 +10,6 @@ each worker, so nothing heavy is pickled).
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv,
 
 from agents.training.config import TrainConfig
 from agents.training.selfplay import SelfPlayPool, pool_opponents
+from dice_envs.games import GAME_SPECS, vector_env_class
 
 __all__ = [
     "ScaleReward",
@@ -33,31 +33,19 @@ __all__ = [
 ]
 
 
-def _import_envs() -> None:
-    import dice_envs
-
-    with contextlib.suppress(ImportError):  # the envs may live in a sub-package registering on import
-        import dice_envs.envs  # noqa: F401
-
-
 def opponents_for(cfg: TrainConfig, pool_dir: str | Path | None, seed: int) -> list[Any]:
     """The ``opponents`` list of one sb3 training env: seats reading the pool folder (self-play)
     or agent specs."""
-    n = cfg.num_players - 1
-    if n == 0:
-        return []
     if cfg.self_play:
         assert pool_dir is not None, "self-play needs a pool folder"
         pool: SelfPlayPool[Any] = SelfPlayPool(cfg.pool_size, cfg.pool_builtin_prob, cfg.pool_latest_prob)
         return pool_opponents(cfg, pool, seed, folder=pool_dir)
-    return [cfg.opponents[i % len(cfg.opponents)] for i in range(n)]
+    return cfg.eval_opponents()
 
 
 def make_vector_env(cfg: TrainConfig, opponents: list[Any], num_envs: int | None = None) -> Any:
     """The native trainer's env: ``cfg``'s game on the native vector env (same-step autoreset,
     illegal actions raise)."""
-    from dice_envs.games import vector_env_class
-
     return vector_env_class(cfg.game)(
         num_envs=num_envs or cfg.n_envs,
         rules=cfg.rule_config(),
@@ -84,10 +72,9 @@ def make_env_fn(
     """A picklable thunk building env ``rank`` (opponents are built inside the worker)."""
 
     def thunk() -> gym.Env:
-        _import_envs()
         opp = opponents if opponents is not None else opponents_for(cfg, pool_dir, cfg.seed + rank)
         env_seat = cfg.seat if seat == "config" else seat
-        return gym.make(cfg.gym_id, **env_kwargs(cfg, opp, env_seat))  # type: ignore[arg-type]
+        return gym.make(GAME_SPECS[cfg.game].env_id, **env_kwargs(cfg, opp, env_seat))  # type: ignore[arg-type]
 
     return thunk
 
@@ -107,34 +94,27 @@ class ScaleReward(VecEnvWrapper):
         return obs, rewards * self.scale, dones, infos
 
 
-def _native_env(cfg: TrainConfig, pool_dir: str | Path | None) -> VecEnv | None:
-    """The native vector env's SB3 adapter, or ``None`` where it is not importable.
-
-    Its opponents act batched over all games (one ``act_batch`` per decision round); under
-    self-play each game draws its pool member per episode through the env's
-    ``start_episodes`` hook, as in the subproc / dummy envs.
-    """
-    try:
-        from dice_envs.vector.sb3 import SB3VecEnv
-    except ImportError:
-        return None
-    opp = opponents_for(cfg, pool_dir, cfg.seed)
-    return SB3VecEnv(cfg.game, num_envs=cfg.n_envs, **env_kwargs(cfg, opp, cfg.seat))
-
-
 def make_train_env(cfg: TrainConfig, pool_dir: str | Path | None, monitor_file: str | None = None) -> VecEnv:
-    """The training vector env: chosen backend → ``VecMonitor`` → reward scaling."""
+    """The training vector env: chosen backend → ``VecMonitor`` → reward scaling.
+
+    The native vector env's SB3 adapter acts its opponents batched over all games; under
+    self-play each game draws its pool member per episode (the env's ``start_episodes`` hook).
+    """
     venv: VecEnv | None = None
     kind = cfg.vec_env
     if kind in ("auto", "native"):
-        venv = _native_env(cfg, pool_dir)
-        if venv is None and kind == "native":
-            raise RuntimeError(
-                "vec_env 'native' was asked for, but dice_envs.vector.sb3 is not importable; "
-                "use vec_env: subproc or dummy"
-            )
-        if venv is None:
+        try:
+            from dice_envs.vector.sb3 import SB3VecEnv
+        except ImportError:
+            if kind == "native":
+                raise RuntimeError(
+                    "vec_env 'native' was asked for, but dice_envs.vector.sb3 is not importable; "
+                    "use vec_env: subproc or dummy"
+                ) from None
             kind = "subproc" if cfg.n_envs > 1 else "dummy"
+        else:
+            opp = opponents_for(cfg, pool_dir, cfg.seed)
+            venv = SB3VecEnv(cfg.game, num_envs=cfg.n_envs, **env_kwargs(cfg, opp, cfg.seat))
     if venv is None:
         fns = [make_env_fn(cfg, i, pool_dir) for i in range(cfg.n_envs)]
         venv = SubprocVecEnv(fns) if kind == "subproc" else DummyVecEnv(fns)

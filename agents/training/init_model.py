@@ -1,25 +1,13 @@
-"""Warm start from a trained model (``warm_start: model``): fine-tune a bot instead of starting blank.
-
-The run's network starts with the weights of ``init_model`` (a model ``.zip`` with its card, or
-``pretrained:<name>``), loaded weights-only and checked against its card like every model file
-(:func:`agents.models.files.load_policy`). The model must fit the run: the same game, rule
-parameters, number of seats, observation encoding and actions (:func:`agents.models.card.check_card`)
-and the same network (class, ``net_arch``, activation); anything else is a
-:class:`~dice_envs.rules.ConfigError` that names each mismatch and the config value that would fit.
-A flat model of an older encoding that today's observation begins with is widened: its input
-layers get zero weights for the new fields, so the run starts from exactly the model's play.
-
-Only the weights are taken: the optimiser, learning-rate schedule, step count and self-play pool
-start afresh. What the run started from is recorded under ``evaluation.warm_start`` of its card
-(file, weights checksum, and the model's own training: steps and wall time, including whatever
-*it* was warm-started from), so :func:`agents.models.card.training_totals` can add the lineage up.
+"""Warm start of a fresh run (:func:`warm_start`): behaviour cloning of an expert
+(:mod:`agents.training.bc`), or the weights of a trained model (``warm_start: model``,
+:func:`start_from_model`; docs/guide/training.md, "Fine-tuning"). Only the weights are taken; the
+card records what the run started from under ``evaluation.warm_start``, so that
+:func:`agents.models.card.training_totals` can add the lineage up.
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-import numpy as np
 
 from agents.training.config import TrainConfig
 from dice_envs.rules import ConfigError
@@ -29,11 +17,7 @@ __all__ = ["start_from_model", "warm_start"]
 
 def warm_start(model: Any, cfg: TrainConfig, device: str = "cpu") -> dict[str, Any] | None:
     """Warm-start a fresh run's ``model`` (a ``MaskablePPO``) as ``cfg.warm_start`` says; return the
-    record its card keeps under ``evaluation.warm_start`` (``None`` for ``none``).
-
-    ``bc``: behaviour cloning of ``cfg.expert_spec`` (:func:`agents.training.bc.behaviour_clone`);
-    ``model``: the weights of ``cfg.init_model`` (:func:`start_from_model`). Both trainers call it.
-    """
+    record its card keeps under ``evaluation.warm_start`` (``None`` for ``none``)."""
     if cfg.warm_start == "model":
         record = start_from_model(model.policy, cfg, device)
         print(f"warm start: the weights of {cfg.init_model} ({record['steps']} steps of training)")
@@ -48,7 +32,7 @@ def warm_start(model: Any, cfg: TrainConfig, device: str = "cpu") -> dict[str, A
         f"(expert's mean return {bc.expert_mean_return:.2f}), "
         f"accuracy {bc.accuracy:.3f}, {bc.collect_s + bc.fit_s:.0f}s"
     )
-    record = {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in bc.to_dict().items()}
+    record = bc.to_dict()
     spec = cfg.expert_spec.strip()
     if spec.lower().startswith(("planner:", "search:")):  # expert iteration: the model it searched over
         from agents.registry import planner_model
@@ -100,11 +84,10 @@ def _arch_as_list(arch: Any) -> Any:
 
 
 def start_from_model(policy: Any, cfg: TrainConfig, device: str = "cpu") -> dict[str, Any]:
-    """Copy the weights of ``cfg.init_model`` into ``policy`` (the run's fresh network).
-
-    Returns the ``warm_start`` record of the run's card. Raises :class:`ConfigError` when the
-    model is missing, damaged, or does not fit ``cfg``.
-    """
+    """Copy the weights of ``cfg.init_model`` into ``policy`` (the run's fresh network); the
+    ``warm_start`` record of the run's card. :class:`ConfigError` names each mismatch when the
+    model does not fit ``cfg`` (same game, rules, seats, encoding and network), and the values
+    that would."""
     from agents.models.card import check_card, network_spec, read_card
     from agents.models.files import load_policy
     from agents.players.model import resolve_model_path
@@ -154,13 +137,9 @@ def start_from_model(policy: Any, cfg: TrainConfig, device: str = "cpu") -> dict
 
 
 def _widen_inputs(state: dict[str, Any], target: dict[str, Any], cls: str, spec: str) -> dict[str, Any]:
-    """The weights of a model of an older observation encoding, fitted to today's longer observation.
-
-    The older observation is the leading part of today's (:func:`dice_envs.layouts.legacy_size`),
-    so each input layer keeps its columns for those values and gets zero columns for the new
-    ones: the widened network computes exactly what the model computed on the cut observation,
-    and training can then learn to use the new fields.
-    """
+    """The weights of a model of an older observation encoding, the leading part of today's
+    (:func:`dice_envs.layouts.legacy_size`): each input layer gets zero columns for the new fields,
+    so the widened network computes exactly what the model did."""
     import torch
 
     if cls != "MaskableActorCriticPolicy":

@@ -89,10 +89,8 @@ class Learner:
 
 
 def start_learner(cfg: TrainConfig, out: Path, resume: bool, device: str) -> Learner:
-    """A fresh network, optimizer and self-play pool; restored from the newest checkpoint that
-    verifies when resuming (:func:`agents.training.artifacts.resume_point`'s rule: a resume loses
-    at most one ``checkpoint_freq``, and refuses when no checkpoint verifies), else warm-started
-    as ``warm_start`` says (:func:`agents.training.init_model.warm_start`)."""
+    """A fresh network, optimizer and self-play pool, restored from the newest checkpoint that
+    verifies when resuming, else warm-started (:func:`agents.training.init_model.warm_start`)."""
     from agents.training.init_model import warm_start
 
     probe = make_vector_env(cfg, ["random"] * (cfg.num_players - 1), num_envs=1)

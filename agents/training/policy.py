@@ -1,9 +1,6 @@
-"""The network both trainers train: sb3-contrib's ``MaskableActorCriticPolicy`` in a ``MaskablePPO``.
-
-:func:`make_model` builds it for a :class:`~agents.training.config.TrainConfig`; the native trainer
-(:mod:`agents.training.ppo`) runs it with :func:`policy_forward`, masks its logits with
-:func:`masked_logits` and samples with :func:`sample_actions`. A saved model is a normal
-sb3-contrib zip, whichever trainer made it.
+"""The network both trainers train: sb3-contrib's ``MaskableActorCriticPolicy`` in a ``MaskablePPO``
+(:func:`make_model`), and how the native trainer runs it: :func:`policy_forward`,
+:func:`masked_logits`, :func:`sample_actions`.
 """
 
 from __future__ import annotations
@@ -13,13 +10,11 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import numpy as np
 import torch
-from torch import nn
 
-from agents.models.activations import activation_classes
+from agents.models.activations import activation_class
 from agents.training.config import TrainConfig
 
 __all__ = [
-    "ACTIVATIONS",
     "MASKED_LOGIT",
     "SpacesOnlyEnv",
     "make_model",
@@ -31,9 +26,6 @@ __all__ = [
 
 #: Logit given to illegal actions: exp() of it underflows to exactly 0 in float32.
 MASKED_LOGIT = -1e8
-#: The hidden activations of the trainers' networks (``TrainConfig.activation``;
-#: :mod:`agents.models.activations`).
-ACTIVATIONS: dict[str, type[nn.Module]] = activation_classes()
 
 
 class SpacesOnlyEnv(gym.Env):
@@ -67,19 +59,15 @@ def maskable_ppo_kwargs(cfg: TrainConfig) -> dict[str, Any]:
         "ent_coef": cfg.ent_coef,
         "vf_coef": cfg.vf_coef,
         "max_grad_norm": cfg.max_grad_norm,
-        "policy_kwargs": {"net_arch": list(cfg.net_arch), "activation_fn": ACTIVATIONS[cfg.activation]},
+        "policy_kwargs": {"net_arch": list(cfg.net_arch), "activation_fn": activation_class(cfg.activation)},
         "seed": cfg.seed,
     }
 
 
 def make_model(cfg: TrainConfig, observation_space: Any, action_space: Any, device: str = "cpu") -> Any:
-    """A ``MaskablePPO`` holding a fresh ``MaskableActorCriticPolicy`` for ``cfg``'s network.
-
-    With the native trainer its ``learn`` is never called: :func:`agents.training.ppo.update`
-    trains ``model.policy``, and the model object gives it SB3's file format. Its
-    hyper-parameters are ``cfg``'s, so that ``MaskablePPO.load(path, env=...).learn(...)``
-    continues with the same settings.
-    """
+    """A ``MaskablePPO`` holding a fresh policy for ``cfg``'s network. The native trainer never
+    calls its ``learn`` (it gives ``model.policy`` SB3's file format); its hyper-parameters are
+    ``cfg``'s, so that ``MaskablePPO.load(path, env=...).learn(...)`` continues with them."""
     from sb3_contrib import MaskablePPO
 
     kwargs = maskable_ppo_kwargs(cfg)

@@ -1,29 +1,11 @@
 """The native PPO trainer (``trainer: ppo``), one file read top to bottom, as CleanRL's ``ppo.py``.
 
-The network is sb3-contrib's ``MaskableActorCriticPolicy``, held by a ``MaskablePPO`` that never
-trains itself (:mod:`agents.training.policy`): the saved model is a normal sb3-contrib zip, so
-``MaskablePPO.load(path)`` and ``agents.load(path)`` read it. Every hyper-parameter is a field
-of :class:`~agents.training.config.TrainConfig`.
-
-A run (:func:`train_ppo`):
-
-1. **setup** — ``torch_threads`` torch threads (a fixed count: the same seed on the same machine
-   trains the same model) and the seeds; the :class:`Learner` (network, Adam, self-play pool),
-   fresh, warm-started or restored from the newest checkpoint (:func:`start_learner`); the
-   ``n_envs`` games of the native vector env (:class:`Rollout`);
-2. **the loop**, one update per rollout of ``n_envs x n_steps`` samples:
-
-   a. learning rate and entropy coefficient at the run's progress (:func:`schedule_value`);
-   b. rollout (:meth:`Rollout.collect`): ``n_steps`` steps of every game, one forward pass per
-      step; illegal actions' logits are masked, so an illegal action is never drawn;
-   c. advantages: generalised advantage estimation (:func:`gae`);
-   d. update (:func:`update`): ``n_epochs`` passes in shuffled minibatches, the clipped loss
-      written out in the loop;
-   e. the log row (``progress.csv``, TensorBoard, progress bar), the periodic evaluation,
-      self-play snapshots and checkpoints when due;
-
-3. **products** — the final checkpoint, ``<name>.zip`` and its model card, the evaluation table
-   and ``learning_curve.png`` (:func:`agents.training.products.save_products`).
+The network is sb3-contrib's ``MaskableActorCriticPolicy`` in a ``MaskablePPO`` that never trains
+itself (:mod:`agents.training.policy`), so the saved model is a normal sb3-contrib zip.
+:func:`train_ppo` sets up (:func:`~agents.training.learner.start_learner`, :class:`Rollout`), then
+makes one update per rollout of ``n_envs x n_steps`` samples (schedules, :meth:`Rollout.collect`,
+:func:`gae`, :func:`update`; then the log row, evaluation, snapshot and checkpoint when due), and
+ends with the products (:func:`agents.training.products.save_products`).
 
 >>> adv, ret = gae(torch.tensor([[0.0], [1.0]]), torch.tensor([[0.5], [0.5]]),
 ...                torch.tensor([[0.0], [1.0]]), torch.tensor([0.9]), gamma=1.0, lam=1.0)
@@ -43,7 +25,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.training.artifacts import PROGRESS_FIELDS, RunReporter, save_checkpoint
+from agents.training.artifacts import LOSS_FIELDS, PROGRESS_FIELDS, RunReporter, save_checkpoint
 from agents.training.config import TrainConfig
 from agents.training.envs import make_vector_env
 from agents.training.learner import start_learner
@@ -52,7 +34,6 @@ from agents.training.products import TrainResult, save_products
 from agents.training.selfplay import pool_opponents
 
 __all__ = [
-    "LOSS_FIELDS",
     "LeadPotential",
     "Rollout",
     "gae",
@@ -60,9 +41,6 @@ __all__ = [
     "train_ppo",
     "update",
 ]
-
-#: The loss statistics :func:`update` returns (columns of ``progress.csv``).
-LOSS_FIELDS = ("loss", "policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction")
 
 
 # ---------------------------------------------------------------------------- the algorithm
@@ -276,10 +254,7 @@ def train_ppo(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
     torch.set_num_threads(cfg.torch_threads)
     torch.manual_seed(cfg.seed)
     learner = start_learner(cfg, out, resume, device)
-    if cfg.self_play:
-        opponents: list[Any] = pool_opponents(cfg, learner.pool, cfg.seed)
-    else:
-        opponents = [cfg.opponents[i % len(cfg.opponents)] for i in range(cfg.num_players - 1)]
+    opponents = pool_opponents(cfg, learner.pool, cfg.seed) if cfg.self_play else cfg.eval_opponents()
     rollout = Rollout(cfg, make_vector_env(cfg, opponents), device, seed=cfg.seed + learner.steps)
     planned = cfg.planned_timesteps(learner.steps)
     if planned != cfg.total_timesteps:
@@ -365,29 +340,23 @@ def train_ppo(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
     save_checkpoint(out / "checkpoints", learner.steps, learner.state(wall_s))
     learner.model.num_timesteps = learner.steps
     solitaire = cfg.num_players == 1
-    products = save_products(
+    return save_products(
         learner.model,
         cfg,
         out,
         steps=learner.steps,
+        steps_this_run=learner.steps - steps_at_start,
+        learn_s=learn_s,
         wall_time_s=wall_s,
         warm_stats=learner.warm_stats,
         command=command,
         title=f"{cfg.name}: PPO on {cfg.game}",
         ylabel="final score" if solitaire else f"win rate vs {', '.join(cfg.eval_opponents())}",
         references={} if solitaire else {"even (50%)": 0.5},
-        trainer="dice-envs native PPO (agents.training.ppo)",
-        machine=machine_info(device, cfg.torch_threads),
-    )
-    done_now = learner.steps - steps_at_start
-    return TrainResult(
-        **products,
-        steps=learner.steps,
-        steps_this_run=done_now,
-        wall_time_s=learn_s,
-        env_steps_per_s=done_now / learn_s if learn_s > 0 else float("nan"),
         backend=f"native ppo, {cfg.n_envs} games, {device}",
         resumed_from=learner.resumed_from,
+        trainer="dice-envs native PPO (agents.training.ppo)",
+        machine=machine_info(device, cfg.torch_threads),
     )
 
 

@@ -1,9 +1,5 @@
-"""What both trainers end a run with, and what :func:`agents.training.train.train` returns.
-
-:func:`save_products`: the evaluation table (:func:`final_evaluation`), the model ``<name>.zip``
-and its card (:func:`agents.models.files.save_model`, schema in :mod:`agents.models.card`), and the
-learning curve with its reference lines (:func:`reference_lines`).
-"""
+"""What both trainers end a run with (:func:`save_products`), and what
+:func:`agents.training.train.train` returns (:class:`TrainResult`)."""
 
 from __future__ import annotations
 
@@ -16,7 +12,6 @@ from dice_envs.rules import ConfigError
 
 __all__ = [
     "TrainResult",
-    "evaluation_record",
     "final_evaluation",
     "previous_wall_time",
     "reference_lines",
@@ -41,22 +36,9 @@ class TrainResult:
     table: str = ""
 
 
-def evaluation_record(cfg: TrainConfig, rows: list[Any], warm_stats: dict[str, Any] | None) -> dict[str, Any]:
-    """The card's ``evaluation``: the final table's rows and, after a warm start, its statistics."""
-    evaluation: dict[str, Any] = {"games_per_row": cfg.final_eval_games, "rows": [r.to_dict() for r in rows]}
-    if warm_stats:
-        evaluation["warm_start"] = warm_stats
-    return evaluation
-
-
 def reference_lines(cfg: TrainConfig, rows: list[Any]) -> dict[str, float]:
-    """Reference lines of the learning curve: the exact optimum and the ``heuristic`` agent's mean.
-
-    Solitaire scorecard games: the solver's optimum (solved once and cached; the default rules'
-    known optimum, :func:`agents.solver.scorecard.known_optimum`) and the heuristic's
-    mean of the final table when it has that row. Multi-player games plot a win rate, whose
-    reference is 50% against the evaluation opponents.
-    """
+    """Reference lines of a solitaire learning curve: the exact optimum of scorecard games (the
+    default rules' known one needs no solve) and the ``heuristic`` row's mean of the final table."""
     refs: dict[str, float] = {}
     rules = cfg.rule_config()
     if cfg.num_players == 1:
@@ -109,27 +91,30 @@ def save_products(
     out: Path,
     *,
     steps: int,
+    steps_this_run: int,
+    learn_s: float,
     wall_time_s: float,
     warm_stats: dict[str, Any] | None,
     command: str,
     title: str,
     ylabel: str,
     references: dict[str, float],
+    backend: str,
+    resumed_from: Path | None,
     **card_extra: Any,
-) -> dict[str, Any]:
+) -> TrainResult:
     """What both trainers end with, in order: the final evaluation table, the model
-    ``<out>/<name>.zip`` with its card (``card_extra`` added to it), the learning curve.
-
-    Returns the :class:`TrainResult` fields ``model_path``, ``card_path``, ``curve_path``,
-    ``evaluation`` and ``table``.
-    """
+    ``<out>/<name>.zip`` with its card (``wall_time_s``: the whole training's; ``card_extra`` added
+    to it), the learning curve. ``learn_s``: this run's seconds of learning."""
     from agents.models.card import card_path, make_card
     from agents.models.files import save_model
     from agents.training.artifacts import plot_learning_curve
     from agents.training.score_table import format_table
 
     rows = final_evaluation(model, cfg) if cfg.final_eval_games else []
-    evaluation = evaluation_record(cfg, rows, warm_stats)
+    evaluation: dict[str, Any] = {"games_per_row": cfg.final_eval_games, "rows": [r.to_dict() for r in rows]}
+    if warm_stats:
+        evaluation["warm_start"] = warm_stats
     card = make_card(
         cfg.rule_config(),
         cfg.num_players,
@@ -144,11 +129,16 @@ def save_products(
     )
     model_path = save_model(model, out / f"{cfg.name}.zip", card, overwrite=True)  # atomic, checksums
     references = {**reference_lines(cfg, rows), **references}
-    curve = plot_learning_curve(out, out / "learning_curve.png", title, ylabel, references)
-    return {
-        "model_path": model_path,
-        "card_path": card_path(model_path),
-        "curve_path": curve,
-        "evaluation": evaluation,
-        "table": format_table(rows) if rows else "",
-    }
+    return TrainResult(
+        model_path=model_path,
+        card_path=card_path(model_path),
+        curve_path=plot_learning_curve(out, out / "learning_curve.png", title, ylabel, references),
+        steps=steps,
+        steps_this_run=steps_this_run,
+        wall_time_s=learn_s,
+        env_steps_per_s=steps_this_run / learn_s if learn_s > 0 else float("nan"),
+        backend=backend,
+        resumed_from=resumed_from,
+        evaluation=evaluation,
+        table=format_table(rows) if rows else "",
+    )

@@ -1,21 +1,10 @@
 """The sb3-contrib path (``trainer: sb3``): ``MaskablePPO.learn`` on a dice-envs game, for users
 who want SB3's own loop and callbacks.
 
-What a run leaves is the native trainer's (:mod:`agents.training.ppo`), made by the same helpers:
-the self-play pool (:mod:`agents.training.selfplay`), the warm start
-(:func:`agents.training.init_model.warm_start`), ``progress.csv``
-(:class:`~agents.training.artifacts.RunReporter`), the evaluation table, the model, its card and
-the learning curve (:func:`agents.training.products.save_products`), and the resume checks of
-:func:`agents.training.train.train`. SB3's own: its checkpoints
+A run leaves what the native trainer's does, made by the same helpers (self-play pool, warm start,
+``progress.csv``, products, resume checks), besides SB3's own: its checkpoints
 (``checkpoints/model_<steps>_steps.zip``, read weights-only on resume), its periodic evaluation
 (``evaluations.npz``), the monitor files and its TensorBoard logs.
-
-1. the training env (native / subproc / dummy) and the evaluation env;
-2. the model, then, when resuming, the newest intact checkpoint, read before anything is written
-   (:func:`agents.training.artifacts.resume_point`; :func:`_resume`);
-3. the warm start of a fresh run;
-4. ``learn`` with callbacks: checkpoints, evaluations, self-play snapshots, progress rows;
-5. a final checkpoint, then the products.
 """
 
 from __future__ import annotations
@@ -74,28 +63,22 @@ def train_sb3(cfg: TrainConfig, out: Path, resume: bool, command: str, device: s
     (out / "checkpoints").mkdir(parents=True, exist_ok=True)
     model.save(out / "checkpoints" / f"model_{model.num_timesteps}_steps.zip")
     multi_win = cfg.reward != "score" and cfg.num_players > 1
-    products = save_products(
+    return save_products(
         model,
         cfg,
         out,
         steps=model.num_timesteps,
+        steps_this_run=model.num_timesteps - steps_before,
+        learn_s=learn_s,
         wall_time_s=previous_wall + time.perf_counter() - t_start,  # warm start + learning
         warm_stats=warm_stats,
         command=command,
         title=f"{cfg.name}: MaskablePPO on {cfg.game}",
         ylabel="win reward (+1/-1)" if multi_win else "final score",
         references={},
-        machine=machine_info(device, cfg.torch_threads),
-    )
-    steps_this_run = model.num_timesteps - steps_before
-    return TrainResult(
-        **products,
-        steps=model.num_timesteps,
-        steps_this_run=steps_this_run,
-        wall_time_s=learn_s,
-        env_steps_per_s=steps_this_run / learn_s if learn_s > 0 else float("nan"),
         backend=backend,
         resumed_from=resumed_from,
+        machine=machine_info(device, cfg.torch_threads),
     )
 
 
@@ -125,11 +108,8 @@ def _model(cfg: TrainConfig, out: Path, train_env: Any, device: str) -> Any:
 
 
 def quiet_logger(model: Any) -> None:
-    """Give an SB3 model a logger that writes nowhere.
-
-    Without one, ``learn`` with neither TensorBoard nor console output still creates an empty
-    ``SB3-<date>`` folder in the system temp dir on every call.
-    """
+    """Give an SB3 model a logger that writes nowhere (without one, a quiet ``learn`` still makes
+    an empty ``SB3-<date>`` folder in the temp dir on every call)."""
     from stable_baselines3.common.logger import Logger
 
     model.set_logger(Logger(folder=None, output_formats=[]))
@@ -321,14 +301,9 @@ class _ProgressRows(BaseCallback):
 
 
 def _resumed_logger(model: Any, tb_log_name: str, steps: int) -> Any:
-    """The logger ``learn`` would make for a resumed run, its TensorBoard writer purging the steps
-    after the checkpoint's (``steps``).
-
-    SB3 appends to the run's ``<tb_log_name>_<id>`` folder; the killed run's events past its last
-    checkpoint stayed there and would show twice, the curve running back in time. Like the native
-    trainer's, this writer starts with a purge mark at ``steps + 1``: TensorBoard drops the earlier
-    events from there on and keeps the row logged at the checkpoint's own step.
-    """
+    """The logger ``learn`` would make for a resumed run, its TensorBoard writer purging the events
+    after the checkpoint's ``steps`` that the killed run left in SB3's ``<tb_log_name>_<id>`` folder
+    (they would show twice, the curve running back in time)."""
     from stable_baselines3.common.logger import TensorBoardOutputFormat, configure
     from stable_baselines3.common.utils import get_latest_run_id
 
@@ -351,15 +326,10 @@ _MONITOR = re.compile(r"^train_from_(\d+)\.monitor\.csv$")
 
 
 def trim_monitors(out: Path, steps: int, current: Path) -> None:
-    """Cut the killed runs' monitor files (``train_from_<start>.monitor.csv``) at the checkpoint a
-    run resumes from (``steps``), as ``evaluations.npz``, TensorBoard and ``progress.csv`` are cut.
-
-    The learning curve places an episode at ``start`` plus the lengths of the file's episodes so
-    far; the episodes placed past ``steps`` were played again by the resumed run and would show
-    twice. A file that starts at or past ``steps`` goes; the others keep their two header lines and
-    the episodes up to ``steps`` (rewritten atomically; a torn last row goes too). ``current`` is
-    the resumed run's own file, left as it is.
-    """
+    """Cut the killed runs' monitor files (``train_from_<start>.monitor.csv``, but ``current``) at
+    the checkpoint a run resumes from (``steps``): an episode ends at ``start`` plus the lengths so
+    far, and those past ``steps`` were played again. A file starting at or past ``steps`` goes; the
+    others keep their header and the episodes up to ``steps`` (rewritten atomically)."""
     for path in sorted(out.glob("train_from_*.monitor.csv")):
         match = _MONITOR.match(path.name)
         if match is None or path == current:

@@ -1,15 +1,7 @@
-"""Evaluation of a trained model (or any agent) against opponents, for training's tables.
-
-:func:`play_games` plays through the one game runner (:func:`agents.evaluation.run_games`):
-every game in lockstep on the batched engine, so a neural policy answers a whole batch with one
-forward pass. Solitaire: the mean final score. Several players: the agent sits in every seat in
-turn (seats balanced, each deal played in every seat order with the same dice), and wins / draws
-/ losses are counted by :func:`agents.evaluation.wins_draws_losses`.
-
-:func:`solitaire_rows` is the table both trainers end a solitaire run with: the trained agent and
-each built-in agent named, on the same dice seeds (common random numbers). With an ``optimal``
-row, :func:`format_table` adds each agent's points behind ``optimal`` on the same dice (the mean
-of the per-game differences, with its standard error).
+"""Games of a trained model (or any agent) against opponents, for training's tables, played through
+the one game runner (:func:`agents.evaluation.run_games`): seat-balanced, every game in lockstep on
+the batched engine. :func:`solitaire_rows` plays every agent of a solitaire table on the same dice,
+so :func:`format_table` can add each one's points behind ``optimal``.
 """
 
 from __future__ import annotations
@@ -76,14 +68,9 @@ def play_games(
     batch: int = 64,
     agent_name: str | None = None,
 ) -> GameStats:
-    """Play ``games`` games of ``agent`` against ``opponents`` (agents, resolved specs
-    (:class:`~agents.registry.AgentSpec`) or specs for :func:`agents.load`, one per other seat), the
-    agent's seat cycling over every seat.
-
-    Game ``g`` is deal ``g // K`` (dice seed :func:`agents.evaluation.dice_seed`) in seat rotation
-    ``g mod K``; opponents are reseeded from ``seed`` first, ``agent`` is used as it is. ``batch``:
-    games played side by side.
-    """
+    """Play ``games`` games of ``agent`` against ``opponents`` (agents, resolved specs or specs for
+    :func:`agents.load`, one per other seat, reseeded from ``seed``; ``agent`` is used as it is).
+    Game ``g`` is deal ``g // K`` in seat rotation ``g mod K``; ``batch`` games side by side."""
     k = 1 + len(opponents)
     _, opp_seeds = derive_seeds(seed, 0, 0, k)
     seated = [
@@ -102,8 +89,19 @@ def play_games(
     )
     seat = np.argmax(lineups == 0, axis=1)
     scores = out.scores[np.arange(games), seat].astype(np.float64)
-    wdl = wins_draws_losses(out.winners, seat) if k > 1 else (0, 0, 0)
-    return _stats(agent, agent_name, opponents, scores, wdl)
+    wins, draws, losses = wins_draws_losses(out.winners, seat) if k > 1 else (0, 0, 0)
+    opponent = ",".join(str(getattr(o, "spec", o)) for o in opponents) or "solitaire"
+    return GameStats(
+        agent=agent_name or str(getattr(agent, "spec", type(agent).__name__)),
+        opponent=opponent,
+        games=len(scores),
+        mean_score=float(scores.mean()),
+        std_score=float(scores.std(ddof=1)) if scores.size > 1 else 0.0,
+        wins=wins,
+        draws=draws,
+        losses=losses,
+        scores=scores,
+    )
 
 
 def evaluate_policy(policy: Any, cfg: Any, seed: int) -> tuple[float, float]:
@@ -120,28 +118,6 @@ def evaluate_policy(policy: Any, cfg: Any, seed: int) -> tuple[float, float]:
         return stats.mean_score, stats.stderr
     rate = (stats.wins + 0.5 * stats.draws) / max(stats.games, 1)
     return rate, float(np.sqrt(rate * (1 - rate) / max(stats.games, 1)))
-
-
-def _stats(
-    agent: Any,
-    agent_name: str | None,
-    opponents: Sequence[Any],
-    scores: np.ndarray,
-    wdl: tuple[int, int, int],
-) -> GameStats:
-    """The row of one agent against one set of opponents (``wdl``: wins, draws, losses)."""
-    opp = "solitaire" if not opponents else ",".join(str(getattr(o, "spec", o)) for o in opponents)
-    return GameStats(
-        agent=agent_name or str(getattr(agent, "spec", type(agent).__name__)),
-        opponent=opp,
-        games=len(scores),
-        mean_score=float(scores.mean()),
-        std_score=float(scores.std(ddof=1)) if scores.size > 1 else 0.0,
-        wins=wdl[0],
-        draws=wdl[1],
-        losses=wdl[2],
-        scores=scores,
-    )
 
 
 def load_or_skip(spec: AgentSpec, num_players: int, seed: int) -> Any:

@@ -1,22 +1,11 @@
 """The self-play pool: one implementation for the native trainer, the sb3 trainer and RLlib.
 
-A :class:`SelfPlayPool` holds the newest ``size`` snapshots of the learner, each keyed by when it
-was taken (env steps; RLlib: the iteration), and draws the member that plays an episode at an
-opponent seat (:meth:`SelfPlayPool.draw`): a built-in agent with probability ``builtin_prob``,
-else the newest snapshot with probability ``latest_prob``, else a snapshot drawn uniformly; a
-built-in agent while the pool holds no snapshot. What a snapshot is depends on the trainer:
-
-* native trainer (:mod:`agents.training.ppo`): a frozen copy of the policy, as a
-  :class:`~agents.players.model.ModelAgent`, kept in memory and in the run's checkpoints;
-* sb3 trainer (:mod:`agents.training.sb3_train`): the same, written by the trainer to
-  ``<run>/pool/snapshot_<steps>.pt`` (:func:`save_snapshot`) and read back by each env's
-  :class:`PoolOpponent` (its envs may run in other processes);
-* RLlib (:mod:`agents.ray.rllib.selfplay`): the id of a frozen RLModule whose weights the driver
-  refreshes; the policy-mapping function draws module ids from a pool.
-
-:class:`PoolOpponent` is the opponent seat of the trainers' envs: in the native vector env every
-game draws its own member per episode (the env's ``start_episodes`` hook), in a Gymnasium env
-each ``reset`` draws one.
+A :class:`SelfPlayPool` holds the newest ``size`` snapshots of the learner, keyed by when each was
+taken (env steps; RLlib: the iteration), and draws the member that plays an episode at an opponent
+seat (:meth:`SelfPlayPool.draw`). A snapshot is a frozen policy as a
+:class:`~agents.players.model.ModelAgent` (native trainer: in memory and in the checkpoints; sb3
+trainer: a file of the run's ``pool/`` folder, :func:`save_snapshot`, read back by each env's
+:class:`PoolOpponent`), or an RLlib module id (:mod:`agents.ray.rllib.selfplay`).
 
 >>> pool = SelfPlayPool(size=2, builtin_prob=0.5, latest_prob=0.0)
 >>> for steps in (0, 100, 200):
@@ -38,6 +27,7 @@ import numpy as np
 
 from agents.base import BaseAgent
 from agents.models.activations import activation_class, activation_name
+from agents.training.artifacts import load_tensors, numbered_files
 from dice_envs.io import atomic_open
 
 __all__ = [
@@ -55,11 +45,9 @@ _SNAPSHOT = re.compile(r"^snapshot_(\d+)\.pt$")
 
 
 class SelfPlayPool(Generic[T]):
-    """The newest ``size`` snapshots of the learner and the rule that draws an episode's member.
-
-    ``snapshots`` maps each snapshot's key (steps or iteration, newest largest) to the member
-    itself: whatever plays for it (an agent, an RLlib module id).
-    """
+    """The newest ``size`` snapshots (``snapshots``: key → member) and the rule that draws an
+    episode's member: a built-in agent with probability ``builtin_prob`` (always while the pool is
+    empty), else the newest snapshot with probability ``latest_prob``, else one drawn uniformly."""
 
     def __init__(self, size: int, builtin_prob: float, latest_prob: float) -> None:
         self.size = int(size)
@@ -108,13 +96,9 @@ class PoolOpponent(BaseAgent):
     """An opponent seat that plays members of ``pool`` (agents) and its own ``builtins``.
 
     ``members`` holds each game's member (:meth:`SelfPlayPool.draw`'s codes): the native vector
-    env calls :meth:`start_episodes` for the games whose episode begins, then :meth:`act_batch`
-    with ``games=``; each member answers its games in one batched call. A Gymnasium env calls
-    :meth:`reset` per episode, which draws the member of game 0, the one :meth:`act` plays.
-
-    With ``folder``, the seat first reads the snapshots another process wrote there
-    (:meth:`sync`): the newest ``pool.size`` files, each as a
-    :class:`~agents.players.model.ModelAgent` (``deterministic``: masked argmax, else sampling).
+    env calls :meth:`start_episodes` for the games whose episode begins, a Gymnasium env calls
+    :meth:`reset` (game 0's member). With ``folder``, the seat reads the snapshots another process
+    wrote there (:meth:`sync`; ``deterministic``: they play by masked argmax, else sample).
     """
 
     spec = "pool"
@@ -246,11 +230,7 @@ def pool_opponents(
 # ---------------------------------------------------------------------------- pool folders
 def list_snapshots(pool_dir: str | Path) -> list[Path]:
     """Snapshot files of a pool folder, oldest first (by the step count in the name)."""
-    pool_dir = Path(pool_dir)
-    if not pool_dir.is_dir():
-        return []
-    found = [(int(m.group(1)), p) for p in pool_dir.iterdir() if (m := _SNAPSHOT.match(p.name))]
-    return [p for _, p in sorted(found)]
+    return numbered_files(pool_dir, _SNAPSHOT)
 
 
 def _steps_of(path: Path) -> int:
@@ -258,13 +238,9 @@ def _steps_of(path: Path) -> int:
 
 
 def save_snapshot(policy: Any, pool_dir: str | Path, steps: int, keep: int) -> Path:
-    """Write ``policy`` (an SB3 policy) as the snapshot of ``steps``; delete all but ``keep`` + 2 newest.
-
-    A snapshot holds the weights and the few numbers that rebuild the network (observation size,
-    actions, layers, activation): tensors and plain values only, read back with
-    ``torch.load(weights_only=True)``. Two extra files are kept so that a seat that listed the
-    folder a moment ago still finds the file it is about to load.
-    """
+    """Write ``policy`` (an SB3 policy) as the snapshot of ``steps`` (its weights and what rebuilds
+    the network: tensors and plain values only); delete all but the ``keep`` + 2 newest (the two
+    extra for a seat that listed the folder a moment ago)."""
     import torch
 
     pool_dir = Path(pool_dir)
@@ -292,8 +268,6 @@ def load_snapshot(path: str | Path) -> Any:
     pickled objects raises ``ValueError``, as does one that is not a snapshot)."""
     import gymnasium as gym
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
-
-    from agents.training.artifacts import load_tensors
 
     data = load_tensors(str(path))
     if not isinstance(data, dict) or "state_dict" not in data:

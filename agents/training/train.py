@@ -1,14 +1,9 @@
 """``train(cfg)``: one entry point for every trainer (:func:`load_run_config` reads any recipe).
 
-1. the run folder: a fresh ``runs/<name>`` (never an earlier run's), or the run being resumed,
-   checked *before* anything is written (a different config is refused naming the keys; each
-   trainer then resumes by :func:`agents.training.artifacts.resume_point`'s rule: from the newest
-   intact checkpoint, or not at all, leaving the folder as it was);
-2. the device (``auto`` → ``cuda`` when available; ``cuda`` without CUDA is a one-line error);
-3. the trainer: ``ppo`` (:func:`agents.training.ppo.train_ppo`, the default) or ``sb3``
-   (:func:`agents.training.sb3_train.train_sb3`), both ending with
-   :func:`agents.training.products.save_products`; or ``search``
-   (:func:`agents.training.search.learner.run`, on the CPU, checking its own resume).
+It picks the run folder (:func:`output_folder`; a resumed run's config checked by
+:func:`check_resume` before anything is written), the device, and the trainer: ``ppo``
+(:func:`agents.training.ppo.train_ppo`), ``sb3`` (:func:`agents.training.sb3_train.train_sb3`) or
+``search`` (:func:`agents.training.search.learner.run`, on the CPU).
 """
 
 from __future__ import annotations
@@ -20,13 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.training.config import (
-    REMOVED_KEYS,
-    RESUMABLE_KEYS,
-    RunConfig,
-    TrainConfig,
-    load_config,
-)
+from agents.training.config import REMOVED_KEYS, RunConfig, TrainConfig, load_config
 from agents.training.products import TrainResult
 from agents.training.search.config import SearchConfig
 from dice_envs.io import atomic_write_text, fresh_folder, occupied
@@ -56,6 +45,7 @@ def resolve_device(device: str) -> str:
 
 
 def _holds_run(folder: Path) -> bool:
+    """Whether ``folder`` holds a training run: a model or checkpoints."""
     return folder.is_dir() and (any(folder.glob("*.zip")) or (folder / "checkpoints").is_dir())
 
 
@@ -85,10 +75,8 @@ def load_run_config(path: str | Path | None, overrides: Sequence[str] = (), **va
 
 
 def output_folder(cfg: RunConfig, out: str | Path | None, resume: bool) -> Path:
-    """The run's folder. Default ``runs/<name>``, or ``runs/<name>-2``, ``-3``, ... when something
-    is there already (unless resuming it). A given ``out`` must be a new or empty folder, or, with
-    ``resume``, the run to continue: a fresh run never writes into a folder holding files.
-    """
+    """The run's folder: ``out``, which must be a new or empty folder or (``resume``) the run to
+    continue; by default ``runs/<name>`` (``runs/<name>-2``, ... when something is there)."""
     if out is not None:
         out = Path(out)
         if out.exists() and not out.is_dir():
@@ -111,14 +99,11 @@ def output_folder(cfg: RunConfig, out: str | Path | None, resume: bool) -> Path:
     return base if resume else fresh_folder(base)
 
 
-def check_resume(cfg: TrainConfig, out: Path) -> None:
-    """Refuse to resume ``out`` under a config that differs from its ``config.json``.
-
-    Only :data:`~agents.training.config.RESUMABLE_KEYS` may change; the message names every
-    other key that differs, with both values. A removed key
-    (:data:`~agents.training.config.REMOVED_KEYS`) that the run's file holds at the value every run
-    had before it existed does not count. Nothing in ``out`` is touched.
-    """
+def check_resume(cfg: RunConfig, out: Path) -> None:
+    """Refuse to resume ``out`` under a config that differs from its ``config.json`` in anything
+    but the config's ``RESUMABLE`` keys, naming each key with both values. A removed key
+    (:data:`~agents.training.config.REMOVED_KEYS`) saved at the value every run had before it
+    existed does not count."""
     saved_path = out / "config.json"
     if not saved_path.is_file():
         raise ConfigError(f"--resume: {out} holds no config.json, so it is not a run folder made by train.py")
@@ -133,13 +118,13 @@ def check_resume(cfg: TrainConfig, out: Path) -> None:
     differ = [
         k
         for k in sorted(set(now) | set(saved))
-        if k not in RESUMABLE_KEYS and now.get(k) != saved.get(k, now.get(k))
+        if k not in cfg.RESUMABLE and now.get(k) != saved.get(k, now.get(k))
     ]
     if differ:
         detail = "; ".join(f"{k}: run {saved.get(k)!r}, now {now.get(k)!r}" for k in differ)
         raise ConfigError(
             f"--resume: the config differs from the run's {saved_path} in {', '.join(differ)} ({detail}); "
-            f"only {', '.join(RESUMABLE_KEYS)} may change on resume"
+            f"only {', '.join(cfg.RESUMABLE)} may change on resume"
         )
 
 
@@ -184,10 +169,8 @@ def train(
 
 
 def check_agent_specs(cfg: TrainConfig) -> None:
-    """Resolve every agent spec of ``cfg`` (:attr:`TrainConfig.agent_specs`: the agent lists
-    ``opponents``, ``pool_builtin``, ``final_eval_opponents``, the BC expert and the evaluation
-    opponents) before training, not when (or whether) the run first uses it: a typo in a list this
-    run does not use is still a typo, refused naming its key."""
+    """Resolve every agent spec of ``cfg`` (:attr:`TrainConfig.agent_specs`) before training, used
+    by this run or not: a typo is refused naming its key."""
     cfg.agent_specs  # noqa: B018  (a cached property: resolving is the point)
 
 
@@ -195,7 +178,7 @@ def _undo_refused_start(folder: Path, created: bool) -> None:
     """A start refused before its first step (a warm-start model that does not fit, say) leaves
     the folder as it found it: its ``config.json`` goes, and so does the folder if this run made
     it and nothing else was written there."""
-    if (folder / "checkpoints").exists() or any(folder.glob("*.zip")):
+    if _holds_run(folder):
         return  # it trained: keep everything
     (folder / "config.json").unlink(missing_ok=True)
     if created:

@@ -22,17 +22,8 @@ from typing import ClassVar
 from agents.training.config import RunConfig, knob
 from dice_envs.rules import GAMES, ConfigError, RuleConfig, ScorecardRules, make_rules
 
-__all__ = ["RESUMABLE", "SearchConfig"]
+__all__ = ["SearchConfig"]
 
-#: Keys that may change when a run is resumed.
-RESUMABLE = (
-    "iterations",
-    "progress_bar",
-    "eval_every",
-    "final_eval_games",
-    "final_eval_opponents",
-    "checkpoint_every",
-)
 #: Training games of iteration ``i`` use dice seeds ``seed * SEED_STRIDE + i * games_per_iteration``.
 SEED_STRIDE = 10**7
 
@@ -42,6 +33,14 @@ class SearchConfig(RunConfig):
     """All hyper-parameters of a search-learner run (every field documented)."""
 
     KIND: ClassVar[str] = "search"
+    RESUMABLE = (
+        "iterations",
+        "progress_bar",
+        "eval_every",
+        "final_eval_games",
+        "final_eval_opponents",
+        "checkpoint_every",
+    )
 
     name: str = knob("search", "run name; the default output folder is runs/<name>")
     trainer: str = knob("search", "search (this learner)")
@@ -118,21 +117,9 @@ class SearchConfig(RunConfig):
             "checkpoint_every": (0, 10**6),
             "torch_threads": (1, 256),
         }
-        self._check_common(ints)
-        for key in ("learning_rate", "lr_final"):
-            v = getattr(self, key)
-            if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v < 1:
-                raise ConfigError(f"config {key!r} must be a number in [0, 1), got {v!r}")
-        ok = (
-            isinstance(self.hidden, list)
-            and self.hidden
-            and all(isinstance(h, int) and not isinstance(h, bool) and 1 <= h <= 4096 for h in self.hidden)
-        )
-        if not ok:
-            raise ConfigError(
-                "config 'hidden' must be a list of layer widths (1-4096), e.g. [256, 256]; "
-                f"got {self.hidden!r}"
-            )
+        reals = {"learning_rate": (0.0, 1.0, False, False), "lr_final": (0.0, 1.0, True, False)}
+        self._check_common(ints, reals)
+        self._check_layers("hidden", 4096)
         self._check_agent_specs()
         if self.reward == "win":
             for key in ("eval_games", "final_eval_games"):
@@ -143,17 +130,12 @@ class SearchConfig(RunConfig):
                     )
 
     def _check_agent_specs(self) -> None:
-        """The agents the run plays only at its evaluations, resolved before any work
-        (:attr:`agent_specs`): ``final_eval_opponents``, agent specs that play these rules,
-        solitaire only, and ``eval_opponent`` of a win run, a spec that plays two-player ``game``
-        (:func:`agents.registry.check_fit`: a model is loaded once, no table built)."""
+        """The agents of the evaluations, resolved before any work: ``final_eval_opponents``
+        (solitaire only) and a win run's ``eval_opponent``, which must play two-player ``game``."""
         from agents.registry import check_fit
 
         specs = self.final_eval_opponents
-        if not isinstance(specs, list) or not all(isinstance(v, str) and v.strip() for v in specs):
-            raise ConfigError(
-                f"config 'final_eval_opponents' must be a list of agent spec strings, got {specs!r}"
-            )
+        self._check_spec_lists(["final_eval_opponents"])
         if specs and self.reward != "score":
             raise ConfigError(
                 "config 'final_eval_opponents' is for solitaire runs (reward score); the win learner "

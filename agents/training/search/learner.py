@@ -1,37 +1,14 @@
 """``trainer: search``: learn a value of turn starts from the agent's own games, from scratch.
 
-Fitted value iteration over visited states, for one of two objectives: ``reward: score``, the
-expected points of a solitaire game, or ``reward: win``, the chance to win a two-player game from
-self-play. Each iteration:
-
-1. **play** ``games_per_iteration`` games on the batched engine with the search agent over the
-   current network (:func:`agents.players.search.play.play_games`; for the win, both seats the
-   same search, :func:`agents.players.search.win_play.play_win_games`): each turn is searched
-   exactly to its end (the dice, the holds, the box) over the network's values of the states it
-   can end in (for the win: the other player's next turn start; exact 1, 1/2 or 0 where the entry
-   ends the game);
-2. **targets**: the searched value of each turn-start state met, i.e. this turn's expected points
-   plus the network's value of where the turn leads (or the searched win chance), under the best
-   play of the turn (a Bellman backup with the turn's chance handled exactly, so targets carry
-   little noise; a filled card is worth 0 by the rules, which anchors the backups at the end);
-3. **fit** the network to the targets of the last ``buffer_iterations`` iterations:
-   ``fit_steps`` Adam steps on minibatches of ``batch_size`` (mean squared error on points;
-   binary cross-entropy on the win chance's logit), the learning rate linear from
-   ``learning_rate`` to ``lr_final`` over the run.
-
-It starts from random weights and uses the rules, the dice probabilities and the tables derived
-from scoring; it never reads the exact solver's values (an empty solver cache stays empty). Every
-``eval_every`` iterations and after the last (``0``: only after the last) the network's agent
-plays ``eval_games`` games on dice seeds never used for training (the learning curve's points):
-alone for points; for the win against ``eval_opponent``, each deal once from each seat (the
-game runner, :func:`agents.evaluation.regret.seat_games`). These games do not feed the learning.
-
-Products in the run folder (:mod:`agents.training.search.products`): ``<name>.npz`` (weights) and
-its card ``<name>.json`` (:mod:`agents.players.search.agent`), ``progress.csv``,
-``learning_curve.png``, ``config.json`` and ``checkpoints/`` (every ``checkpoint_every``
-iterations and after the last: the network, Adam's moments and the replay buffer's states and
-targets, as plain arrays; ``--resume`` continues exactly where the newest intact checkpoint
-stopped, and refuses, touching nothing, when none is intact).
+Fitted value iteration over visited states (docs/guide/search.md), for ``reward: score`` (the
+expected points of a solitaire game) or ``reward: win`` (the chance to win a two-player game, from
+self-play). Each iteration plays ``games_per_iteration`` games with the search agent over the
+current network (:func:`play`), each turn searched exactly to its end; the targets are the
+searched values of the turn starts met (a Bellman backup with the turn's chance summed exactly);
+:func:`fit` fits the network to the targets of the last ``buffer_iterations`` iterations. It
+never reads the exact solver's values. Evaluations (every ``eval_every`` iterations and after the
+last) play dice seeds never used for training. What a run writes:
+:mod:`agents.training.search.products`.
 """
 
 from __future__ import annotations
@@ -52,12 +29,13 @@ from agents.players.search.win_agent import WinSearchAgent
 from agents.players.search.win_play import play_win_games
 from agents.solver.cache import single_thread_blas
 from agents.solver.scorecard import TurnSolver, turn_solver
+from agents.training.artifacts import RunReporter
 from agents.training.products import TrainResult
 from agents.training.score_table import format_table, solitaire_rows
 from agents.training.search import products
-from agents.training.search.config import RESUMABLE, SearchConfig
+from agents.training.search.config import SearchConfig
+from agents.training.train import check_resume
 from dice_envs.io import atomic_write_text
-from dice_envs.rules import ConfigError
 
 __all__ = [
     "EVAL_SEED_OFFSET",
@@ -191,31 +169,14 @@ def fit(
 def prepare_folder(
     cfg: SearchConfig, folder: Path, resume: bool, model: Any, opt: Any
 ) -> tuple[Path, dict[str, Any]] | None:
-    """What a resume needs checked before any work (the recipe's keys, agent specs included, were
-    checked by :meth:`SearchConfig.validate`), then ``config.json`` written: the run's
-    ``config.json`` (it must equal ``cfg`` but for :data:`~agents.training.search.config.RESUMABLE` keys,
-    else ``ConfigError`` naming them) and its newest intact checkpoint, loaded into ``model`` /
-    ``opt`` (:func:`agents.training.search.products.load_checkpoint`: ``ConfigError`` when none reads). A
-    refusal leaves the folder as it was. The checkpoint's path and state, or ``None`` for a fresh
-    run."""
+    """Before any work, what a resume needs: the run's ``config.json`` equal to ``cfg`` but for
+    its ``RESUMABLE`` keys (:func:`agents.training.train.check_resume`) and its newest intact
+    checkpoint loaded into ``model`` / ``opt`` (:func:`agents.training.search.products.load_checkpoint`);
+    then ``config.json`` written. A refusal leaves the folder as it was. The checkpoint's path and
+    state, or ``None`` for a fresh run."""
     got = None
     if resume:
-        path = folder / "config.json"
-        try:
-            saved = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"--resume: cannot read {path}: {exc}") from None
-        now = cfg.to_dict()
-        differ = (
-            [k for k in now if k not in RESUMABLE and saved.get(k) != now[k]]
-            if isinstance(saved, dict)
-            else ["*"]
-        )
-        if differ:
-            raise ConfigError(
-                f"--resume: the config differs from the run's {path} in {', '.join(differ)}; "
-                f"only {', '.join(RESUMABLE)} may change on resume"
-            )
+        check_resume(cfg, folder)
         got = products.load_checkpoint(folder, model, opt)
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_text(folder / "config.json", json.dumps(cfg.to_dict(), indent=2) + "\n", overwrite=True)
@@ -242,7 +203,19 @@ def run(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainRes
         start, games, steps, spent = (state[k] for k in ("iteration", "games", "steps", "wall_s"))
         buffer = state["buffer"]
         net = _numpy_net(model)
-    log = products.open_log(folder, _FIELDS, resume_steps=steps if resume else None, cfg=cfg, start=start)
+    log = RunReporter(
+        folder,
+        _FIELDS,
+        steps=steps,
+        resumed=resume,
+        total_timesteps=cfg.iterations,
+        tensorboard=False,
+        progress_bar=cfg.progress_bar,
+        unit="it",
+    )
+    if log.bar is not None:  # the bar counts iterations, not steps
+        log.bar.n = start
+        log.bar.refresh()
     t0 = time.perf_counter() - spent
     try:
         for it in range(start, cfg.iterations):
@@ -289,12 +262,8 @@ def run(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainRes
 
 def final_evaluation(cfg: SearchConfig, net: ValueNet) -> tuple[dict[str, Any], str]:
     """The card's evaluation of ``net``'s agent over ``final_eval_games`` dice seeds that training
-    never used, and the line or table printed at the end.
-
-    For the win: the win rate against ``eval_opponent``. For points with
-    ``final_eval_opponents``, the trained agent and each of them play the same dice through the
-    game runner (:func:`agents.training.score_table.solitaire_rows`), and the card keeps every
-    row; without, the learner's own player measures the trained agent alone."""
+    never used (for the win against ``eval_opponent``; for points beside each of
+    ``final_eval_opponents`` on the same dice, when there are any), and what is printed at the end."""
     games, seed = cfg.final_eval_games, EVAL_SEED_OFFSET + 7_777_777 + cfg.seed
     if cfg.reward == "win" or not cfg.final_eval_opponents:
         mean, se = evaluate(cfg, net, games, seed)

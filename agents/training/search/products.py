@@ -16,12 +16,12 @@ import numpy as np
 from agents.players.search.agent import ALGORITHM
 from agents.players.search.value import FEATURES, ValueNet, npz_bytes
 from agents.players.search.win import WIN_FEATURES
-from agents.training.artifacts import ProgressLog, RunReporter, plot_learning_curve, resume_point
+from agents.training.artifacts import ProgressLog, numbered_files, plot_learning_curve, resume_point
 from agents.training.products import TrainResult
 from agents.training.search.config import SearchConfig
 from dice_envs.io import atomic_write_bytes
 
-__all__ = ["LEARNERS", "load_checkpoint", "open_log", "read_checkpoint", "save_checkpoint", "save_model"]
+__all__ = ["LEARNERS", "load_checkpoint", "read_checkpoint", "save_checkpoint", "save_model"]
 
 #: How the card names the learner of each objective (``reward``).
 LEARNERS = {
@@ -33,26 +33,6 @@ LEARNERS = {
 }
 _CKPT = re.compile(r"^iter-(\d{7})\.npz$")
 _KEEP = 2
-
-
-def open_log(
-    folder: Path, fields: list[str], resume_steps: int | None, cfg: SearchConfig, start: int
-) -> RunReporter:
-    """The run's ``progress.csv`` and progress bar (over iterations)."""
-    reporter = RunReporter(
-        folder,
-        fields,
-        steps=resume_steps or 0,
-        resumed=resume_steps is not None,
-        total_timesteps=cfg.iterations,
-        tensorboard=False,
-        progress_bar=cfg.progress_bar,
-        unit="it",
-    )
-    if reporter.bar is not None:  # the bar counts iterations, not steps
-        reporter.bar.n = start
-        reporter.bar.refresh()
-    return reporter
 
 
 def _torch_state(model: Any, opt: Any) -> dict[str, np.ndarray]:
@@ -77,7 +57,7 @@ def save_checkpoint(folder: Path, model: Any, opt: Any, state: dict[str, Any], b
     path = folder / "checkpoints" / f"iter-{int(state['iteration']):07d}.npz"
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(path, npz_bytes(arrays), overwrite=True)
-    for old in sorted(p for p in path.parent.iterdir() if _CKPT.match(p.name))[:-_KEEP]:
+    for old in numbered_files(path.parent, _CKPT)[:-_KEEP]:
         old.unlink()
     return path
 
@@ -108,13 +88,11 @@ def read_checkpoint(path: Path, model: Any) -> dict[str, Any]:
 
 def load_checkpoint(folder: Path, model: Any, opt: Any) -> tuple[Path, dict[str, Any]]:
     """Load the newest checkpoint of ``folder`` that reads and fits (:func:`read_checkpoint`) into
-    ``model`` / ``opt``: its path, counters and buffer. The rule of every trainer's ``--resume``
-    (:func:`agents.training.artifacts.resume_point`): a newer one that does not read is skipped
-    with a warning, and when none reads ``ConfigError`` is raised with nothing loaded."""
+    ``model`` / ``opt`` by :func:`agents.training.artifacts.resume_point`'s rule; its path and state."""
     import torch
 
-    files = sorted(p for p in (folder / "checkpoints").glob("iter-*.npz") if _CKPT.match(p.name))
-    path, state = resume_point(folder / "checkpoints", files, lambda p: read_checkpoint(p, model))
+    ckpt_dir = folder / "checkpoints"
+    path, state = resume_point(ckpt_dir, numbered_files(ckpt_dir, _CKPT), lambda p: read_checkpoint(p, model))
     arrays = state.pop("arrays")
     params = list(model.parameters())
     with torch.no_grad():
