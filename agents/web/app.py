@@ -52,6 +52,7 @@ from agents.web.hints import hint, hint_table
 from agents.web.limits import MAX_SOLVES_PER_CLIENT, SolveQueue
 from agents.web.protocol import PadError
 from agents.web.rooms import Room, RoomManager
+from agents.web.views import review_view
 
 __all__ = ["MAX_BODY", "create_app"]
 
@@ -272,6 +273,34 @@ def create_app(
             raise PadError(409, "the game moved on while the hint was computed; ask again")
         return ok(advice)
 
+    def finished(code: str) -> Room:
+        room = manager.get(code)
+        if room.game is None or not room.game.done or room.record is None:
+            raise PadError(409, "the record and the review come once the game is over")
+        return room
+
+    @endpoint
+    async def record_route(request: Request) -> Response:
+        from agents.evaluation.gamerecord import record_text
+
+        room = finished(request.path_params["code"])
+        name = f"dice-envs-{room.rules.game}-{room.code}.jsonl"
+        headers = {"Cache-Control": "no-store", "Content-Disposition": f'attachment; filename="{name}"'}
+        return Response(record_text([room.record]), media_type="application/x-ndjson", headers=headers)  # type: ignore[list-item]
+
+    @endpoint
+    async def review_route(request: Request) -> Response:
+        room = finished(request.path_params["code"])
+        if room.review is None:  # valued on the solve thread (a first solve of the rules may run)
+            job = solves.submit(client_of(request), ("review", room.code), partial(review_view, room.record))
+            try:
+                room.review = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(job)), compute_wait)
+            except asyncio.TimeoutError:
+                raise PadError(
+                    503, f"the solver is busy: no review within {compute_wait:g} s; ask again"
+                ) from None
+        return ok(room.review)
+
     async def ws_room(websocket: WebSocket) -> None:
         try:
             check_origin(websocket, allowed_origins)
@@ -333,6 +362,8 @@ def create_app(
         Route("/api/rooms/{code}/start", start, methods=["POST"]),
         Route("/api/rooms/{code}/move", move, methods=["POST"]),
         Route("/api/rooms/{code}/hint", hint_route, methods=["POST"]),
+        Route("/api/rooms/{code}/record", record_route),
+        Route("/api/rooms/{code}/review", review_route),
         WebSocketRoute("/api/rooms/{code}/ws", ws_room),
     ]
     middleware = [Middleware(HostCheck, hosts=allowed_hosts)]

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents.evaluation.gamerecord import Decision, GameLog, state_of
 from agents.solver.scorecard import forget_scorecard
 from agents.web import players
 from agents.web.protocol import PadError, clean_name, move_action, same_token
@@ -102,6 +103,8 @@ class Room:
         self.closed = False
         self.on_close: Callable[[Room], None] | None = None
         self.solving: Any = None  # the solve of its bots' tables while it runs (a Future; the app's)
+        self.record: GameLog | None = None  # every decision, once started (the game record)
+        self.review: dict[str, Any] | None = None  # the review once the game is over (views.review_view)
 
     # ------------------------------------------------------------------ seats
     @property
@@ -145,6 +148,8 @@ class Room:
         """The opener starts the game once every person seat is taken."""
         self.check_start(token)
         self.game = new_game(self.rules, self.num_players, seed=self.seed)
+        specs = tuple(s.spec if s.kind == "agent" else "human" for s in self.seats)
+        self.record = GameLog(self.rules, specs, self.seed)
         self._changed("the game starts")
         self._record()
 
@@ -166,8 +171,9 @@ class Room:
     def apply(self, action: int) -> None:
         """Apply an engine action for the player to move (``PadError`` 400 if the engine refuses)."""
         g = self.game
-        assert g is not None and not g.done
+        assert g is not None and not g.done and self.record is not None
         mover = self.seats[g.current_player]
+        before = state_of(g)
         held: list[int] | None = None
         if isinstance(g, ScorecardGame) and 0 < action < N_REROLL_ACTIONS:
             held = [f for i, f in enumerate(g.dice) if not action >> i & 1]
@@ -175,6 +181,7 @@ class Room:
             g.apply(action)  # ValueError naming the legal actions; the state is then unchanged
         except ValueError as exc:
             raise PadError(400, f"illegal move: {exc}") from None
+        self.record.decisions.append(Decision(mover.index, before, int(action)))
         if held is not None:
             self.held_faces = held
             self._note(
@@ -232,6 +239,8 @@ class Room:
                 f"FINAL ROUND: {who} reached {g.banked[g.final_round_by]}; the round is played out", "final"
             )
         if g.done:
+            assert self.record is not None
+            self.record.finish(g)
             self._note(game_over_line(g, names), "over")
             self.close()
 

@@ -20,12 +20,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from agents.evaluation.gamerecord import GameLog
 from dice_envs.engine import FarkleGame, ScorecardGame
 from dice_envs.render import set_aside_this_turn
 from dice_envs.rules.farkle import BANK_FLAG, FarkleEvent
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS, UPPER_FACES
 
-__all__ = ["BOX_LABELS", "event_lines", "farkle_view", "game_over_line", "scorecard_view"]
+__all__ = ["BOX_LABELS", "event_lines", "farkle_view", "game_over_line", "review_view", "scorecard_view"]
 
 #: Labels of the boxes on the pad (the rule texts' names).
 BOX_LABELS: dict[str, str] = {
@@ -175,3 +176,19 @@ def game_over_line(g: ScorecardGame | FarkleGame, names: Sequence[str]) -> str:
     extra = " (turn limit reached)" if getattr(g, "truncated", False) else ""
     totals = ", ".join(f"{n} {t}" for n, t in zip(names, g.totals(), strict=True))
     return f"Game over{extra}. Grand Total: {totals}. Winner: {wins}"
+
+
+def review_view(log: GameLog) -> dict[str, Any]:
+    """The review of a finished game (:func:`agents.evaluation.review.review`) with each row's
+    position as the pad draws it (``view``), or ``{"exact": False, "note": why}`` where no exact
+    reference exists."""
+    from agents.evaluation.review import NoExactReference, review
+
+    try:
+        out: dict[str, Any] = {"exact": True, **review([log]).to_dict()}
+    except NoExactReference as exc:
+        return {"exact": False, "note": str(exc)}
+    for row in out["rows"]:
+        g = log.position(row["decision"])
+        row["view"] = farkle_view(g) if isinstance(g, FarkleGame) else scorecard_view(g, [])
+    return out

@@ -5,7 +5,7 @@
 
 const $ = (id) => document.getElementById(id);
 const pad = { options: null, me: null, room: null, held: new Set(), selected: new Set(), turnKey: "",
-  ws: null, wsRetry: 0, hint: null, busy: false };
+  ws: null, wsRetry: 0, hint: null, busy: false, review: null, reviewAt: null };
 window.padState = pad; // read by the browser tests (and handy in the console)
 
 function el(tag, attrs, ...children) {
@@ -245,8 +245,49 @@ function render(room) {
   resetTurnState(room);
   if (pad.hint && pad.hint.version !== room.version) pad.hint = null;
   drawTurnLine(room);
-  if (room.game === "farkle") drawFarkle(room); else drawScorecard(room);
+  const row = pad.review && pad.review.rows && pad.reviewAt !== null ? pad.review.rows[pad.reviewAt] : null;
+  const shown = row ? { ...room, current: row.seat, [room.game === "farkle" ? "farkle" : "scorecard"]: row.view } : room;
+  if (room.game === "farkle") drawFarkle(shown); else drawScorecard(shown);
+  if (row) $("turn-line").textContent = `position of decision ${pad.reviewAt + 1}: ${seatName(room, row.seat)} chose ` +
+    `${row.choice}` + (row.loss > 0 ? ` — best: ${row.best} (loss ${row.loss.toFixed(3)})` : " — best");
   drawHint(room);
+  drawReview(room);
+}
+
+// ------------------------------------------------------------------ the review after the game
+async function loadReview(code) {
+  pad.review = { loading: true };
+  try { pad.review = await api(`/api/rooms/${code}/review`); } catch (e) { pad.review = { error: e.message }; }
+  if (pad.room) render(pad.room);
+}
+
+function drawReview(room) {
+  const panel = $("review-panel");
+  panel.hidden = room.status !== "over";
+  if (panel.hidden) return;
+  if (!pad.review) { loadReview(room.code); return; }
+  $("download-record").href = `/api/rooms/${room.code}/record`;
+  $("review-back").hidden = pad.reviewAt === null;
+  const rv = pad.review, summary = $("review-summary"), table = $("review-table");
+  if (rv.loading || rv.error || !rv.exact) {
+    summary.textContent = rv.loading ? "valuing every decision…" : rv.error || rv.note;
+    table.replaceChildren();
+    return;
+  }
+  const s = rv.summary, d = rv.unit.includes("points") ? 2 : 4;
+  summary.replaceChildren(
+    el("div", { text: `values: ${rv.unit} (exact). ${s.decisions} decisions, ${s.wrong_decisions} lost something: ` +
+      `mean loss ${s.mean_per_decision.toFixed(d + 1)} per decision, ${s.mean_per_game.toFixed(d)} per game` }),
+    el("div", { text: "loss by kind: " + (Object.entries(s.by_kind).filter(([, v]) => v > 0)
+      .map(([k, v]) => `${k} ${v.toFixed(d)}`).join(", ") || "none") }),
+    el("div", { text: "worst: " + (s.worst.map((i) => `#${i + 1}`).join(", ") || "none") + " (click a row to see its position)" }));
+  const head = el("tr", {}, ...["#", "seat", "turn", "dice", "choice", "best", "value", "best value", "loss", "kind"]
+    .map((t) => el("th", { text: t })));
+  table.replaceChildren(head, ...rv.rows.map((r, i) => el("tr", {
+    class: "review-row" + (r.loss > 0 ? " lost" : "") + (i === pad.reviewAt ? " current" : ""),
+    dataset: { index: String(i) }, onclick: () => { pad.reviewAt = i; render(pad.room); } },
+    ...[i + 1, seatName(room, r.seat), r.turn, r.dice.join(" "), r.choice, r.loss > 0 ? r.best : "=",
+      r.value.toFixed(d), r.best_value.toFixed(d), r.loss.toFixed(d), r.kind || ""].map((t) => el("td", { text: String(t) })))));
 }
 
 function drawWaiting(room) {
@@ -420,6 +461,7 @@ async function init() {
   $("bank").addEventListener("click", () => send("move", { type: "bank", take: [...pad.selected].sort() }));
   $("hint").addEventListener("click", askHint);
   $("leave").addEventListener("click", leave);
+  $("review-back").addEventListener("click", () => { pad.reviewAt = null; render(pad.room); });
   $("add-seat").addEventListener("click", () => {
     const list = $("seat-list");
     if (list.children.length < 8) list.append(seatRow(list.children.length, "person"));
