@@ -42,13 +42,18 @@ from typing import Any
 import numpy as np
 
 from agents.evaluation.gamerecord import GameLog, RecordError, play_logged
-from agents.evaluation.regret import FARKLE_MISTAKES, TIE, decision_values, farkle_decision_values
+from agents.evaluation.regret import (
+    FARKLE_MISTAKES,
+    TIE,
+    decision_values,
+    farkle_decision_values,
+    farkle_mistake,
+)
 from agents.players.human import describe_action
 from agents.registry import load
 from dice_envs.encoding import decode, encode
 from dice_envs.engine import FarkleGame, ScorecardGame
 from dice_envs.rules import ConfigError, FarkleRules, RuleConfig, ScorecardRules, make_rules
-from dice_envs.rules.farkle import BANK_FLAG
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS, UPPER_FACES
 
 __all__ = [
@@ -208,7 +213,7 @@ def _row(gi: int, i: int, g: ScorecardGame | FarkleGame, action: int, values: np
         loss, best = 0.0, action
     view = decode(encode(g, g.current_player), g.rules, g.num_players)
     if isinstance(g, FarkleGame):
-        turn, kind = str(g.turns[g.current_player] + 1), _farkle_kind(action, best)
+        turn, kind = str(g.turns[g.current_player] + 1), FARKLE_KINDS[int(farkle_mistake(action, best))]
     else:
         turn, kind = f"{g.round + 1}.{g.throw}", _scorecard_kind(g, action, best)
     return ReviewRow(
@@ -216,11 +221,6 @@ def _row(gi: int, i: int, g: ScorecardGame | FarkleGame, action: int, values: np
         describe_action(g.rules, view, action), describe_action(g.rules, view, best),
         float(values[action]), float(values[best]), loss, kind if loss > 0 else None,
     )  # fmt: skip
-
-
-def _farkle_kind(action: int, best: int) -> str:
-    bank, bank_best = action >= BANK_FLAG, best >= BANK_FLAG
-    return FARKLE_KINDS[0 if bank and not bank_best else 1 if bank_best and not bank else 2]
 
 
 def _scorecard_kind(g: ScorecardGame, action: int, best: int) -> str:
