@@ -63,32 +63,18 @@ class Seat:
 
     def public(self) -> dict[str, Any]:
         """What everyone may see of the seat (never its token)."""
-        return {
-            "index": self.index,
-            "kind": self.kind,
-            "name": self.name,
-            "spec": self.spec,
-            "taken": self.taken,
-        }
+        return {k: getattr(self, k) for k in ("index", "kind", "name", "spec", "taken")}
 
 
 class Room:
     """One game: its seats, its engine state once started, and a log of what happened."""
 
-    def __init__(
-        self,
-        code: str,
-        rules: RuleConfig,
-        seats: list[Seat],
-        seed: int | None,
-        models: Mapping[str, Path],
-    ) -> None:
+    def __init__(self, code: str, rules: RuleConfig, seats: list[Seat], seed: int | None) -> None:
         self.code = code
         self.rules = rules
         self.seats = seats
         self.num_players = len(seats)
         self.seed = seed if seed is not None else secrets.randbits(63)
-        self.models = models
         self.opener_token = secrets.token_urlsafe(24)
         self.game: ScorecardGame | FarkleGame | None = None
         self.version = 0
@@ -311,14 +297,8 @@ class RoomManager:
 
     def hint_table(self, rules: RuleConfig) -> Any:
         """The hint table an open room of ``rules`` holds (``None`` when none does)."""
-        return next(
-            (
-                r.hint_table
-                for r in list(self.rooms.values())
-                if r.rules == rules and r.hint_table is not None
-            ),
-            None,
-        )
+        tables = (r.hint_table for r in list(self.rooms.values()) if r.rules == rules)
+        return next((t for t in tables if t is not None), None)
 
     def _closed(self, room: Room) -> None:
         """Free the solver's table of a closed room's rules when no open room has them."""
@@ -354,10 +334,7 @@ class RoomManager:
             raise PadError(400, f"unknown fields {sorted(unknown)}; allowed: game, rules, seats, name, seed")
         with self._lock:
             self.expire()
-            if len(self.rooms) >= self.max_rooms:
-                raise PadError(
-                    503, f"the server holds its maximum of {self.max_rooms} rooms; try again later"
-                )
+            self._check_space()
         params = body.get("rules") or {}
         if not isinstance(params, dict):
             raise PadError(400, f"'rules' must be an object of rule parameters, got {params!r}")
@@ -389,29 +366,25 @@ class RoomManager:
                     raise PadError(400, f"seat {i + 1}: {exc}") from None
                 seats.append(Seat(i, "agent", f"{spec} (bot)", spec=spec))
         code = self._new_code()
-        room = Room(code, rules, seats, seed, self.models)
+        room = Room(code, rules, seats, seed)
         room.on_close = self._closed
-        for s in seats:
-            if s.kind == "agent":
-                try:
-                    s.agent = players.make_agent(
-                        s.spec, rules, len(seats), room.seed + 1 + s.index, self.models
-                    )
-                except ConfigError as exc:
-                    raise PadError(400, f"seat {s.index + 1}: {exc}") from None
+        for s in [s for s in seats if s.kind == "agent"]:
+            try:
+                s.agent = players.make_agent(s.spec, rules, len(seats), room.seed + 1 + s.index, self.models)
+            except ConfigError as exc:
+                raise PadError(400, f"seat {s.index + 1}: {exc}") from None
         room._note(f"room {code} opened for {rules.game}")
-        token = room.opener_token
         if any(s.kind == "person" for s in seats):
-            _seat, seat_token = room.join(body.get("name"))
-            room.opener_token = token = seat_token
+            _seat, room.opener_token = room.join(body.get("name"))
         with self._lock:
-            if len(self.rooms) >= self.max_rooms:
-                raise PadError(
-                    503, f"the server holds its maximum of {self.max_rooms} rooms; try again later"
-                )
+            self._check_space()
             self.rooms[code] = room
         room._changed()
-        return room, token
+        return room, room.opener_token
+
+    def _check_space(self) -> None:
+        if len(self.rooms) >= self.max_rooms:
+            raise PadError(503, f"the server holds its maximum of {self.max_rooms} rooms; try again later")
 
     def _new_code(self) -> str:
         while True:
