@@ -15,13 +15,13 @@ input (a bad record file is named with its line).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from agents.commands.cli import add_rules_option
 from agents.evaluation import parse_rule_overrides
 from agents.evaluation.gamerecord import read_records, write_records
+from agents.evaluation.regret import write_json
 from agents.evaluation.review import agent_games, format_review, review
 from agents.registry import check_seed_arg
 from dice_envs.rules import GAMES, ConfigError, make_rules
@@ -36,8 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("record", nargs="?", type=Path, help="a game record file (JSON lines)")
-    p.add_argument("--spec", default=None, help="review only the seats played by this spec (e.g. human)")
-    p.add_argument("--agent", default=None, metavar="SPEC", help="play and review this agent's games")
+    p.add_argument("--spec", help="review only the seats played by this spec (e.g. human)")
+    p.add_argument("--agent", metavar="SPEC", help="play and review this agent's games")
     p.add_argument("--games", type=int, default=10, help="--agent: games to play (default 10)")
     p.add_argument(
         "--game", default="spiffel", choices=sorted(GAMES), help="--agent: the game (default spiffel)"
@@ -48,13 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_rules_option(p, "target=5000")
     p.add_argument(
-        "--record",
-        dest="record_out",
-        type=Path,
-        default=None,
-        help="--agent: also write the games to this record file",
+        "--record", dest="record_out", type=Path, help="--agent: also write the games to this record file"
     )
-    p.add_argument("--json", type=Path, default=None, help="also write the review as JSON to this file")
+    p.add_argument("--json", type=Path, help="also write the review as JSON to this file")
     p.add_argument("--force", action="store_true", help="overwrite the files of --record and --json")
     return p
 
@@ -85,9 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(format_review(rv))
     if args.json is not None:
-        from dice_envs.io import atomic_write_text
-
-        atomic_write_text(args.json, json.dumps(rv.to_dict(), indent=1) + "\n", overwrite=args.force)
+        write_json(args.json, rv.to_dict(), overwrite=args.force)
     return 0
 
 

@@ -1,27 +1,10 @@
 """Game records: every decision of played games, as a JSON-lines file (format version 1).
 
-A record file is text, one JSON object per line. The first line is the header; then each game is
-a ``game`` line, one ``decision`` line per decision in the order they were taken, and a
-``result`` line::
-
-    {"format": "dice-envs game record", "version": 1}
-    {"type": "game", "game": "spiffel", "rules": {...}, "seats": ["heuristic"], "seed": 7, "dice": "new_game"}
-    {"type": "decision", "seat": 0, "state": {...}, "action": 37}
-    ...
-    {"type": "result", "scores": [231]}
-
-* ``game``: the game's name and its rule parameters (``RuleConfig.to_dict``); ``seats``: the
-  agent spec of each seat (``human`` for a person); ``seed``: the seed the dice were thrown
-  with, and ``dice`` which dice stream: ``new_game`` (:func:`dice_envs.engine.new_game` with that
-  seed: ``dice-envs play``, ``dice-envs review --agent``, the game pad) or ``runner`` (the game
-  runner's :class:`~agents.evaluation.runner.SeededDice`: ``dice-envs evaluate``).
-* ``decision``: the seat to move, the full state before the decision (the engine's
-  ``row()``: :attr:`~dice_envs.engine.ScorecardGame.ROW_FIELDS` /
-  :attr:`~dice_envs.engine.FarkleGame.ROW_FIELDS`, arrays as lists) and the engine action taken.
-* ``result``: the final score of every seat.
-
-A record is untrusted input: :func:`read_records` checks the header, every field and that every
-action is legal in its state, and raises :class:`RecordError` naming the line and what is allowed.
+A header line, then per game a ``game`` line (rules, seat specs, dice seed and stream), one
+``decision`` line per decision (the seat to move, the state before it as :func:`state_of` gives
+it, the action) and a ``result`` line; ``docs/guide/review.md`` describes every field. A record is
+untrusted input: :func:`read_records` checks the header, every field and that every action is legal
+in its state, and raises :class:`RecordError` naming the line and what is allowed.
 """
 
 from __future__ import annotations
@@ -192,13 +175,11 @@ def read_records(path: str | Path) -> list[GameLog]:
     return parse_records(text, str(p))
 
 
-def _field(obj: dict[str, Any], name: str, kind: type | tuple[type, ...], where: str) -> Any:
+def _field(obj: dict[str, Any], name: str, kind: type, where: str) -> Any:
+    """``obj[name]`` if it is a ``kind`` (``True`` and ``False`` are not integers here)."""
     value = obj.get(name)
-    if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
-        value = None
-    if not isinstance(value, kind):
-        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
-        raise RecordError(f"{where}: field {name!r} must be {names}, got {obj.get(name)!r}")
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise RecordError(f"{where}: field {name!r} must be {kind.__name__}, got {value!r}")
     return value
 
 

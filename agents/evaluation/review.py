@@ -1,36 +1,13 @@
 """A review of every decision of recorded games against the exact solvers.
 
-:func:`review` scores each decision of game records (:mod:`agents.evaluation.gamerecord`): the
-value of the action taken, the value of the best legal action, and the loss between them (a loss
-up to :data:`~agents.evaluation.regret.TIE` is a tie, no loss). The values are those of
-:mod:`agents.evaluation.regret`, so a solitaire game's losses sum to its regret:
-
-* **Solitaire scorecard games**: expected points to come under optimal play from the decision on
-  (:func:`~agents.evaluation.regret.decision_values`, the solver's table).
-* **Two-player Farkle**: the mover's chance of winning, both seats playing to win from there on
-  (:func:`~agents.evaluation.regret.farkle_decision_values`).
-
-Other setups (two or more players at a scorecard game, three or more at Farkle) have no exact
-reference: :func:`review` raises :class:`NoExactReference` instead of guessing.
-
-Every decision that lost something gets one kind (:data:`SCORECARD_KINDS`, :data:`FARKLE_KINDS`),
-the first rule that holds, comparing the action taken with the best one:
-
-Scorecard games:
-
-1. ``re-rolled a made hand``: re-threw dice where entering the throw in a box was best.
-2. ``scored too soon``: entered the throw in a box where re-throwing was best.
-3. ``kept the wrong dice``: re-threw, but not the dice the best re-throw throws.
-4. ``joker wasted``: the dice show five of a kind and went into another box than the best.
-5. ``upper bonus given up``: the upper bonus was not yet paid and still reachable (the upper total
-   plus five dice of each open upper box's face reaches the threshold); after the box chosen it
-   no longer is, after the best box it still is.
-6. ``wrong box``: any other box chosen instead of the best one.
-
-Farkle (:data:`~agents.evaluation.regret.FARKLE_MISTAKES`, as
-:func:`~agents.evaluation.regret.farkle_regret` splits them): ``banked too soon`` (banked where
-throwing on was best), ``threw on too long`` (threw on where banking was best), ``kept the wrong
-dice`` (any other: the set-aside dice differ).
+:func:`review` scores each decision of game records (:mod:`agents.evaluation.gamerecord`) with the
+values of :mod:`agents.evaluation.regret`, so a solitaire game's losses sum to its regret: the value
+of the action taken, of the best legal action and the loss between them (up to
+:data:`~agents.evaluation.regret.TIE`: a tie). Values are exact only for solitaire scorecard games
+(expected points to come) and two-player Farkle (the mover's chance of winning); other setups raise
+:class:`NoExactReference` instead of guessing. A decision that lost something gets the first kind
+of mistake whose rule holds (:data:`SCORECARD_KINDS`, :data:`FARKLE_KINDS`; the rules are spelled
+out in ``docs/guide/review.md``).
 """
 
 from __future__ import annotations

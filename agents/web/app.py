@@ -12,6 +12,8 @@ route                                      what it does
 ``POST /api/rooms/{code}/start``           "Start Game" (the opener's token)
 ``POST /api/rooms/{code}/move``            a move of the token's seat, checked by the rules engine
 ``POST /api/rooms/{code}/hint``            the exact solver's advice for the token's seat
+``GET /api/rooms/{code}/record``           the game record of a finished game (JSON lines)
+``GET /api/rooms/{code}/review``           the review of every decision of a finished game
 ``WS /api/rooms/{code}/ws``                the room's state, pushed on every change
 =========================================  ==========================================================
 
@@ -23,9 +25,8 @@ your turn, not started, game over), 413 body too large, 415 not JSON, 429 the cl
 fill its share of the solver (try again), 503 full or the solver busy.
 
 Bots move by themselves, ``bot_delay`` seconds apart, in a background task per room. Solves of
-tables not in memory run on the solve thread (:class:`agents.web.limits.SolveQueue`); bots'
-decisions and hints over tables in memory on the move thread. A hint not answered within
-``compute_wait`` seconds is refused with 503.
+tables not in memory run on the solve thread (:class:`agents.web.limits.SolveQueue`), bots' moves
+and hints over tables in memory on the move thread, so no room waits for another's solve.
 """
 
 from __future__ import annotations
@@ -362,5 +363,4 @@ def create_app(
     middleware = [Middleware(HostCheck, hosts=allowed_hosts)]
     app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
     app.state.manager = manager
-    app.state.bot_delay = bot_delay
     return app

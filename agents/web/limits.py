@@ -6,11 +6,8 @@ whose solve time grows with about the cube of the target (and with ``bank_minimu
 solves share one thread, so one oversized solve would hold up every room. A ``win-optimal`` seat
 (or a hint from the table) is allowed only for a target of at most :data:`MAX_WIN_TARGET` and a
 bank minimum of at most :data:`MAX_WIN_BANK_MINIMUM` (seconds to solve), or for a table already
-in the solver's disk cache up to a target of :data:`MAX_CACHED_WIN_TARGET`.
-
-Solves run on the :class:`SolveQueue`'s own thread, one at a time; a client (the address its
-requests come from) may have at most :data:`MAX_SOLVES_PER_CLIENT` queued or running, one more
-is refused with 429. Bots' moves and hints over tables in memory never wait for a solve.
+in the solver's disk cache up to a target of :data:`MAX_CACHED_WIN_TARGET`. Solves wait their
+turn in the :class:`SolveQueue`.
 """
 
 from __future__ import annotations

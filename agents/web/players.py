@@ -1,14 +1,9 @@
 """Who may sit at a seat of the game pad, and the bots' turns: agent specs, resolved in this one place.
 
-A seat is a person or an agent spec: the built-in specs :func:`agents.load` knows for the game,
-the shipped models (``pretrained:<name>``), the model names the server was started with
-(``--model NAME=PATH``) and, for two-player Farkle, ``planner:<model>``. A path in a request is
-never opened: any other spec is refused by name.
-
-:func:`make_agent` turns a seat spec into an agent; :func:`bot_action` asks it for its move under
-:data:`COMPUTE_LOCK` (the solvers' plan caches are not thread-safe). A ``win-optimal`` seat is
-refused when its table is too large to solve (:mod:`agents.web.limits`); an unsolved one
-(:func:`unsolved`) is solved when its room starts (:func:`solve_tables`).
+A seat is a person or an agent spec (:func:`available_specs`). A path in a request is never
+opened: a model is named by a shipped name or one the server was started with, any other spec is
+refused by name (:func:`check_spec`). A ``win-optimal`` seat is refused when its table is too
+large to solve (:mod:`agents.web.limits`); an unsolved one is solved when its room starts.
 """
 
 from __future__ import annotations

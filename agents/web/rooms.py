@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.evaluation.gamerecord import Decision, GameLog, state_of
+from agents.evaluation.runner import MAX_PLAYERS
 from agents.solver.scorecard import forget_scorecard
 from agents.web import players
 from agents.web.protocol import PadError, clean_name, move_action, same_token
@@ -243,7 +244,6 @@ class Room:
             "seats": [s.public() for s in self.seats],
             "current": None if g is None or g.done else g.current_player,
             "log": list(self.log),
-            "hint_available": True,
         }
         if g is None:
             return out
@@ -311,12 +311,8 @@ class RoomManager:
         """Games, their rule parameters with defaults, and the agent specs each accepts."""
         games = {}
         for name, cls in GAMES.items():
-            rules = cls()
-            games[name] = {
-                "rules": rules.to_dict(),
-                "agents": players.available_specs(rules, self.models),
-                "max_players": 8,
-            }
+            agents = players.available_specs(cls(), self.models)
+            games[name] = {"rules": cls().to_dict(), "agents": agents, "max_players": MAX_PLAYERS}
         return {"games": games, "max_rooms": self.max_rooms, "max_connections": self.max_connections}
 
     def create(self, body: Any) -> tuple[Room, str]:
@@ -344,8 +340,8 @@ class RoomManager:
         except (ConfigError, TypeError) as exc:
             raise PadError(400, str(exc)) from None
         seats_in = body.get("seats")
-        if not isinstance(seats_in, list) or not 1 <= len(seats_in) <= 8:
-            raise PadError(400, f"'seats' must be a list of 1 to 8 seats, got {seats_in!r}")
+        if not isinstance(seats_in, list) or not 1 <= len(seats_in) <= MAX_PLAYERS:
+            raise PadError(400, f"'seats' must be a list of 1 to {MAX_PLAYERS} seats, got {seats_in!r}")
         seed = body.get("seed")
         if seed is not None and (
             isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63

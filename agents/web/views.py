@@ -105,18 +105,15 @@ def scorecard_view(g: ScorecardGame, held_faces: Sequence[int]) -> dict[str, Any
 
 def farkle_view(g: FarkleGame) -> dict[str, Any]:
     """The Farkle part of a room's view: dice, every scoring selection, this turn's set-aside dice."""
-    selections = []
-    if not g.done:
-        legal = set(g.legal_actions())
-        for mask in sorted(a for a in legal if a < BANK_FLAG):  # every scoring selection
-            selections.append(
-                {
-                    "faces": [g.dice[i] for i in range(len(g.dice)) if mask >> i & 1],
-                    "points": g.selection_points(mask),
-                    "roll": True,
-                    "bank": mask + BANK_FLAG in legal,
-                }
-            )
+    legal = set(g.legal_actions())  # none once the game is over
+    selections = [  # every scoring selection: set aside, then throw on (and bank, where allowed)
+        {
+            "faces": [g.dice[i] for i in range(len(g.dice)) if mask >> i & 1],
+            "points": g.selection_points(mask),
+            "bank": mask + BANK_FLAG in legal,
+        }
+        for mask in sorted(a for a in legal if a < BANK_FLAG)
+    ]
     r = g.rules
     return {
         "dice": list(g.dice),

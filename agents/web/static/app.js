@@ -47,16 +47,14 @@ function ruleInput(name, value) {
 
 function seatRow(index, value) {
   const game = pad.options.games[$("game-select").value];
-  const sel = el("select", { class: "seat-kind", dataset: { seat: String(index) } },
+  const n = el("input", { type: "number", class: "seat-n", value: "1000", min: "0", hidden: value !== "threshold:N" });
+  const sel = el("select", { class: "seat-kind", dataset: { seat: String(index) },
+    onchange: () => { n.hidden = sel.value !== "threshold:N"; } },
     el("option", { value: "person", text: "person" }),
     ...game.agents.map((s) => el("option", { value: s, text: s === "threshold:N" ? "threshold:N (bank at N)" : s })));
-  const n = el("input", { type: "number", class: "seat-n", value: "1000", min: "0", hidden: true });
-  sel.addEventListener("change", () => { n.hidden = sel.value !== "threshold:N"; });
-  if (value) sel.value = value;
-  n.hidden = sel.value !== "threshold:N";
-  const rm = el("button", { type: "button", class: "small", text: "×", title: "remove seat",
-    onclick: () => { row.remove(); } });
-  const row = el("div", { class: "seat-row" }, el("span", { text: `seat ${index + 1}` }), sel, n, rm);
+  sel.value = value;
+  const row = el("div", { class: "seat-row" }, el("span", { text: `seat ${index + 1}` }), sel, n,
+    el("button", { type: "button", class: "small", text: "×", title: "remove seat", onclick: () => row.remove() }));
   return row;
 }
 
@@ -65,9 +63,7 @@ function drawRuleFields() {
   const box = $("rule-fields");
   box.replaceChildren(el("legend", { text: "Rule parameters" }));
   for (const [k, v] of Object.entries(game.rules)) box.append(el("label", {}, k, ruleInput(k, v)));
-  const seats = $("seat-list");
-  const first = game.agents[0];
-  seats.replaceChildren(seatRow(0, "person"), seatRow(1, first));
+  $("seat-list").replaceChildren(seatRow(0, "person"), seatRow(1, game.agents[0]));
 }
 
 function readRules() {
@@ -176,12 +172,8 @@ function toggleDie(pos) {
   render(pad.room);
 }
 
-function selectedFaces(room) {
-  return [...pad.selected].map((i) => room.farkle.dice[i]).sort((a, b) => a - b).join(",");
-}
-
 function farkleSelection(room) {
-  const key = selectedFaces(room);
+  const key = [...pad.selected].map((i) => room.farkle.dice[i]).sort((a, b) => a - b).join(",");
   return room.farkle.selections.find((s) => s.faces.join(",") === key) || null;
 }
 
@@ -357,7 +349,7 @@ function drawScorecard(room) {
 }
 
 function scorecardTable(room) {
-  const s = room.scorecard, n = room.seats.length;
+  const s = room.scorecard, seats = [...room.seats.keys()];
   const head = el("tr", {}, el("th", { text: room.game }),
     ...room.seats.map((_, i) => el("th", { class: i === room.current ? "current" : "", text: seatName(room, i) })));
   const rows = [head];
@@ -376,18 +368,14 @@ function scorecardTable(room) {
     return el("td", { class: "cell-open", text: "" });
   };
   const sumRow = (label, f, cls) => el("tr", { class: cls || "sum" }, el("td", { text: label }),
-    ...[...Array(n).keys()].map((p) => el("td", { text: String(f(p)), dataset: { seat: String(p) } })));
-  s.categories.forEach((c, b) => {
-    if (!c.upper) return;
-    rows.push(el("tr", {}, el("td", { text: c.label }), ...[...Array(n).keys()].map((p) => cell(p, b))));
-  });
+    ...seats.map((p) => el("td", { text: String(f(p)), dataset: { seat: String(p) } })));
+  const boxRows = (upper) => s.categories.flatMap((c, b) => c.upper !== upper ? [] :
+    [el("tr", {}, el("td", { text: c.label }), ...seats.map((p) => cell(p, b)))]);
+  rows.push(...boxRows(true));
   rows.push(sumRow("Upper subtotal", (p) => `${s.cards[p].upper_total} / ${s.upper_bonus_threshold}`));
   rows.push(sumRow(`Bonus (${s.upper_bonus} at ${s.upper_bonus_threshold})`, (p) => s.cards[p].upper_bonus ?
     `+${s.cards[p].upper_bonus}` : `${Math.max(0, s.upper_bonus_threshold - s.cards[p].upper_total)} to go`));
-  s.categories.forEach((c, b) => {
-    if (c.upper) return;
-    rows.push(el("tr", {}, el("td", { text: c.label }), ...[...Array(n).keys()].map((p) => cell(p, b))));
-  });
+  rows.push(...boxRows(false));
   rows.push(sumRow("Lower total", (p) => s.cards[p].lower_total));
   rows.push(sumRow(`${s.five_kind_label} bonus`, (p) => s.cards[p].five_kind_bonuses ?
     `${s.cards[p].five_kind_bonuses} × ${s.five_kind_bonus}` : "—"));
@@ -406,7 +394,7 @@ function drawFarkle(room) {
   bank.hidden = false;
   const left = f.dice.length - pad.selected.size;
   rollBtn.textContent = sel ? `roll ${left || 6} dice` : "roll";
-  rollBtn.disabled = !mine || pad.busy || !sel || !sel.roll;
+  rollBtn.disabled = !mine || pad.busy || !sel;
   bank.disabled = !mine || pad.busy || !sel || !sel.bank;
   $("hint").disabled = !mine;
   let note = "";
@@ -464,7 +452,8 @@ async function init() {
   $("review-back").addEventListener("click", () => { pad.reviewAt = null; render(pad.room); });
   $("add-seat").addEventListener("click", () => {
     const list = $("seat-list");
-    if (list.children.length < 8) list.append(seatRow(list.children.length, "person"));
+    const most = pad.options.games[$("game-select").value].max_players;
+    if (list.children.length < most) list.append(seatRow(list.children.length, "person"));
   });
   try { pad.options = await api("/api/options"); } catch (e) { showMessage(e.message); return; }
   const sel = $("game-select");
