@@ -206,16 +206,10 @@ def _scorecard_kind(g: ScorecardGame, action: int, best: int) -> str:
         return SCORECARD_KINDS[0 if not rolled_best else 1 if not rolled else 2]
     if len(set(g.dice)) == 1:
         return SCORECARD_KINDS[3]
-    chosen, best_box = action - N_REROLL_ACTIONS, best - N_REROLL_ACTIONS
-    paid = g.cards[g.current_player].upper_bonus_paid
-    if (
-        not paid
-        and _bonus_reachable(g, None)
-        and not _bonus_reachable(g, chosen)
-        and _bonus_reachable(g, best_box)
-    ):
-        return SCORECARD_KINDS[4]
-    return SCORECARD_KINDS[5]
+    # the upper bonus still reachable: before, after the box chosen, after the best box
+    reachable = [_bonus_reachable(g, b) for b in (None, action - N_REROLL_ACTIONS, best - N_REROLL_ACTIONS)]
+    given_up = not g.cards[g.current_player].upper_bonus_paid and reachable == [True, False, True]
+    return SCORECARD_KINDS[4 if given_up else 5]
 
 
 def _bonus_reachable(g: ScorecardGame, box: int | None) -> bool:

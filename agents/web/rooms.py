@@ -169,14 +169,10 @@ class Room:
         except ValueError as exc:
             raise PadError(400, f"illegal move: {exc}") from None
         self.record.decisions.append(Decision(mover.index, before, int(action)))
+        self.held_faces = held or []
         if held is not None:
-            self.held_faces = held
-            self._note(
-                f"{mover.name} holds {' '.join(map(str, held)) or 'nothing'}, re-throws {5 - len(held)} dice",
-                "roll",
-            )
-        else:
-            self.held_faces = []
+            faces = " ".join(map(str, held)) or "nothing"
+            self._note(f"{mover.name} holds {faces}, re-throws {len(g.dice) - len(held)} dice", "roll")
         self._record()
         self._changed()
 
@@ -221,10 +217,8 @@ class Room:
             self._note(text, kind)
         if isinstance(g, FarkleGame) and g.final_round_by is not None and not self._final_announced:
             self._final_announced = True
-            who = names[g.final_round_by]
-            self._note(
-                f"FINAL ROUND: {who} reached {g.banked[g.final_round_by]}; the round is played out", "final"
-            )
+            who, banked = names[g.final_round_by], g.banked[g.final_round_by]
+            self._note(f"FINAL ROUND: {who} reached {banked}; the round is played out", "final")
         if g.done:
             assert self.record is not None
             self.record.finish(g)

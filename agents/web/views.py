@@ -55,20 +55,18 @@ def scorecard_view(g: ScorecardGame, held_faces: Sequence[int]) -> dict[str, Any
     r = g.rules
     legal = set(g.legal_actions())
     five = r.five_kind_box
-    cards = []
-    for p in range(g.num_players):
-        c = g.cards[p]
-        cards.append(
-            {
-                "boxes": list(c.boxes),
-                "upper_total": g.upper_total(p),
-                "upper_bonus": g.upper_bonus(p),
-                "lower_total": g.lower_total(p),
-                "five_kind_bonuses": c.five_kind_bonuses,
-                "five_kind_bonus_points": g.five_kind_bonus_points(p),
-                "total": g.total(p),
-            }
-        )
+    cards = [
+        {
+            "boxes": list(g.cards[p].boxes),
+            "upper_total": g.upper_total(p),
+            "upper_bonus": g.upper_bonus(p),
+            "lower_total": g.lower_total(p),
+            "five_kind_bonuses": g.cards[p].five_kind_bonuses,
+            "five_kind_bonus_points": g.five_kind_bonus_points(p),
+            "total": g.total(p),
+        }
+        for p in range(g.num_players)
+    ]
     now = None
     if not g.done:
         bonus_due, joker = g.joker_status()

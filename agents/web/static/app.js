@@ -337,7 +337,6 @@ function drawScorecard(room) {
   const s = room.scorecard, mine = myTurn();
   $("dice-row").replaceChildren(...drawDice(s.dice, pad.held, mine));
   const rollBtn = $("roll");
-  rollBtn.hidden = false;
   rollBtn.textContent = s.throws_left > 0 ? `roll! (${s.throws_left} left)` : "roll! (no throws left)";
   rollBtn.disabled = !mine || pad.busy || !s.can_roll || pad.held.size === s.dice.length;
   $("bank").hidden = true;
@@ -390,7 +389,6 @@ function drawFarkle(room) {
   $("dice-row").replaceChildren(...drawDice(f.dice, pad.selected, mine));
   const sel = mine ? farkleSelection(room) : null;
   const rollBtn = $("roll"), bank = $("bank");
-  rollBtn.hidden = false;
   bank.hidden = false;
   const left = f.dice.length - pad.selected.size;
   rollBtn.textContent = sel ? `roll ${left || 6} dice` : "roll";
