@@ -220,7 +220,17 @@ def test_readme_help_lines_run(capsys) -> None:
 
 
 # ----------------------------------------------------------------------------- every help
-HELP_COMMANDS = ["train", "evaluate", "play", "solve", "datasets", "leaderboard", "benchmark", "serve"]
+HELP_COMMANDS = [
+    "train",
+    "evaluate",
+    "play",
+    "review",
+    "solve",
+    "datasets",
+    "leaderboard",
+    "benchmark",
+    "serve",
+]
 
 
 @pytest.mark.parametrize("name", HELP_COMMANDS)

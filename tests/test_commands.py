@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.commands import datasets, evaluate, leaderboard, play, solve
+from agents.commands import datasets, evaluate, leaderboard, play, review, solve
 from agents.players.human import HumanAgent
 from dice_envs.encoding import encode
 from dice_envs.engine import new_game
@@ -21,6 +21,7 @@ COMMANDS = {
     "datasets": datasets.main,
     "evaluate": evaluate.main,
     "play": play.main,
+    "review": review.main,
     "solve": solve.main,
     "leaderboard": leaderboard.main,
 }

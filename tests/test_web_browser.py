@@ -369,3 +369,44 @@ def test_two_browser_sessions_share_one_room(server: str, browser: Callable[[], 
     wait(a, bobs_move_shown, "Bob's move on A's page")
     assert state(a)["room"]["version"] == state(b)["room"]["version"]
     shot(a, "shared-room-ann")
+
+
+# ---------------------------------------------------------------------- the review after a game
+def test_a_finished_game_shows_its_review_and_each_row_goes_back_to_its_position(
+    server: str, browser: Callable[[], Any]
+) -> None:
+    import urllib.request
+
+    from agents.evaluation.gamerecord import parse_records
+
+    d = browser()
+    open_page(d, f"{server}/?seed=5")
+    Select(d.find_element(By.ID, "game-select")).select_by_value("spiffel")
+    click(d, "#seat-list .seat-row button", 1)  # remove the bot seat: a solitaire game
+    d.find_element(By.ID, "create-room").click()
+    start = wait(d, lambda d: d.find_element(By.ID, "start-game"), "Start Game")
+    wait(d, lambda d: start.is_displayed() and start.is_enabled(), "Start Game enabled")
+    start.click()
+    wait(d, lambda d: state(d)["room"]["status"] == "playing", "the game to start")
+    while state(d)["room"]["status"] != "over":
+        wait(d, my_turn_or_over, "my turn")
+        if state(d)["room"]["status"] != "over":
+            play_scorecard_turn(d)
+    rows = wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, "#review-table tr.review-row"), "the review")
+    review = d.execute_script("return window.padState.review;")
+    assert len(rows) == len(review["rows"]) >= 13
+    summary = d.find_element(By.ID, "review-summary").text
+    assert "expected points to come" in summary and "per game" in summary
+    code = state(d)["room"]["code"]
+    with urllib.request.urlopen(f"{server}/api/rooms/{code}/record") as res:
+        (log,) = parse_records(res.read().decode(), "the pad's record")
+    assert log.seats == ("human",) and len(log.decisions) == len(rows)
+    assert abs(sum(r["loss"] for r in review["rows"]) - review["summary"]["mean_per_game"]) < 1e-9
+    shot(d, "spiffel-review")
+    worst = max(range(len(rows)), key=lambda i: review["rows"][i]["loss"])
+    click(d, "#review-table tr.review-row", worst)
+    line = d.find_element(By.ID, "turn-line").text
+    assert line.startswith(f"position of decision {worst + 1}:"), line
+    assert [int(f) for f in read(d, "#dice-row .die", "textContent")] == review["rows"][worst]["dice"]
+    d.find_element(By.ID, "review-back").click()
+    wait(d, lambda d: not d.find_element(By.ID, "turn-line").text, "the final position again")

@@ -151,9 +151,9 @@ def test_win_optimal_limits_name_themselves_and_allow_solved_tables(
     }
     with pytest.raises(PadError, match="limited to targets <= 400"):
         rooms.create(body)
-    assert not limits.win_table_cached(make_rules("farkle", target=500))
+    assert not farkle_win.is_solved(make_rules("farkle", target=500))
     solve_farkle_win(make_rules("farkle", target=500))
-    assert limits.win_table_cached(make_rules("farkle", target=500, max_turns=80))
+    assert farkle_win.is_solved(make_rules("farkle", target=500, max_turns=80))
     room, _ = rooms.create(body)
     assert room.seats[0].spec == "win-optimal"
 

@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("agents.commands.train:main", "train an agent (PPO, sb3-contrib or search) from a recipe"),
     "evaluate": ("agents.commands.evaluate:main", "solitaire series or seat-balanced round robin, rated"),
     "play": ("agents.commands.play:main", "play a game in the terminal against any agents"),
+    "review": ("agents.commands.review:main", "every decision of recorded games against the exact solvers"),
     "solve": ("agents.commands.solve:main", "exact solvers: optimal solitaire value of a game"),
     "datasets": ("agents.commands.datasets:main", "a Minari dataset of a policy's games, each action valued"),
     "leaderboard": ("agents.commands.leaderboard:main", "every agent on every game, as markdown"),

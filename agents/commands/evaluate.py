@@ -72,6 +72,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="skip the exact references (regret of scorecard solitaire agents, win-rate deficit of "
         "2-player Farkle agents against win-optimal; written to OUT/exact.json)",
     )
+    p.add_argument(
+        "--record-games",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="also write every game, decision by decision, to this game record file (JSON lines; "
+        "each game is played a second time to note its decisions); read it with dice-envs review",
+    )
     p.add_argument("--no-plots", action="store_true", help="write no scores.png / win_matrix.png")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no table")
     return p
@@ -139,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
             args.out = fresh_folder(Path("runs") / f"eval-{rules_class(args.game)().game}")
             print(f"no --out given: writing to {args.out}", file=sys.stderr)
         check_out_dir(args.out, args.force, files=OUTPUT_FILES)
+        if args.record_games is not None and args.record_games.exists() and not args.force:
+            raise ConfigError(f"--record-games {args.record_games} exists; pass --force to overwrite it")
     except (ConfigError, OSError) as exc:
         return error(exc)
     try:
@@ -165,6 +175,12 @@ def main(argv: list[str] | None = None) -> int:
         rescue = Path(tempfile.mkdtemp(prefix="dice-envs-eval-"))
         write_outputs(result, rescue, plots=False)
         return error(f"{exc}; the results are saved in {rescue} instead")
+    if args.record_games is not None:
+        from agents.evaluation.gamerecord import evaluation_logs, write_records
+
+        written = write_records(args.record_games, evaluation_logs(result), overwrite=args.force)
+        if not args.quiet:
+            print(f"wrote the game record {written} (read it with: dice-envs review {written})")
     if not args.no_exact:
         from agents.evaluation.regret import exact_references, exact_table, write_json
 

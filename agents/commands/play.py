@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import TextIO
 
 import numpy as np
@@ -20,6 +21,7 @@ import numpy as np
 import agents
 from agents.commands.cli import add_rules_option, error
 from agents.evaluation import parse_rule_overrides
+from agents.evaluation.gamerecord import GameLog, write_records
 from agents.players.human import HumanAgent, HumanQuit, describe_action
 from agents.registry import check_seed_arg
 from dice_envs.encoding import decode, encode
@@ -110,6 +112,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--hint", action="store_true", help="show what the optimal agent would do")
     parser.add_argument("--seed", type=int, default=None, help="random seed of the dice and the opponents")
+    parser.add_argument(
+        "--record",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="write the finished game, decision by decision, to this game record file (dice-envs review)",
+    )
     add_rules_option(parser, "target=3000")
     parser.add_argument("--rule", action="append", default=[], help=argparse.SUPPRESS)  # old spelling
     args = parser.parse_args(argv)
@@ -117,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.seed is not None:  # none given: a random game
             check_seed_arg(args.seed, "--seed", none=False)
+        if args.record is not None and args.record.exists():
+            raise ConfigError(f"--record {args.record} exists; give a new file")
         params = parse_rule_overrides([*args.rules, *args.rule])
         rules = make_rules(args.game, **params)
         n = 1 + len(args.opponents)
@@ -137,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     names = ["you"] + [f"P{i + 2}" for i in range(len(args.opponents))]
     specs = ["human", *args.opponents]
     game = new_game(rules, num_players=n, seed=int(seeds[0]))
+    log = GameLog(rules, tuple(specs), int(seeds[0]))
     print(f"{args.game} with {n} player(s); type ? for the commands", file=out)
     for name, spec in zip(names[1:], args.opponents, strict=True):
         print(f"  {name} is {spec}", file=out)
@@ -176,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             words = describe_action(rules, decode(obs, rules, n), action)
             if p != 0:
                 print(f"  {names[p]}: {words}", file=out)
+            log.add(game, action)
             game.apply(action)
             if isinstance(game, ScorecardGame):
                 if action >= 32:
@@ -193,6 +206,9 @@ def main(argv: list[str] | None = None) -> int:
     winners = ", ".join(names[w] for w in game.winners())
     print(f"\ngame over: {dict(zip(names, totals, strict=True))}; winner(s): {winners}", file=out)
     print("\n" + results_table(game, names, specs), file=out)
+    if args.record is not None:
+        log.finish(game)
+        print(f"wrote the game record {write_records(args.record, [log])}", file=out)
     return 0
 
 

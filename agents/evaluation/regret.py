@@ -44,6 +44,7 @@ __all__ = [
     "exact_table",
     "farkle_decision_values",
     "farkle_match",
+    "farkle_mistake",
     "farkle_regret",
     "farkle_win_deficit",
     "fitting_specs",
@@ -323,6 +324,15 @@ def fitting_specs(
 FARKLE_MISTAKES = ("banked too soon", "threw on too long", "kept the wrong dice")
 
 
+def farkle_mistake(chosen: Any, best: Any) -> np.ndarray:
+    """The index in :data:`FARKLE_MISTAKES` of each decision (scalars or arrays of actions): banked
+    where the best action throws on, threw on where the best banks, else kept the wrong dice."""
+    from dice_envs.rules.farkle import BANK_FLAG
+
+    bank_chosen, bank_best = np.asarray(chosen) >= BANK_FLAG, np.asarray(best) >= BANK_FLAG
+    return np.where(bank_chosen & ~bank_best, 0, np.where(~bank_chosen & bank_best, 1, 2))
+
+
 @dataclass(frozen=True)
 class FarkleRegretResult:
     """Chance of winning an agent's decisions gave away per game against optimal two-player play
@@ -366,7 +376,6 @@ def farkle_regret(
     """
     from agents.players.win_optimal import WinOptimalAgent
     from dice_envs.encoding import encode as encode_obs
-    from dice_envs.rules.farkle import BANK_FLAG
 
     r = make_rules(rules)
     if not isinstance(r, FarkleRules):
@@ -411,9 +420,7 @@ def farkle_regret(
         best = values.argmax(axis=1)
         loss = values.max(axis=1) - values[np.arange(len(picked)), picked]
         loss = np.where(loss > TIE, loss, 0.0)
-        bank_best, bank_chosen = best >= BANK_FLAG, picked >= BANK_FLAG
-        kind = np.where(bank_chosen & ~bank_best, 0, np.where(~bank_chosen & bank_best, 1, 2))
-        kinds += np.bincount(kind, weights=loss, minlength=len(FARKLE_MISTAKES))
+        kinds += np.bincount(farkle_mistake(picked, best), weights=loss, minlength=len(FARKLE_MISTAKES))
         wrong += int((loss > 0).sum())
         decisions += len(picked)
         per_game.append(float(loss.sum()))

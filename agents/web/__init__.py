@@ -1,13 +1,8 @@
-"""The game pad in the browser: play any game against people and bots (``python -m agents.web``).
+"""The game pad in the browser: play any game against people and bots (``dice-envs serve``, :func:`main`).
 
-A local web server (Starlette + uvicorn, the ``[web]`` extra) with in-memory rooms and one static
-page. Open a room for any game and rules, share its code, others join, the opener starts; every
-seat is a person or an agent spec (:mod:`agents.web.players`), and the hint button shows the exact
-solver's choice and what each alternative costs.
-
-Rooms live in :mod:`agents.web.rooms`, requests are checked by :mod:`agents.web.protocol` and
+A local Starlette + uvicorn server (the ``[web]`` extra; ``docs/guide/webpad.md``): rooms live in
+:mod:`agents.web.rooms`, requests are checked by :mod:`agents.web.protocol` and
 :mod:`agents.web.guard`, and :mod:`agents.web.app` is the ASGI app.
-``dice-envs serve`` calls :func:`main`.
 """
 
 from __future__ import annotations

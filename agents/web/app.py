@@ -12,6 +12,8 @@ route                                      what it does
 ``POST /api/rooms/{code}/start``           "Start Game" (the opener's token)
 ``POST /api/rooms/{code}/move``            a move of the token's seat, checked by the rules engine
 ``POST /api/rooms/{code}/hint``            the exact solver's advice for the token's seat
+``GET /api/rooms/{code}/record``           the game record of a finished game (JSON lines)
+``GET /api/rooms/{code}/review``           the review of every decision of a finished game
 ``WS /api/rooms/{code}/ws``                the room's state, pushed on every change
 =========================================  ==========================================================
 
@@ -23,9 +25,8 @@ your turn, not started, game over), 413 body too large, 415 not JSON, 429 the cl
 fill its share of the solver (try again), 503 full or the solver busy.
 
 Bots move by themselves, ``bot_delay`` seconds apart, in a background task per room. Solves of
-tables not in memory run on the solve thread (:class:`agents.web.limits.SolveQueue`); bots'
-decisions and hints over tables in memory on the move thread. A hint not answered within
-``compute_wait`` seconds is refused with 503.
+tables not in memory run on the solve thread (:class:`agents.web.limits.SolveQueue`), bots' moves
+and hints over tables in memory on the move thread, so no room waits for another's solve.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from agents.web.hints import hint, hint_table
 from agents.web.limits import MAX_SOLVES_PER_CLIENT, SolveQueue
 from agents.web.protocol import PadError
 from agents.web.rooms import Room, RoomManager
+from agents.web.views import review_view
 
 __all__ = ["MAX_BODY", "create_app"]
 
@@ -67,17 +69,6 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
 }
-
-
-class _Hub:
-    """Who listens to which room: one event per WebSocket, set on every change of the room."""
-
-    def __init__(self) -> None:
-        self.listeners: dict[str, set[asyncio.Event]] = {}
-
-    def notify(self, room: Room) -> None:
-        for ev in self.listeners.get(room.code, ()):
-            ev.set()
 
 
 def create_app(
@@ -102,7 +93,7 @@ def create_app(
     if not compute_wait > 0:
         raise ValueError(f"compute_wait must be > 0 seconds, got {compute_wait}")
     manager = RoomManager(max_rooms, max_connections, idle_ttl, models)
-    hub = _Hub()
+    listeners: dict[str, set[asyncio.Event]] = {}  # by room code: one event per WebSocket
     root = resources.files("agents.web") / "static"
     files = {name: (root / name).read_bytes() for name in STATIC}
     bot_tasks: dict[str, asyncio.Task[None]] = {}
@@ -123,13 +114,27 @@ def create_app(
         """Who asks, for the share of the solver: the address the request comes from."""
         return request.client.host if request.client else "unknown"
 
+    def notify(room: Room) -> None:
+        for ev in listeners.get(room.code, ()):
+            ev.set()
+
+    async def solved(job: Future[Any], what: str) -> Any:
+        """The result of a solve on the solve thread; 503 when it takes over ``compute_wait`` s."""
+        try:
+            return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(job)), compute_wait)
+        except asyncio.TimeoutError:
+            raise busy(what) from None
+
+    def busy(what: str) -> PadError:
+        return PadError(503, f"the solver is busy: no {what} within {compute_wait:g} s; ask again")
+
     def bot_failed(room: Room, seat: int, exc: Exception) -> None:
         room._note(f"the bot of seat {seat + 1} failed: {exc}", "error")
         room._changed()
-        hub.notify(room)
+        notify(room)
 
     def changed(room: Room) -> None:
-        hub.notify(room)
+        notify(room)
         g = room.game
         if g is None or g.done or room.seats[g.current_player].kind != "agent":
             return
@@ -160,7 +165,7 @@ def create_app(
             except Exception as exc:  # a broken bot must not take the server down
                 bot_failed(room, g.current_player, exc)
                 return
-            hub.notify(room)
+            notify(room)
 
     def endpoint(fn: Callable[..., Any]) -> Callable[[Request], Any]:
         async def wrapped(request: Request) -> Response:
@@ -179,12 +184,12 @@ def create_app(
                 body = await read_json(request, allowed_origins)
             except PadError as exc:  # the rest of the body may be unread: drop the connection
                 return error(exc, close=True)
-            try:
-                return await fn(request, body)
-            except PadError as exc:
-                return error(exc)
+            return await endpoint(partial(fn, body=body))(request)
 
         return wrapped
+
+    def seated(room: Room, seat: int | None, token: str, opener: bool) -> JSONResponse:
+        return ok({"code": room.code, "token": token, "seat": seat, "opener": opener, "room": room.view()})
 
     async def page(request: Request) -> Response:
         return Response(files["index.html"], media_type=STATIC["index.html"], headers=SECURITY_HEADERS)
@@ -202,8 +207,7 @@ def create_app(
     @changes
     async def create_room(request: Request, body: dict[str, Any]) -> Response:
         room, token = await asyncio.to_thread(manager.create, body)  # building a bot may load a table
-        seat = next((s.index for s in room.seats if s.token == token), None)
-        return ok({"code": room.code, "token": token, "seat": seat, "opener": True, "room": room.view()})
+        return seated(room, next((s.index for s in room.seats if s.token == token), None), token, True)
 
     @endpoint
     async def get_room(request: Request) -> Response:
@@ -214,9 +218,7 @@ def create_app(
         room = manager.get(request.path_params["code"])
         seat, token = room.join(body.get("name"))
         changed(room)
-        return ok(
-            {"code": room.code, "token": token, "seat": seat.index, "opener": False, "room": room.view()}
-        )
+        return seated(room, seat.index, token, False)
 
     @changes
     async def start(request: Request, body: dict[str, Any]) -> Response:
@@ -256,21 +258,42 @@ def create_app(
         try:
             table = room.hint_table if room.hint_table is not None else manager.hint_table(room.rules)
             if table is None:  # solved or loaded on the solve thread; the room keeps it
-                solving = solves.submit(client_of(request), ("hint", room.rules), partial(hint_table, game))
-                table = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(solving)), compute_wait)
+                job = solves.submit(client_of(request), ("hint", room.rules), partial(hint_table, game))
+                table = await solved(job, "hint")
             if not room.closed:
                 room.hint_table = table
             job = loop.run_in_executor(mover, hint, game, table)
             advice = await asyncio.wait_for(job, max(deadline - loop.time(), 0.01))  # a queued one is dropped
         except asyncio.TimeoutError:
-            raise PadError(
-                503, f"the solver is busy: no hint within {compute_wait:g} s; ask again in a moment"
-            ) from None
+            raise busy("hint") from None
         except (ValueError, ImportError, RuntimeError) as exc:
             raise PadError(409, f"no hint: {exc}") from None
         if room.version != version:
             raise PadError(409, "the game moved on while the hint was computed; ask again")
         return ok(advice)
+
+    def finished(code: str) -> Room:
+        room = manager.get(code)
+        if room.game is None or not room.game.done or room.record is None:
+            raise PadError(409, "the record and the review come once the game is over")
+        return room
+
+    @endpoint
+    async def record_route(request: Request) -> Response:
+        from agents.evaluation.gamerecord import record_text
+
+        room = finished(request.path_params["code"])
+        name = f"dice-envs-{room.rules.game}-{room.code}.jsonl"
+        headers = {"Cache-Control": "no-store", "Content-Disposition": f'attachment; filename="{name}"'}
+        return Response(record_text([room.record]), media_type="application/x-ndjson", headers=headers)  # type: ignore[list-item]
+
+    @endpoint
+    async def review_route(request: Request) -> Response:
+        room = finished(request.path_params["code"])
+        if room.review is None:  # valued on the solve thread (a first solve of the rules may run)
+            job = solves.submit(client_of(request), ("review", room.code), partial(review_view, room.record))
+            room.review = await solved(job, "review")
+        return ok(room.review)
 
     async def ws_room(websocket: WebSocket) -> None:
         try:
@@ -293,7 +316,7 @@ def create_app(
             return
         room.connections += 1
         event = asyncio.Event()
-        hub.listeners.setdefault(room.code, set()).add(event)
+        listeners.setdefault(room.code, set()).add(event)
         receiver = asyncio.create_task(websocket.receive())
         try:
             await websocket.send_json(room.view())
@@ -313,7 +336,7 @@ def create_app(
         finally:
             receiver.cancel()
             room.connections -= 1
-            hub.listeners.get(room.code, set()).discard(event)
+            listeners.get(room.code, set()).discard(event)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -333,10 +356,11 @@ def create_app(
         Route("/api/rooms/{code}/start", start, methods=["POST"]),
         Route("/api/rooms/{code}/move", move, methods=["POST"]),
         Route("/api/rooms/{code}/hint", hint_route, methods=["POST"]),
+        Route("/api/rooms/{code}/record", record_route),
+        Route("/api/rooms/{code}/review", review_route),
         WebSocketRoute("/api/rooms/{code}/ws", ws_room),
     ]
     middleware = [Middleware(HostCheck, hosts=allowed_hosts)]
     app = Starlette(routes=routes, lifespan=lifespan, middleware=middleware)
     app.state.manager = manager
-    app.state.bot_delay = bot_delay
     return app

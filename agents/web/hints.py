@@ -13,16 +13,16 @@ from typing import Any
 
 import numpy as np
 
+from agents.evaluation.regret import decision_values
 from agents.players.farkle import MaxExpectedAgent
 from agents.solver.farkle import FarkleSolution, solve_farkle
 from agents.solver.scorecard import ScorecardSolution, solve_scorecard
 from agents.web.players import COMPUTE_LOCK
 from agents.web.views import BOX_LABELS
-from dice_envs.encoding import decode, encode
+from dice_envs.encoding import ScorecardView, decode, encode
 from dice_envs.engine import FarkleGame, ScorecardGame
 from dice_envs.rules.farkle import BANK_FLAG
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS
-from dice_envs.tables import scorecard_tables
 
 __all__ = ["hint", "hint_table"]
 
@@ -54,12 +54,11 @@ def hint(
 
 
 def _finish(options: list[dict[str, Any]], unit: str, note: str) -> dict[str, Any]:
-    options.sort(key=lambda o: (-o["value"], o["order"]))
+    options.sort(key=lambda o: (-o["value"], o["type"] == "roll"))  # ties: scoring or banking first
     best = options[0]["value"]
     for o in options:
         o["cost"] = round(best - o["value"], 2)
         o["value"] = round(o["value"], 2)
-        del o["order"]
     shown = options[: MAX_OPTIONS + 1]
     for kind in sorted({o["type"] for o in options} - {o["type"] for o in shown}):  # best of each kind too
         shown.append(next(o for o in options if o["type"] == kind))
@@ -67,79 +66,36 @@ def _finish(options: list[dict[str, Any]], unit: str, note: str) -> dict[str, An
 
 
 def _scorecard_hint(g: ScorecardGame, sol: ScorecardSolution) -> dict[str, Any]:
-    p = g.current_player
-    card = g.cards[p]
-    plan = sol.plan(*sol.state(tuple(card.boxes), g.upper_total(p), card.five_kind_bonuses))
-    t = scorecard_tables()
-    r = t.roll_index[g.dice]
-    total = g.total(p)
+    view = decode(encode(g, g.current_player), g.rules, g.num_players)
+    assert isinstance(view, ScorecardView)
+    values = g.total(g.current_player) + decision_values(sol, view, g.action_mask())  # Grand Totals
     options: list[dict[str, Any]] = []
-    for a in g.legal_actions():
+    for a in np.flatnonzero(np.isfinite(values)).tolist():
+        value = float(values[a])
         if a >= N_REROLL_ACTIONS:
-            b = a - N_REROLL_ACTIONS
-            name = g.categories[b]
-            pts = g.box_points(b)
-            label = f"{'XXX in' if pts == 0 else f'{pts} in'} {BOX_LABELS.get(name, name)}"
-            value = float(plan.box_values[b, r])
-            options.append(
-                {
-                    "action": a,
-                    "type": "score",
-                    "box": name,
-                    "label": label,
-                    "value": total + value,
-                    "order": 0,
-                }
-            )
-        elif g.throw - 1 < len(plan.keep_values):
-            held = [f for i, f in enumerate(g.dice) if not a >> i & 1]
-            hold_pos = [i for i in range(5) if not a >> i & 1]
-            value = float(plan.keep_values[g.throw - 1][t.reroll_keep[r, a]])
-            label = f"hold {' '.join(map(str, held))}, roll again" if held else "roll all five again"
-            options.append(
-                {
-                    "action": a,
-                    "type": "roll",
-                    "hold": hold_pos,
-                    "label": label,
-                    "value": total + value,
-                    "order": 1,
-                }
-            )
-    return _finish(
-        options,
-        "expected Grand Total",
-        "exact solitaire optimum",
-    )
+            name = g.categories[a - N_REROLL_ACTIONS]
+            label = f"{g.box_points(a - N_REROLL_ACTIONS) or 'XXX'} in {BOX_LABELS.get(name, name)}"
+            options.append({"action": a, "type": "score", "box": name, "label": label, "value": value})
+        else:
+            hold = [i for i in range(len(g.dice)) if not a >> i & 1]
+            held = " ".join(str(g.dice[i]) for i in hold)
+            label = f"hold {held}, roll again" if hold else "roll all five again"
+            options.append({"action": a, "type": "roll", "hold": hold, "label": label, "value": value})
+    return _finish(options, "expected Grand Total", "exact solitaire optimum")
 
 
 def _farkle_hint(g: FarkleGame, sol: FarkleSolution) -> dict[str, Any]:
     agent = MaxExpectedAgent(g.rules, num_players=g.num_players, solution=sol)
     view = decode(encode(g, g.current_player), g.rules, g.num_players)
-    legal = np.array(g.legal_actions())
     options: list[dict[str, Any]] = []
-    for a, pts, left, bank in agent.options(view, legal):  # type: ignore[arg-type]
+    for a, pts, left, bank in agent.options(view, np.array(g.legal_actions())):  # type: ignore[arg-type]
         mask = a % BANK_FLAG
         take = [i for i in range(len(g.dice)) if mask >> i & 1]
         faces = " ".join(str(g.dice[i]) for i in take)
-        value = agent.solution.option_value(g.turn_total + pts, left, bank)
-        label = (
-            f"set aside {faces} and bank {g.turn_total + pts}"
-            if bank
-            else f"set aside {faces} ({pts}), roll {left} dice"
-        )
-        options.append(
-            {
-                "action": a,
-                "type": "bank" if bank else "roll",
-                "take": take,
-                "label": label,
-                "value": float(value),
-                "order": 0 if bank else 1,
-            }
-        )
-    return _finish(
-        options,
-        "expected points banked this turn",
-        "max-expected turn solver",
-    )
+        if bank:
+            kind, label = "bank", f"set aside {faces} and bank {g.turn_total + pts}"
+        else:
+            kind, label = "roll", f"set aside {faces} ({pts}), roll {left} dice"
+        value = float(agent.solution.option_value(g.turn_total + pts, left, bank))
+        options.append({"action": a, "type": kind, "take": take, "label": label, "value": value})
+    return _finish(options, "expected points banked this turn", "max-expected turn solver")

@@ -6,11 +6,8 @@ whose solve time grows with about the cube of the target (and with ``bank_minimu
 solves share one thread, so one oversized solve would hold up every room. A ``win-optimal`` seat
 (or a hint from the table) is allowed only for a target of at most :data:`MAX_WIN_TARGET` and a
 bank minimum of at most :data:`MAX_WIN_BANK_MINIMUM` (seconds to solve), or for a table already
-in the solver's disk cache up to a target of :data:`MAX_CACHED_WIN_TARGET`.
-
-Solves run on the :class:`SolveQueue`'s own thread, one at a time; a client (the address its
-requests come from) may have at most :data:`MAX_SOLVES_PER_CLIENT` queued or running, one more
-is refused with 429. Bots' moves and hints over tables in memory never wait for a solve.
+in the solver's disk cache up to a target of :data:`MAX_CACHED_WIN_TARGET`. Solves wait their
+turn in the :class:`SolveQueue`.
 """
 
 from __future__ import annotations
@@ -31,7 +28,6 @@ __all__ = [
     "MAX_WIN_TARGET",
     "SolveQueue",
     "check_win_solve",
-    "win_table_cached",
 ]
 
 #: Largest target whose win-probability table a room may have solved.
@@ -44,18 +40,13 @@ MAX_CACHED_WIN_TARGET = 100_000
 MAX_SOLVES_PER_CLIENT = 2
 
 
-def win_table_cached(rules: FarkleRules) -> bool:
-    """Whether the win-probability table of ``rules`` is solved already (memo or disk cache)."""
-    from agents.solver.farkle_win import is_solved
-
-    return is_solved(rules)
-
-
 def check_win_solve(rules: FarkleRules) -> None:
     """``ConfigError`` naming the limits when the win-probability table of ``rules`` is too large
     to solve on a request's behalf (and is not already solved)."""
+    from agents.solver.farkle_win import is_solved  # in the memo or the disk cache
+
     small = rules.target <= MAX_WIN_TARGET and rules.bank_minimum <= MAX_WIN_BANK_MINIMUM
-    if small or (rules.target <= MAX_CACHED_WIN_TARGET and win_table_cached(rules)):
+    if small or (rules.target <= MAX_CACHED_WIN_TARGET and is_solved(rules)):
         return
     raise ConfigError(
         f"win-optimal bots and win hints are limited to targets <= {MAX_WIN_TARGET} and bank minimums "

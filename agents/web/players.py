@@ -1,19 +1,14 @@
 """Who may sit at a seat of the game pad, and the bots' turns: agent specs, resolved in this one place.
 
-A seat is a person or an agent spec: the built-in specs :func:`agents.load` knows for the game,
-the shipped models (``pretrained:<name>``), the model names the server was started with
-(``--model NAME=PATH``) and, for two-player Farkle, ``planner:<model>``. A path in a request is
-never opened: any other spec is refused by name.
-
-:func:`make_agent` turns a seat spec into an agent; :func:`bot_action` asks it for its move under
-:data:`COMPUTE_LOCK` (the solvers' plan caches are not thread-safe). A ``win-optimal`` seat is
-refused when its table is too large to solve (:mod:`agents.web.limits`); an unsolved one
-(:func:`unsolved`) is solved when its room starts (:func:`solve_tables`).
+A seat is a person or an agent spec (:func:`available_specs`). A path in a request is never
+opened: a model is named by a shipped name or one the server was started with, any other spec is
+refused by name (:func:`check_spec`). A ``win-optimal`` seat is refused when its table is too
+large to solve (:mod:`agents.web.limits`); an unsolved one is solved when its room starts.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import contextlib
 import re
 import threading
 from collections.abc import Iterable, Mapping
@@ -24,7 +19,8 @@ from agents.players.model import PRETRAINED_DIR, pretrained_names
 from agents.players.planner import PlannerAgent
 from agents.players.win_optimal import WinOptimalAgent
 from agents.registry import load
-from agents.web.limits import check_win_solve, win_table_cached
+from agents.solver.farkle_win import is_solved
+from agents.web.limits import check_win_solve
 from dice_envs.encoding import encode
 from dice_envs.engine import FarkleGame, ScorecardGame
 from dice_envs.rules import ConfigError, FarkleRules, RuleConfig
@@ -82,20 +78,12 @@ def parse_models(items: list[str] | None) -> dict[str, Path]:
 def _checked_model(name: str, path: Path) -> Path:
     """``path`` if it loads as a model (``agents.load``); else ``ConfigError`` naming ``--model name``."""
     from agents.models.files import check_model_path
-    from agents.registry import load
 
     try:
         load(str(check_model_path(path)))
     except ConfigError as exc:
         raise ConfigError(f"--model {name}: {exc}") from None
     return path
-
-
-def _win_optimal_available() -> bool:
-    try:
-        return importlib.util.find_spec("agents.players.win_optimal") is not None
-    except (ImportError, ValueError):  # pragma: no cover - a broken install
-        return False
 
 
 def _cards(models: Mapping[str, Path]) -> dict[str, dict[str, Any]]:
@@ -105,11 +93,8 @@ def _cards(models: Mapping[str, Path]) -> dict[str, dict[str, Any]]:
     paths = {f"pretrained:{n}": PRETRAINED_DIR / f"{n}.zip" for n in pretrained_names()}
     out = {}
     for spec, path in {**paths, **models}.items():
-        try:
-            card = read_card(path)
-        except (OSError, ValueError):
-            continue
-        out[spec] = card
+        with contextlib.suppress(OSError, ValueError):  # an unreadable card is not offered
+            out[spec] = read_card(path)
     return out
 
 
@@ -124,13 +109,9 @@ def available_specs(rules: RuleConfig, models: Mapping[str, Path]) -> list[str]:
     shipped = [s for s, c in cards.items() if s.startswith("pretrained:") and c.get("game") == rules.game]
     if not isinstance(rules, FarkleRules):
         return [*_BUILTIN_SCORECARD, *shipped, *sorted(models)]
-    specs = (["win-optimal"] if _win_optimal_available() else []) + list(_BUILTIN_FARKLE)
-    planners = [
-        f"{_PLANNER}{s}"
-        for s, c in cards.items()
-        if c.get("game") == "farkle" and int(c.get("num_players", 0)) == 2
-    ]
-    return [*specs, *shipped, *sorted(models), *planners]
+    two_player = [s for s, c in cards.items() if c.get("game") == "farkle" and c.get("num_players") == 2]
+    planners = [f"{_PLANNER}{s}" for s in two_player]
+    return ["win-optimal", *_BUILTIN_FARKLE, *shipped, *sorted(models), *planners]
 
 
 def check_spec(spec: Any, models: Mapping[str, Path]) -> str:
@@ -187,13 +168,8 @@ def bot_action(agent: Any, game: ScorecardGame | FarkleGame) -> int:
 def unsolved(agents: Iterable[Any]) -> list[WinOptimalAgent]:
     """The ``win-optimal`` agents among ``agents`` whose table is neither in memory nor in the disk
     cache (so their first move would solve it); reads the cache's records."""
-    return [
-        a
-        for a in agents
-        if isinstance(a, WinOptimalAgent)
-        and not isinstance(a, PlannerAgent)
-        and not win_table_cached(a.rules)
-    ]
+    win_optimal = [a for a in agents if isinstance(a, WinOptimalAgent) and not isinstance(a, PlannerAgent)]
+    return [a for a in win_optimal if not is_solved(a.rules)]
 
 
 def solve_tables(agents: Iterable[WinOptimalAgent]) -> None:

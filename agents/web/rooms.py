@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agents.evaluation.gamerecord import Decision, GameLog, state_of
+from agents.evaluation.runner import MAX_PLAYERS
 from agents.solver.scorecard import forget_scorecard
 from agents.web import players
 from agents.web.protocol import PadError, clean_name, move_action, same_token
@@ -62,32 +64,18 @@ class Seat:
 
     def public(self) -> dict[str, Any]:
         """What everyone may see of the seat (never its token)."""
-        return {
-            "index": self.index,
-            "kind": self.kind,
-            "name": self.name,
-            "spec": self.spec,
-            "taken": self.taken,
-        }
+        return {k: getattr(self, k) for k in ("index", "kind", "name", "spec", "taken")}
 
 
 class Room:
     """One game: its seats, its engine state once started, and a log of what happened."""
 
-    def __init__(
-        self,
-        code: str,
-        rules: RuleConfig,
-        seats: list[Seat],
-        seed: int | None,
-        models: Mapping[str, Path],
-    ) -> None:
+    def __init__(self, code: str, rules: RuleConfig, seats: list[Seat], seed: int | None) -> None:
         self.code = code
         self.rules = rules
         self.seats = seats
         self.num_players = len(seats)
         self.seed = seed if seed is not None else secrets.randbits(63)
-        self.models = models
         self.opener_token = secrets.token_urlsafe(24)
         self.game: ScorecardGame | FarkleGame | None = None
         self.version = 0
@@ -102,6 +90,8 @@ class Room:
         self.closed = False
         self.on_close: Callable[[Room], None] | None = None
         self.solving: Any = None  # the solve of its bots' tables while it runs (a Future; the app's)
+        self.record: GameLog | None = None  # every decision, once started (the game record)
+        self.review: dict[str, Any] | None = None  # the review once the game is over (views.review_view)
 
     # ------------------------------------------------------------------ seats
     @property
@@ -145,6 +135,8 @@ class Room:
         """The opener starts the game once every person seat is taken."""
         self.check_start(token)
         self.game = new_game(self.rules, self.num_players, seed=self.seed)
+        specs = tuple(s.spec if s.kind == "agent" else "human" for s in self.seats)
+        self.record = GameLog(self.rules, specs, self.seed)
         self._changed("the game starts")
         self._record()
 
@@ -166,8 +158,9 @@ class Room:
     def apply(self, action: int) -> None:
         """Apply an engine action for the player to move (``PadError`` 400 if the engine refuses)."""
         g = self.game
-        assert g is not None and not g.done
+        assert g is not None and not g.done and self.record is not None
         mover = self.seats[g.current_player]
+        before = state_of(g)
         held: list[int] | None = None
         if isinstance(g, ScorecardGame) and 0 < action < N_REROLL_ACTIONS:
             held = [f for i, f in enumerate(g.dice) if not action >> i & 1]
@@ -175,14 +168,11 @@ class Room:
             g.apply(action)  # ValueError naming the legal actions; the state is then unchanged
         except ValueError as exc:
             raise PadError(400, f"illegal move: {exc}") from None
+        self.record.decisions.append(Decision(mover.index, before, int(action)))
+        self.held_faces = held or []
         if held is not None:
-            self.held_faces = held
-            self._note(
-                f"{mover.name} holds {' '.join(map(str, held)) or 'nothing'}, re-throws {5 - len(held)} dice",
-                "roll",
-            )
-        else:
-            self.held_faces = []
+            faces = " ".join(map(str, held)) or "nothing"
+            self._note(f"{mover.name} holds {faces}, re-throws {len(g.dice) - len(held)} dice", "roll")
         self._record()
         self._changed()
 
@@ -227,11 +217,11 @@ class Room:
             self._note(text, kind)
         if isinstance(g, FarkleGame) and g.final_round_by is not None and not self._final_announced:
             self._final_announced = True
-            who = names[g.final_round_by]
-            self._note(
-                f"FINAL ROUND: {who} reached {g.banked[g.final_round_by]}; the round is played out", "final"
-            )
+            who, banked = names[g.final_round_by], g.banked[g.final_round_by]
+            self._note(f"FINAL ROUND: {who} reached {banked}; the round is played out", "final")
         if g.done:
+            assert self.record is not None
+            self.record.finish(g)
             self._note(game_over_line(g, names), "over")
             self.close()
 
@@ -248,7 +238,6 @@ class Room:
             "seats": [s.public() for s in self.seats],
             "current": None if g is None or g.done else g.current_player,
             "log": list(self.log),
-            "hint_available": True,
         }
         if g is None:
             return out
@@ -302,14 +291,8 @@ class RoomManager:
 
     def hint_table(self, rules: RuleConfig) -> Any:
         """The hint table an open room of ``rules`` holds (``None`` when none does)."""
-        return next(
-            (
-                r.hint_table
-                for r in list(self.rooms.values())
-                if r.rules == rules and r.hint_table is not None
-            ),
-            None,
-        )
+        tables = (r.hint_table for r in list(self.rooms.values()) if r.rules == rules)
+        return next((t for t in tables if t is not None), None)
 
     def _closed(self, room: Room) -> None:
         """Free the solver's table of a closed room's rules when no open room has them."""
@@ -322,12 +305,8 @@ class RoomManager:
         """Games, their rule parameters with defaults, and the agent specs each accepts."""
         games = {}
         for name, cls in GAMES.items():
-            rules = cls()
-            games[name] = {
-                "rules": rules.to_dict(),
-                "agents": players.available_specs(rules, self.models),
-                "max_players": 8,
-            }
+            agents = players.available_specs(cls(), self.models)
+            games[name] = {"rules": cls().to_dict(), "agents": agents, "max_players": MAX_PLAYERS}
         return {"games": games, "max_rooms": self.max_rooms, "max_connections": self.max_connections}
 
     def create(self, body: Any) -> tuple[Room, str]:
@@ -345,10 +324,7 @@ class RoomManager:
             raise PadError(400, f"unknown fields {sorted(unknown)}; allowed: game, rules, seats, name, seed")
         with self._lock:
             self.expire()
-            if len(self.rooms) >= self.max_rooms:
-                raise PadError(
-                    503, f"the server holds its maximum of {self.max_rooms} rooms; try again later"
-                )
+            self._check_space()
         params = body.get("rules") or {}
         if not isinstance(params, dict):
             raise PadError(400, f"'rules' must be an object of rule parameters, got {params!r}")
@@ -358,8 +334,8 @@ class RoomManager:
         except (ConfigError, TypeError) as exc:
             raise PadError(400, str(exc)) from None
         seats_in = body.get("seats")
-        if not isinstance(seats_in, list) or not 1 <= len(seats_in) <= 8:
-            raise PadError(400, f"'seats' must be a list of 1 to 8 seats, got {seats_in!r}")
+        if not isinstance(seats_in, list) or not 1 <= len(seats_in) <= MAX_PLAYERS:
+            raise PadError(400, f"'seats' must be a list of 1 to {MAX_PLAYERS} seats, got {seats_in!r}")
         seed = body.get("seed")
         if seed is not None and (
             isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63
@@ -380,29 +356,25 @@ class RoomManager:
                     raise PadError(400, f"seat {i + 1}: {exc}") from None
                 seats.append(Seat(i, "agent", f"{spec} (bot)", spec=spec))
         code = self._new_code()
-        room = Room(code, rules, seats, seed, self.models)
+        room = Room(code, rules, seats, seed)
         room.on_close = self._closed
-        for s in seats:
-            if s.kind == "agent":
-                try:
-                    s.agent = players.make_agent(
-                        s.spec, rules, len(seats), room.seed + 1 + s.index, self.models
-                    )
-                except ConfigError as exc:
-                    raise PadError(400, f"seat {s.index + 1}: {exc}") from None
+        for s in [s for s in seats if s.kind == "agent"]:
+            try:
+                s.agent = players.make_agent(s.spec, rules, len(seats), room.seed + 1 + s.index, self.models)
+            except ConfigError as exc:
+                raise PadError(400, f"seat {s.index + 1}: {exc}") from None
         room._note(f"room {code} opened for {rules.game}")
-        token = room.opener_token
         if any(s.kind == "person" for s in seats):
-            _seat, seat_token = room.join(body.get("name"))
-            room.opener_token = token = seat_token
+            _seat, room.opener_token = room.join(body.get("name"))
         with self._lock:
-            if len(self.rooms) >= self.max_rooms:
-                raise PadError(
-                    503, f"the server holds its maximum of {self.max_rooms} rooms; try again later"
-                )
+            self._check_space()
             self.rooms[code] = room
         room._changed()
-        return room, token
+        return room, room.opener_token
+
+    def _check_space(self) -> None:
+        if len(self.rooms) >= self.max_rooms:
+            raise PadError(503, f"the server holds its maximum of {self.max_rooms} rooms; try again later")
 
     def _new_code(self) -> str:
         while True:

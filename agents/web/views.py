@@ -20,12 +20,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from agents.evaluation.gamerecord import GameLog
 from dice_envs.engine import FarkleGame, ScorecardGame
 from dice_envs.render import set_aside_this_turn
 from dice_envs.rules.farkle import BANK_FLAG, FarkleEvent
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS, UPPER_FACES
 
-__all__ = ["BOX_LABELS", "event_lines", "farkle_view", "game_over_line", "scorecard_view"]
+__all__ = ["BOX_LABELS", "event_lines", "farkle_view", "game_over_line", "review_view", "scorecard_view"]
 
 #: Labels of the boxes on the pad (the rule texts' names).
 BOX_LABELS: dict[str, str] = {
@@ -54,20 +55,18 @@ def scorecard_view(g: ScorecardGame, held_faces: Sequence[int]) -> dict[str, Any
     r = g.rules
     legal = set(g.legal_actions())
     five = r.five_kind_box
-    cards = []
-    for p in range(g.num_players):
-        c = g.cards[p]
-        cards.append(
-            {
-                "boxes": list(c.boxes),
-                "upper_total": g.upper_total(p),
-                "upper_bonus": g.upper_bonus(p),
-                "lower_total": g.lower_total(p),
-                "five_kind_bonuses": c.five_kind_bonuses,
-                "five_kind_bonus_points": g.five_kind_bonus_points(p),
-                "total": g.total(p),
-            }
-        )
+    cards = [
+        {
+            "boxes": list(g.cards[p].boxes),
+            "upper_total": g.upper_total(p),
+            "upper_bonus": g.upper_bonus(p),
+            "lower_total": g.lower_total(p),
+            "five_kind_bonuses": g.cards[p].five_kind_bonuses,
+            "five_kind_bonus_points": g.five_kind_bonus_points(p),
+            "total": g.total(p),
+        }
+        for p in range(g.num_players)
+    ]
     now = None
     if not g.done:
         bonus_due, joker = g.joker_status()
@@ -104,18 +103,15 @@ def scorecard_view(g: ScorecardGame, held_faces: Sequence[int]) -> dict[str, Any
 
 def farkle_view(g: FarkleGame) -> dict[str, Any]:
     """The Farkle part of a room's view: dice, every scoring selection, this turn's set-aside dice."""
-    selections = []
-    if not g.done:
-        legal = set(g.legal_actions())
-        for mask in sorted(a for a in legal if a < BANK_FLAG):  # every scoring selection
-            selections.append(
-                {
-                    "faces": [g.dice[i] for i in range(len(g.dice)) if mask >> i & 1],
-                    "points": g.selection_points(mask),
-                    "roll": True,
-                    "bank": mask + BANK_FLAG in legal,
-                }
-            )
+    legal = set(g.legal_actions())  # none once the game is over
+    selections = [  # every scoring selection: set aside, then throw on (and bank, where allowed)
+        {
+            "faces": [g.dice[i] for i in range(len(g.dice)) if mask >> i & 1],
+            "points": g.selection_points(mask),
+            "bank": mask + BANK_FLAG in legal,
+        }
+        for mask in sorted(a for a in legal if a < BANK_FLAG)
+    ]
     r = g.rules
     return {
         "dice": list(g.dice),
@@ -175,3 +171,19 @@ def game_over_line(g: ScorecardGame | FarkleGame, names: Sequence[str]) -> str:
     extra = " (turn limit reached)" if getattr(g, "truncated", False) else ""
     totals = ", ".join(f"{n} {t}" for n, t in zip(names, g.totals(), strict=True))
     return f"Game over{extra}. Grand Total: {totals}. Winner: {wins}"
+
+
+def review_view(log: GameLog) -> dict[str, Any]:
+    """The review of a finished game (:func:`agents.evaluation.review.review`) with each row's
+    position as the pad draws it (``view``), or ``{"exact": False, "note": why}`` where no exact
+    reference exists."""
+    from agents.evaluation.review import NoExactReference, review
+
+    try:
+        out: dict[str, Any] = {"exact": True, **review([log]).to_dict()}
+    except NoExactReference as exc:
+        return {"exact": False, "note": str(exc)}
+    for row in out["rows"]:
+        g = log.position(row["decision"])
+        row["view"] = farkle_view(g) if isinstance(g, FarkleGame) else scorecard_view(g, [])
+    return out

@@ -5,7 +5,7 @@
 
 const $ = (id) => document.getElementById(id);
 const pad = { options: null, me: null, room: null, held: new Set(), selected: new Set(), turnKey: "",
-  ws: null, wsRetry: 0, hint: null, busy: false };
+  ws: null, wsRetry: 0, hint: null, busy: false, review: null, reviewAt: null };
 window.padState = pad; // read by the browser tests (and handy in the console)
 
 function el(tag, attrs, ...children) {
@@ -47,16 +47,14 @@ function ruleInput(name, value) {
 
 function seatRow(index, value) {
   const game = pad.options.games[$("game-select").value];
-  const sel = el("select", { class: "seat-kind", dataset: { seat: String(index) } },
+  const n = el("input", { type: "number", class: "seat-n", value: "1000", min: "0", hidden: value !== "threshold:N" });
+  const sel = el("select", { class: "seat-kind", dataset: { seat: String(index) },
+    onchange: () => { n.hidden = sel.value !== "threshold:N"; } },
     el("option", { value: "person", text: "person" }),
     ...game.agents.map((s) => el("option", { value: s, text: s === "threshold:N" ? "threshold:N (bank at N)" : s })));
-  const n = el("input", { type: "number", class: "seat-n", value: "1000", min: "0", hidden: true });
-  sel.addEventListener("change", () => { n.hidden = sel.value !== "threshold:N"; });
-  if (value) sel.value = value;
-  n.hidden = sel.value !== "threshold:N";
-  const rm = el("button", { type: "button", class: "small", text: "×", title: "remove seat",
-    onclick: () => { row.remove(); } });
-  const row = el("div", { class: "seat-row" }, el("span", { text: `seat ${index + 1}` }), sel, n, rm);
+  sel.value = value;
+  const row = el("div", { class: "seat-row" }, el("span", { text: `seat ${index + 1}` }), sel, n,
+    el("button", { type: "button", class: "small", text: "×", title: "remove seat", onclick: () => row.remove() }));
   return row;
 }
 
@@ -65,9 +63,7 @@ function drawRuleFields() {
   const box = $("rule-fields");
   box.replaceChildren(el("legend", { text: "Rule parameters" }));
   for (const [k, v] of Object.entries(game.rules)) box.append(el("label", {}, k, ruleInput(k, v)));
-  const seats = $("seat-list");
-  const first = game.agents[0];
-  seats.replaceChildren(seatRow(0, "person"), seatRow(1, first));
+  $("seat-list").replaceChildren(seatRow(0, "person"), seatRow(1, game.agents[0]));
 }
 
 function readRules() {
@@ -176,12 +172,8 @@ function toggleDie(pos) {
   render(pad.room);
 }
 
-function selectedFaces(room) {
-  return [...pad.selected].map((i) => room.farkle.dice[i]).sort((a, b) => a - b).join(",");
-}
-
 function farkleSelection(room) {
-  const key = selectedFaces(room);
+  const key = [...pad.selected].map((i) => room.farkle.dice[i]).sort((a, b) => a - b).join(",");
   return room.farkle.selections.find((s) => s.faces.join(",") === key) || null;
 }
 
@@ -245,8 +237,49 @@ function render(room) {
   resetTurnState(room);
   if (pad.hint && pad.hint.version !== room.version) pad.hint = null;
   drawTurnLine(room);
-  if (room.game === "farkle") drawFarkle(room); else drawScorecard(room);
+  const row = pad.review && pad.review.rows && pad.reviewAt !== null ? pad.review.rows[pad.reviewAt] : null;
+  const shown = row ? { ...room, current: row.seat, [room.game === "farkle" ? "farkle" : "scorecard"]: row.view } : room;
+  if (room.game === "farkle") drawFarkle(shown); else drawScorecard(shown);
+  if (row) $("turn-line").textContent = `position of decision ${pad.reviewAt + 1}: ${seatName(room, row.seat)} chose ` +
+    `${row.choice}` + (row.loss > 0 ? ` — best: ${row.best} (loss ${row.loss.toFixed(3)})` : " — best");
   drawHint(room);
+  drawReview(room);
+}
+
+// ------------------------------------------------------------------ the review after the game
+async function loadReview(code) {
+  pad.review = { loading: true };
+  try { pad.review = await api(`/api/rooms/${code}/review`); } catch (e) { pad.review = { error: e.message }; }
+  if (pad.room) render(pad.room);
+}
+
+function drawReview(room) {
+  const panel = $("review-panel");
+  panel.hidden = room.status !== "over";
+  if (panel.hidden) return;
+  if (!pad.review) { loadReview(room.code); return; }
+  $("download-record").href = `/api/rooms/${room.code}/record`;
+  $("review-back").hidden = pad.reviewAt === null;
+  const rv = pad.review, summary = $("review-summary"), table = $("review-table");
+  if (rv.loading || rv.error || !rv.exact) {
+    summary.textContent = rv.loading ? "valuing every decision…" : rv.error || rv.note;
+    table.replaceChildren();
+    return;
+  }
+  const s = rv.summary, d = rv.unit.includes("points") ? 2 : 4;
+  summary.replaceChildren(
+    el("div", { text: `values: ${rv.unit} (exact). ${s.decisions} decisions, ${s.wrong_decisions} lost something: ` +
+      `mean loss ${s.mean_per_decision.toFixed(d + 1)} per decision, ${s.mean_per_game.toFixed(d)} per game` }),
+    el("div", { text: "loss by kind: " + (Object.entries(s.by_kind).filter(([, v]) => v > 0)
+      .map(([k, v]) => `${k} ${v.toFixed(d)}`).join(", ") || "none") }),
+    el("div", { text: "worst: " + (s.worst.map((i) => `#${i + 1}`).join(", ") || "none") + " (click a row to see its position)" }));
+  const head = el("tr", {}, ...["#", "seat", "turn", "dice", "choice", "best", "value", "best value", "loss", "kind"]
+    .map((t) => el("th", { text: t })));
+  table.replaceChildren(head, ...rv.rows.map((r, i) => el("tr", {
+    class: "review-row" + (r.loss > 0 ? " lost" : "") + (i === pad.reviewAt ? " current" : ""),
+    dataset: { index: String(i) }, onclick: () => { pad.reviewAt = i; render(pad.room); } },
+    ...[i + 1, seatName(room, r.seat), r.turn, r.dice.join(" "), r.choice, r.loss > 0 ? r.best : "=",
+      r.value.toFixed(d), r.best_value.toFixed(d), r.loss.toFixed(d), r.kind || ""].map((t) => el("td", { text: String(t) })))));
 }
 
 function drawWaiting(room) {
@@ -304,7 +337,6 @@ function drawScorecard(room) {
   const s = room.scorecard, mine = myTurn();
   $("dice-row").replaceChildren(...drawDice(s.dice, pad.held, mine));
   const rollBtn = $("roll");
-  rollBtn.hidden = false;
   rollBtn.textContent = s.throws_left > 0 ? `roll! (${s.throws_left} left)` : "roll! (no throws left)";
   rollBtn.disabled = !mine || pad.busy || !s.can_roll || pad.held.size === s.dice.length;
   $("bank").hidden = true;
@@ -316,7 +348,7 @@ function drawScorecard(room) {
 }
 
 function scorecardTable(room) {
-  const s = room.scorecard, n = room.seats.length;
+  const s = room.scorecard, seats = [...room.seats.keys()];
   const head = el("tr", {}, el("th", { text: room.game }),
     ...room.seats.map((_, i) => el("th", { class: i === room.current ? "current" : "", text: seatName(room, i) })));
   const rows = [head];
@@ -335,18 +367,14 @@ function scorecardTable(room) {
     return el("td", { class: "cell-open", text: "" });
   };
   const sumRow = (label, f, cls) => el("tr", { class: cls || "sum" }, el("td", { text: label }),
-    ...[...Array(n).keys()].map((p) => el("td", { text: String(f(p)), dataset: { seat: String(p) } })));
-  s.categories.forEach((c, b) => {
-    if (!c.upper) return;
-    rows.push(el("tr", {}, el("td", { text: c.label }), ...[...Array(n).keys()].map((p) => cell(p, b))));
-  });
+    ...seats.map((p) => el("td", { text: String(f(p)), dataset: { seat: String(p) } })));
+  const boxRows = (upper) => s.categories.flatMap((c, b) => c.upper !== upper ? [] :
+    [el("tr", {}, el("td", { text: c.label }), ...seats.map((p) => cell(p, b)))]);
+  rows.push(...boxRows(true));
   rows.push(sumRow("Upper subtotal", (p) => `${s.cards[p].upper_total} / ${s.upper_bonus_threshold}`));
   rows.push(sumRow(`Bonus (${s.upper_bonus} at ${s.upper_bonus_threshold})`, (p) => s.cards[p].upper_bonus ?
     `+${s.cards[p].upper_bonus}` : `${Math.max(0, s.upper_bonus_threshold - s.cards[p].upper_total)} to go`));
-  s.categories.forEach((c, b) => {
-    if (c.upper) return;
-    rows.push(el("tr", {}, el("td", { text: c.label }), ...[...Array(n).keys()].map((p) => cell(p, b))));
-  });
+  rows.push(...boxRows(false));
   rows.push(sumRow("Lower total", (p) => s.cards[p].lower_total));
   rows.push(sumRow(`${s.five_kind_label} bonus`, (p) => s.cards[p].five_kind_bonuses ?
     `${s.cards[p].five_kind_bonuses} × ${s.five_kind_bonus}` : "—"));
@@ -361,11 +389,10 @@ function drawFarkle(room) {
   $("dice-row").replaceChildren(...drawDice(f.dice, pad.selected, mine));
   const sel = mine ? farkleSelection(room) : null;
   const rollBtn = $("roll"), bank = $("bank");
-  rollBtn.hidden = false;
   bank.hidden = false;
   const left = f.dice.length - pad.selected.size;
   rollBtn.textContent = sel ? `roll ${left || 6} dice` : "roll";
-  rollBtn.disabled = !mine || pad.busy || !sel || !sel.roll;
+  rollBtn.disabled = !mine || pad.busy || !sel;
   bank.disabled = !mine || pad.busy || !sel || !sel.bank;
   $("hint").disabled = !mine;
   let note = "";
@@ -420,9 +447,11 @@ async function init() {
   $("bank").addEventListener("click", () => send("move", { type: "bank", take: [...pad.selected].sort() }));
   $("hint").addEventListener("click", askHint);
   $("leave").addEventListener("click", leave);
+  $("review-back").addEventListener("click", () => { pad.reviewAt = null; render(pad.room); });
   $("add-seat").addEventListener("click", () => {
     const list = $("seat-list");
-    if (list.children.length < 8) list.append(seatRow(list.children.length, "person"));
+    const most = pad.options.games[$("game-select").value].max_players;
+    if (list.children.length < most) list.append(seatRow(list.children.length, "person"));
   });
   try { pad.options = await api("/api/options"); } catch (e) { showMessage(e.message); return; }
   const sel = $("game-select");
