@@ -26,12 +26,12 @@ import numpy as np
 from agents.base import Agent
 from agents.evaluation.runner import dice_seed, run_games
 from agents.evaluation.stats import Z95, mean_ci, win_shares
+from agents.players.scorecard import plan_action_values
 from agents.registry import load
 from dice_envs.encoding import ScorecardView, decode, encode
 from dice_envs.engine import new_game
 from dice_envs.outcome import is_legal
 from dice_envs.rules import ConfigError, FarkleRules, RuleConfig, ScorecardRules, make_rules
-from dice_envs.rules.scorecard import N_REROLL_ACTIONS
 from dice_envs.tables import scorecard_tables
 
 __all__ = [
@@ -74,17 +74,9 @@ class RegretResult:
 def decision_values(solution: Any, view: ScorecardView, action_mask: np.ndarray) -> np.ndarray:
     """Expected final future points of every action of a scorecard decision (``-inf``: not legal),
     from the solver's plan (:meth:`~agents.solver.scorecard.ScorecardSolution.plan`)."""
-    t = scorecard_tables()
     plan = solution.plan(*solution.state(view.boxes, view.upper_total, view.five_kind_bonuses))
-    r = t.roll_index[view.dice]
-    mask = np.asarray(action_mask) > 0
-    out = np.full(mask.shape[0], -np.inf)
-    k = plan.box_values.shape[0]
-    out[N_REROLL_ACTIONS : N_REROLL_ACTIONS + k] = plan.box_values[:, r]
-    if view.throw - 1 < len(plan.keep_values):
-        keep = plan.keep_values[view.throw - 1]
-        out[1:N_REROLL_ACTIONS] = keep[t.reroll_keep[r, 1:N_REROLL_ACTIONS]]
-    return np.where(mask, out, -np.inf)
+    roll, throw = np.array([scorecard_tables().roll_index[view.dice]]), np.array([view.throw])
+    return plan_action_values([plan], roll, throw, np.asarray(action_mask)[None] > 0)[0]
 
 
 def scorecard_regret(
