@@ -365,9 +365,6 @@ def farkle_regret(
         raise ConfigError(f"Farkle regret needs farkle rules, got {r.game!r}")
     if not isinstance(games, int) or isinstance(games, bool) or games < 1:
         raise ConfigError(f"games must be a positive integer, got {games!r}")
-    from agents.solver.farkle_win import option_groups
-
-    farkle_p = option_groups()[-1]
     judge = WinOptimalAgent(r, 2)  # reads the seat of each decision from its observation
     players = [
         (_load_seated(agent, r, seat, seed), _load_seated(opponent, r, 1 - seat, seed)) for seat in (0, 1)
@@ -398,7 +395,7 @@ def farkle_regret(
         if not chosen:
             per_game.append(0.0)
             continue
-        values = _settled_throws(judge, np.stack(obs_rows), np.stack(mask_rows), farkle_p)
+        values = farkle_decision_values(judge, np.stack(obs_rows), np.stack(mask_rows))
         picked = np.asarray(chosen)
         best = values.argmax(axis=1)
         loss = values.max(axis=1) - values[np.arange(len(picked)), picked]
@@ -418,24 +415,20 @@ def farkle_regret(
 def farkle_decision_values(judge: Any, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
     """``(B, 128)``: the chance of winning after every action of a batch of two-player decisions
     (``-inf``: not legal), from ``judge`` (a two-player ``WinOptimalAgent``), as
-    :func:`farkle_regret` scores them."""
-    from agents.solver.farkle_win import option_groups
+    :func:`farkle_regret` scores them.
 
-    return _settled_throws(judge, np.asarray(observations), np.asarray(action_masks), option_groups()[-1])
-
-
-def _settled_throws(judge: Any, obs: np.ndarray, masks: np.ndarray, farkle_p: np.ndarray) -> np.ndarray:
-    """``judge.action_values`` with a value for throwing on from a settled turn, where the tables
-    bank without asking (seat 1 past the target or past the lead in the last round, which wins at
-    once; seat 0 past ``target + cap``) and hold -1: banking the same selection instead is worth
-    ``B``; throwing its ``n`` dice on farkles with chance ``p(n)``, else the mover banks at once
-    (worth at least ``B``), so throwing on is worth ``B - p(n) (B - V)``, ``V`` the mover's chance
-    after losing the turn (0 in the last round)."""
-    from agents.solver.farkle_win import STEP
+    That is ``judge.action_values`` with a value for throwing on from a settled turn, where the
+    tables bank without asking (seat 1 past the target or past the lead in the last round, which
+    wins at once; seat 0 past ``target + cap``) and hold -1: banking the same selection instead is
+    worth ``B``; throwing its ``n`` dice on farkles with chance ``p(n)``, else the mover banks at
+    once (worth at least ``B``), so throwing on is worth ``B - p(n) (B - V)``, ``V`` the mover's
+    chance after losing the turn (0 in the last round)."""
+    from agents.solver.farkle_win import STEP, option_groups
     from dice_envs.encoding import decode_farkle_batch
     from dice_envs.engine import farkle_turn as turn
     from dice_envs.rules.farkle import BANK_FLAG
 
+    obs, masks = np.asarray(observations), np.asarray(action_masks)
     values = judge.action_values(obs, masks)
     throws = values[:, :BANK_FLAG]
     settled = throws == -1.0
@@ -455,7 +448,7 @@ def _settled_throws(judge: Any, obs: np.ndarray, masks: np.ndarray, farkle_p: np
             after[i] = 1.0 - sol.value(1, oth, min(own, judge.rules.target - STEP))
     tt = turn.farkle_turn_tables()
     left = tt.next_dice[turn.throw_of_dice(tt, bv.dice)]  # (B, 64) dice thrown after each selection
-    bank = values[:, BANK_FLAG:]
+    bank, farkle_p = values[:, BANK_FLAG:], option_groups()[-1]
     with np.errstate(invalid="ignore"):  # -inf - -inf where banking that selection is not legal
         estimate = bank - farkle_p[left.clip(0, len(farkle_p) - 1)] * (bank - after[:, None])
     values[:, :BANK_FLAG] = np.where(settled, estimate, throws)

@@ -16,10 +16,8 @@ when ``bankruptcy`` is on. Banking hands the turn to the other seat, except:
   ending strictly above ``a + t`` (equal shares the win). Seat 1's chance in that last turn is
   ``F[d]`` for a lead of ``d = a + t - b`` (a one-turn problem solved exactly, below). Seat 0 may
   throw on past the target to leave seat 1 more to beat; totals ``a + t`` at or above the cap
-  ``target + cap`` are banked (the cap's effect is measured: doubling the default 4,000 changes
-  no value by more than 1e-10 at target 1,000 (tested) and by exactly 0 at target 2,000
-  (``scripts/solve_farkle_win.py --target 2000 --check-cap``): the optimal seat 0 never throws
-  on that far);
+  ``target + cap`` are banked (the cap's effect on the values is measured: ``--check-cap`` of
+  ``scripts/solve_farkle_win.py``, and the guide to evaluation);
 * seat 1 banking ``b + t >= target`` ends the game at once, won (seat 0 is below the target).
 
 Farkles and bankruptcy make the turn-start states cyclic, so the table is found by value
