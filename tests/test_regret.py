@@ -137,13 +137,12 @@ class _FarkleDeviant(BaseAgent):
         self.first = True
 
     def act(self, observation, action_mask):
-        from agents.evaluation.regret import _settled_throws
-        from agents.solver.farkle_win import option_groups
+        from agents.evaluation.regret import farkle_decision_values
 
         if not self.first:
             return self.judge.act(observation, action_mask)
         self.first = False
-        values = _settled_throws(self.judge, observation[None], action_mask[None], option_groups()[-1])[0]
+        values = farkle_decision_values(self.judge, observation[None], action_mask[None])[0]
         legal = np.isfinite(values)
         worst = int(np.flatnonzero(legal)[np.argmin(values[legal])])
         self.losses.append(float(values.max() - values[worst]))

@@ -26,12 +26,12 @@ import numpy as np
 from agents.base import Agent
 from agents.evaluation.runner import dice_seed, run_games
 from agents.evaluation.stats import Z95, mean_ci, win_shares
+from agents.players.scorecard import plan_action_values
 from agents.registry import load
 from dice_envs.encoding import ScorecardView, decode, encode
 from dice_envs.engine import new_game
 from dice_envs.outcome import is_legal
 from dice_envs.rules import ConfigError, FarkleRules, RuleConfig, ScorecardRules, make_rules
-from dice_envs.rules.scorecard import N_REROLL_ACTIONS
 from dice_envs.tables import scorecard_tables
 
 __all__ = [
@@ -75,17 +75,9 @@ class RegretResult:
 def decision_values(solution: Any, view: ScorecardView, action_mask: np.ndarray) -> np.ndarray:
     """Expected final future points of every action of a scorecard decision (``-inf``: not legal),
     from the solver's plan (:meth:`~agents.solver.scorecard.ScorecardSolution.plan`)."""
-    t = scorecard_tables()
     plan = solution.plan(*solution.state(view.boxes, view.upper_total, view.five_kind_bonuses))
-    r = t.roll_index[view.dice]
-    mask = np.asarray(action_mask) > 0
-    out = np.full(mask.shape[0], -np.inf)
-    k = plan.box_values.shape[0]
-    out[N_REROLL_ACTIONS : N_REROLL_ACTIONS + k] = plan.box_values[:, r]
-    if view.throw - 1 < len(plan.keep_values):
-        keep = plan.keep_values[view.throw - 1]
-        out[1:N_REROLL_ACTIONS] = keep[t.reroll_keep[r, 1:N_REROLL_ACTIONS]]
-    return np.where(mask, out, -np.inf)
+    roll, throw = np.array([scorecard_tables().roll_index[view.dice]]), np.array([view.throw])
+    return plan_action_values([plan], roll, throw, np.asarray(action_mask)[None] > 0)[0]
 
 
 def scorecard_regret(
@@ -382,9 +374,6 @@ def farkle_regret(
         raise ConfigError(f"Farkle regret needs farkle rules, got {r.game!r}")
     if not isinstance(games, int) or isinstance(games, bool) or games < 1:
         raise ConfigError(f"games must be a positive integer, got {games!r}")
-    from agents.solver.farkle_win import option_groups
-
-    farkle_p = option_groups()[-1]
     judge = WinOptimalAgent(r, 2)  # reads the seat of each decision from its observation
     players = [
         (_load_seated(agent, r, seat, seed), _load_seated(opponent, r, 1 - seat, seed)) for seat in (0, 1)
@@ -415,7 +404,7 @@ def farkle_regret(
         if not chosen:
             per_game.append(0.0)
             continue
-        values = _settled_throws(judge, np.stack(obs_rows), np.stack(mask_rows), farkle_p)
+        values = farkle_decision_values(judge, np.stack(obs_rows), np.stack(mask_rows))
         picked = np.asarray(chosen)
         best = values.argmax(axis=1)
         loss = values.max(axis=1) - values[np.arange(len(picked)), picked]
@@ -433,24 +422,20 @@ def farkle_regret(
 def farkle_decision_values(judge: Any, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
     """``(B, 128)``: the chance of winning after every action of a batch of two-player decisions
     (``-inf``: not legal), from ``judge`` (a two-player ``WinOptimalAgent``), as
-    :func:`farkle_regret` scores them."""
-    from agents.solver.farkle_win import option_groups
+    :func:`farkle_regret` scores them.
 
-    return _settled_throws(judge, np.asarray(observations), np.asarray(action_masks), option_groups()[-1])
-
-
-def _settled_throws(judge: Any, obs: np.ndarray, masks: np.ndarray, farkle_p: np.ndarray) -> np.ndarray:
-    """``judge.action_values`` with a value for throwing on from a settled turn, where the tables
-    bank without asking (seat 1 past the target or past the lead in the last round, which wins at
-    once; seat 0 past ``target + cap``) and hold -1: banking the same selection instead is worth
-    ``B``; throwing its ``n`` dice on farkles with chance ``p(n)``, else the mover banks at once
-    (worth at least ``B``), so throwing on is worth ``B - p(n) (B - V)``, ``V`` the mover's chance
-    after losing the turn (0 in the last round)."""
-    from agents.solver.farkle_win import STEP
+    That is ``judge.action_values`` with a value for throwing on from a settled turn, where the
+    tables bank without asking (seat 1 past the target or past the lead in the last round, which
+    wins at once; seat 0 past ``target + cap``) and hold -1: banking the same selection instead is
+    worth ``B``; throwing its ``n`` dice on farkles with chance ``p(n)``, else the mover banks at
+    once (worth at least ``B``), so throwing on is worth ``B - p(n) (B - V)``, ``V`` the mover's
+    chance after losing the turn (0 in the last round)."""
+    from agents.solver.farkle_win import STEP, option_groups
     from dice_envs.encoding import decode_farkle_batch
     from dice_envs.engine import farkle_turn as turn
     from dice_envs.rules.farkle import BANK_FLAG
 
+    obs, masks = np.asarray(observations), np.asarray(action_masks)
     values = judge.action_values(obs, masks)
     throws = values[:, :BANK_FLAG]
     settled = throws == -1.0
@@ -470,7 +455,7 @@ def _settled_throws(judge: Any, obs: np.ndarray, masks: np.ndarray, farkle_p: np
             after[i] = 1.0 - sol.value(1, oth, min(own, judge.rules.target - STEP))
     tt = turn.farkle_turn_tables()
     left = tt.next_dice[turn.throw_of_dice(tt, bv.dice)]  # (B, 64) dice thrown after each selection
-    bank = values[:, BANK_FLAG:]
+    bank, farkle_p = values[:, BANK_FLAG:], option_groups()[-1]
     with np.errstate(invalid="ignore"):  # -inf - -inf where banking that selection is not legal
         estimate = bank - farkle_p[left.clip(0, len(farkle_p) - 1)] * (bank - after[:, None])
     values[:, :BANK_FLAG] = np.where(settled, estimate, throws)

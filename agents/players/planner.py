@@ -173,7 +173,7 @@ def planner_solution(
     exact last turn; kept in memory per (weights, rules, stride, cap) and in the solver's disk cache."""
     from agents.players.model import ModelAgent
     from agents.solver.cache import cache_key, cached_array
-    from agents.solver.farkle_win import _PAD, _kernels, _params, option_groups
+    from agents.solver.farkle_win import final_turn_values
 
     agent = ModelAgent.from_file(model, rules, 2, device=device)
     if int(agent.card.get("num_players", 0)) != 2:
@@ -181,13 +181,7 @@ def planner_solution(
             f"planner needs a two-player Farkle model (its critic judges two seats); "
             f"{model} was trained for {agent.card.get('num_players')} player(s)"
         )
-    params = {k: v for k, v in rules.to_dict().items() if k != "max_turns"}
-    meta = {
-        **params,
-        "max_turns": rules.max_turns,
-        "weights_sha256": agent.card["weights_sha256"],
-        "stride": stride,
-    }
+    meta = {**rules.to_dict(), "weights_sha256": agent.card["weights_sha256"], "stride": stride}
     key = (tuple(sorted(meta.items())), cap)
     if key in _TABLES:
         _TABLES.move_to_end(key)
@@ -201,8 +195,7 @@ def planner_solution(
     tables, _ = cached_array(
         cache_key("farkle-planner", "farkle", meta), compute, meta, shape=(2, size, size)
     )
-    p = _params(rules, cap)
-    final = _kernels()["final_turn"](p.U + _PAD + 1, p.tb, *option_groups())
+    final = final_turn_values(rules, cap)
     s0, s1 = (np.array(t, dtype=np.float64) for t in tables)
     for a in (s0, s1, final):
         a.setflags(write=False)

@@ -28,10 +28,22 @@ from dice_envs.layouts import layout
 from dice_envs.rules.scorecard import N_REROLL_ACTIONS, UPPER_FACES, ScorecardRules
 from dice_envs.tables import scorecard_tables
 
-__all__ = ["PAR", "GreedyAgent", "HeuristicAgent", "OptimalAgent"]
+__all__ = [
+    "PAR",
+    "GreedyAgent",
+    "HeuristicAgent",
+    "OptimalAgent",
+    "PlanningAgent",
+    "ScorecardAgent",
+    "choose_actions",
+    "plan_action_values",
+]
 
 
-class _ScorecardAgent(BaseAgent):
+class ScorecardAgent(BaseAgent):
+    """A player of a scorecard game: reads its observations (:meth:`view` one at a time,
+    :meth:`turn_states` a batch at once)."""
+
     def __init__(self, rules: ScorecardRules, num_players: int = 1, seed: int | None = None) -> None:
         super().__init__(seed)
         self.rules = rules
@@ -73,11 +85,12 @@ class _ScorecardAgent(BaseAgent):
         return mask, lay.read(obs, "upper_total"), z, roll, throw
 
 
-class _PlanningAgent(_ScorecardAgent):
+class PlanningAgent(ScorecardAgent):
     """A scorecard agent that plays each turn by a :class:`TurnPlan` of its card: ``act`` decodes
     the observation (:meth:`decide`), ``act_batch`` reads the batch as arrays
-    (:meth:`~_ScorecardAgent.turn_states`), plans the new turn states together (:meth:`_plans`:
-    each plan the very one its state alone gets) and chooses for all rows at once."""
+    (:meth:`~ScorecardAgent.turn_states`), plans the new turn states together (:meth:`_plans`:
+    each plan the very one its state alone gets) and chooses for all rows at once
+    (:func:`choose_actions`)."""
 
     def __init__(self, rules: ScorecardRules, num_players: int = 1, seed: int | None = None) -> None:
         super().__init__(rules, num_players, seed)
@@ -98,7 +111,10 @@ class _PlanningAgent(_ScorecardAgent):
         c = self._solver
         mask = sum(1 << i for i, v in enumerate(view.boxes) if v is not None)
         (plan,) = self._plans([(mask, view.upper_total, c.z_of(view.boxes[c.five], view.five_kind_bonuses))])
-        return _choose(plan, view, legal)
+        row = np.zeros((1, self.rules.n_actions), dtype=bool)
+        row[0, legal] = True
+        roll = scorecard_tables().roll_index[view.dice]
+        return int(choose_actions([plan], np.array([roll]), np.array([view.throw]), row)[0])
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         legal = check_mask(action_mask, self.rules)
@@ -108,40 +124,43 @@ class _PlanningAgent(_ScorecardAgent):
         """:meth:`act` for each row (the same actions, whatever else is in the batch)."""
         check_mask_width(action_masks, self.rules)
         mask, u, z, roll, throw = self.turn_states(observations)
-        legal = legal_rows(action_masks)
         plans = self._plans(list(zip(mask.tolist(), u.tolist(), z.tolist(), strict=True)))
-        if len(plans) < _ROWS_AT_ONCE:  # a row or three: one by one is faster
-            rows = zip(plans, roll.tolist(), throw.tolist(), legal, strict=True)
-            return np.array([_choose_at(p, r, t, np.flatnonzero(m)) for p, r, t, m in rows], dtype=np.int64)
-        return _choose_rows(plans, roll, throw, legal)
+        return choose_actions(plans, roll, throw, legal_rows(action_masks))
 
 
-def _choose(plan: TurnPlan, view: ScorecardView, legal: np.ndarray) -> int:
-    """The best legal action under a turn plan (scoring preferred on ties)."""
-    return _choose_at(plan, scorecard_tables().roll_index[view.dice], view.throw, legal)
-
-
-def _choose_at(plan: TurnPlan, r: int, throw: int, legal: np.ndarray) -> int:
-    """:func:`_choose` for the throw of roll index ``r``, the turn's ``throw``-th."""
+def plan_action_values(
+    plans: Sequence[TurnPlan], roll: np.ndarray, throw: np.ndarray, legal: np.ndarray
+) -> np.ndarray:
+    """``(B, actions)``: the value of every action of row ``i`` under ``plans[i]`` for its throw of
+    roll index ``roll[i]``, the turn's ``throw[i]``-th: an entry's box value, a re-throw's the
+    value of the multiset it keeps (``-inf`` where ``legal`` ``(B, actions)`` is False)."""
     t = scorecard_tables()
-    legal = np.asarray(legal)
-    boxes = legal[legal >= N_REROLL_ACTIONS]
-    box_vals = plan.box_values[boxes - N_REROLL_ACTIONS, r]
-    i = int(np.argmax(box_vals)) if boxes.size else -1
-    best_a, best_v = (int(boxes[i]), float(box_vals[i])) if i >= 0 else (-1, NEG)
-    if throw - 1 < len(plan.keep_values):
-        rerolls = legal[legal < N_REROLL_ACTIONS]
-        if rerolls.size:
-            keep_vals = plan.keep_values[throw - 1][t.reroll_keep[r, rerolls]]
-            j = int(np.argmax(keep_vals))
-            if keep_vals[j] > best_v + 1e-9:  # scoring wins ties
-                best_a = int(rerolls[j])
-    if best_a < 0:  # pragma: no cover - a legal box always has a finite value
-        best_a = int(legal[-1])
-    return best_a
+    out = np.full(legal.shape, NEG)
+    rows = zip(plans, np.asarray(roll).tolist(), np.asarray(throw).tolist(), strict=True)
+    for i, (plan, r, th) in enumerate(rows):
+        out[i, N_REROLL_ACTIONS:] = plan.box_values[:, r]
+        if th - 1 < len(plan.keep_values):  # action 0 re-throws nothing: never legal
+            out[i, 1:N_REROLL_ACTIONS] = plan.keep_values[th - 1][t.reroll_keep[r, 1:N_REROLL_ACTIONS]]
+    return np.where(legal, out, NEG)
 
 
-class OptimalAgent(_PlanningAgent):
+def choose_actions(
+    plans: Sequence[TurnPlan], roll: np.ndarray, throw: np.ndarray, legal: np.ndarray
+) -> np.ndarray:
+    """The best legal action of each row under its plan (:func:`plan_action_values`): the first best
+    box, unless the first best re-throw is worth more by over 1e-9 (scoring wins ties)."""
+    values = plan_action_values(plans, roll, throw, legal)
+    rows = np.arange(len(values))
+    boxes = values[:, N_REROLL_ACTIONS:]
+    no_value = np.isneginf(boxes.max(axis=1, initial=NEG))  # then the first legal box
+    box = np.where(no_value, legal[:, N_REROLL_ACTIONS:].argmax(axis=1), boxes.argmax(axis=1))
+    rethrow = values[:, :N_REROLL_ACTIONS].argmax(axis=1)
+    out = np.where(values[rows, rethrow] > boxes[rows, box] + 1e-9, rethrow, N_REROLL_ACTIONS + box)
+    last_legal = legal.shape[1] - 1 - legal[:, ::-1].argmax(axis=1)  # no legal box nor re-throw
+    return np.where(legal[rows, out], out, last_legal).astype(np.int64)
+
+
+class OptimalAgent(PlanningAgent):
     """Plays the exact solitaire optimum (maximum expected grand total)."""
 
     spec = "optimal"
@@ -159,11 +178,6 @@ class OptimalAgent(_PlanningAgent):
     def _plans(self, cards: Sequence[tuple[int, int, int]]) -> list[TurnPlan]:
         t = self.solution.solver.T
         return self.solution.plans([(int(m), int(min(u, t)), int(z)) for m, u, z in cards])
-
-    def decide(self, view: ScorecardView, legal: np.ndarray) -> int:
-        """The optimal action for the decoded state ``view`` among the ``legal`` action indices."""
-        plan = self.solution.plan(*self.solution.state(view.boxes, view.upper_total, view.five_kind_bonuses))
-        return _choose(plan, view, legal)
 
 
 #: Par value of each box: roughly what it yields when kept open (mean scores under good play).
@@ -190,7 +204,7 @@ PAR: dict[str, float] = {
 BONUS_PACE_WEIGHT = 0.6
 
 
-class HeuristicAgent(_PlanningAgent):
+class HeuristicAgent(PlanningAgent):
     """A careful human's strategy: par values, upper-bonus pace and expectation-maximizing holds."""
 
     spec = "heuristic"
@@ -256,39 +270,6 @@ class HeuristicAgent(_PlanningAgent):
         return out
 
 
-#: Batches from this many rows on choose with :func:`_choose_rows` (fewer: row by row, faster).
-_ROWS_AT_ONCE = 4
-
-
-def _choose_rows(plans: list[TurnPlan], roll: np.ndarray, throw: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    """:func:`_choose_at` for each row at once: the best legal action under row ``i``'s plan for
-    its throw of roll index ``roll[i]``, the turn's ``throw[i]``-th, ``legal`` ``(B, actions)``
-    bool (scoring wins ties; the first best box, then the first best re-throw, as there)."""
-    t = scorecard_tables()
-    rows = np.arange(len(plans))
-    boxes = legal[:, N_REROLL_ACTIONS:]
-    box_vals = np.array([p.box_values[:, r] for p, r in zip(plans, roll.tolist(), strict=True)])
-    box_vals = np.where(boxes, box_vals.reshape(boxes.shape), NEG)
-    no_value = np.isneginf(box_vals.max(axis=1, initial=NEG))  # then the first legal box, as there
-    best = np.where(no_value, boxes.argmax(axis=1), box_vals.argmax(axis=1))
-    has_box = boxes.any(axis=1)
-    best_a = np.where(has_box, N_REROLL_ACTIONS + best, -1)
-    best_v = np.where(has_box, box_vals[rows, best], NEG)
-    n_keeps = len(plans[0].keep_values) if plans else 0
-    kept = (throw - 1 < n_keeps) & legal[:, :N_REROLL_ACTIONS].any(axis=1)
-    none = np.full(len(plans[0].keep_values[0]) if n_keeps else 1, NEG)
-    keep_vals = np.array(
-        [p.keep_values[k] if ok else none for p, k, ok in zip(plans, (throw - 1).tolist(), kept, strict=True)]
-    ).reshape(len(plans), -1)
-    rerolls = legal[:, :N_REROLL_ACTIONS]  # the illegal ones index keep 0 (action 0 names no keep)
-    keeps = np.where(rerolls, t.reroll_keep[roll], 0).astype(np.int64)
-    keep_vals = np.where(rerolls, np.take_along_axis(keep_vals, keeps, axis=1), NEG)
-    j = keep_vals.argmax(axis=1)
-    out = np.where(kept & (keep_vals[rows, j] > best_v + 1e-9), j, best_a)
-    last_legal = legal.shape[1] - 1 - legal[:, ::-1].argmax(axis=1)
-    return np.where(out < 0, last_legal, out).astype(np.int64)
-
-
 # ---------------------------------------------------------------------- greedy
 def _good(box: str, points: int, dice: tuple[int, ...]) -> bool:
     """Whether ``points`` in ``box`` are good enough to stop throwing."""
@@ -327,7 +308,7 @@ def _hold_for(box: str, dice: tuple[int, ...]) -> list[int]:
     return [f for f in dice if f >= 4]  # chance
 
 
-class GreedyAgent(_ScorecardAgent):
+class GreedyAgent(ScorecardAgent):
     """Chases the box the dice score most in now; scores it once good (or out of throws)."""
 
     spec = "greedy"

@@ -47,6 +47,27 @@ def final_turn(D, tb, g_start, g_prob, o_start, o_pts, o_left, farkle_p):
 
 
 @_jit
+def _throw_values(t, n, Q, loss, acc, best, g_start, g_prob, o_start, o_pts, o_left, farkle_p):
+    """``acc[i]``: value of throwing ``n`` dice at turn total ``t`` in turn ``i`` (the last axis of
+    the after-set-aside values ``Q``), a farkle being worth ``loss[i]``; ``best`` is scratch."""
+    fp = farkle_p[n]
+    for i in range(acc.shape[0]):
+        acc[i] = fp * loss[i]
+    for g in range(g_start[n], g_start[n + 1]):
+        for i in range(acc.shape[0]):
+            best[i] = -1.0
+        for o in range(o_start[g], o_start[g + 1]):
+            tt = t + o_pts[o]
+            ll = o_left[o]
+            for i in range(acc.shape[0]):
+                q = Q[tt, ll, i]
+                best[i] = q if q > best[i] else best[i]
+        gp = g_prob[g]
+        for i in range(acc.shape[0]):
+            acc[i] += gp * best[i]
+
+
+@_jit
 def diag_turn(tops, B, L, Lf, Q, acc, best, g_start, g_prob, o_start, o_pts, o_left, farkle_p):
     """Turns of ``m`` states at once (the last axis). ``B[t, i]``: value of banking turn total
     ``t`` (-1 where not allowed); from ``tops[i]`` on the turn is settled at ``B``. Fills
@@ -60,41 +81,17 @@ def diag_turn(tops, B, L, Lf, Q, acc, best, g_start, g_prob, o_start, o_pts, o_l
         for n in range(1, 7):
             for i in range(m):
                 Q[t, n, i] = B[t, i]
-    for t in range(T - 1, -1, -1):
+    for t in range(T - 1, 0, -1):
         for n in range(1, 7):
-            if t == 0 and n < 6:
-                continue
-            fp = farkle_p[n]
-            if t == 0:
-                for i in range(m):
-                    acc[i] = fp * Lf[i]
-            else:
-                for i in range(m):
-                    acc[i] = fp * L[i]
-            for g in range(g_start[n], g_start[n + 1]):
-                for i in range(m):
-                    best[i] = -1.0
-                for o in range(o_start[g], o_start[g + 1]):
-                    tt = t + o_pts[o]
-                    ll = o_left[o]
-                    for i in range(m):
-                        q = Q[tt, ll, i]
-                        best[i] = q if q > best[i] else best[i]
-                gp = g_prob[g]
-                for i in range(m):
-                    acc[i] += gp * best[i]
-            if t == 0:
-                break
+            _throw_values(t, n, Q, L, acc, best, g_start, g_prob, o_start, o_pts, o_left, farkle_p)
             for i in range(m):
                 if t >= tops[i]:
                     Q[t, n, i] = B[t, i]
                 else:
                     b = B[t, i]
                     Q[t, n, i] = acc[i] if acc[i] > b else b
-    out = np.empty(m)
-    for i in range(m):
-        out[i] = acc[i]
-    return out
+    _throw_values(0, 6, Q, Lf, acc, best, g_start, g_prob, o_start, o_pts, o_left, farkle_p)
+    return acc.copy()
 
 
 @_jit
@@ -163,58 +160,23 @@ def sweep(S0, S1, X, U, tb, F, bankrupt, g_start, g_prob, o_start, o_pts, o_left
         Bs = s - A
         Qm = Qbuf[: rows * 7 * m].reshape(rows, 7, m)
         Bm = Bbuf[: rows * m].reshape(rows, m)
-        fill0(A, Bs, X, U, tb, S1, F, bankrupt, tops[:m], Bm, L[:m], Lf[:m])
-        v = diag_turn(
-            tops[:m],
-            Bm,
-            L[:m],
-            Lf[:m],
-            Qm,
-            acc[:m],
-            best[:m],
-            g_start,
-            g_prob,
-            o_start,
-            o_pts,
-            o_left,
-            farkle_p,
-        )
-        for i in range(m):
-            S0[A[i], Bs[i]] = v[i]
-        fill1(A, Bs, X, tb, S0, bankrupt, tops[:m], Bm, L[:m], Lf[:m])
-        v = diag_turn(
-            tops[:m],
-            Bm,
-            L[:m],
-            Lf[:m],
-            Qm,
-            acc[:m],
-            best[:m],
-            g_start,
-            g_prob,
-            o_start,
-            o_pts,
-            o_left,
-            farkle_p,
-        )
-        for i in range(m):
-            S1[A[i], Bs[i]] = v[i]
-
-
-@_jit
-def throw_table(top, Q, L, g_start, g_prob, o_start, o_pts, o_left, farkle_p):
-    """``W[t, n]``: value of throwing ``n`` dice on from turn total ``t`` (1 <= t < top) given the
-    after-set-aside values ``Q`` of one turn; -1 from ``top`` on (the turn is settled there)."""
-    W = np.full((Q.shape[0], 7), -1.0)
-    for t in range(1, top):
-        for n in range(1, 7):
-            W[t, n] = throw_value(t, n, Q, L, g_start, g_prob, o_start, o_pts, o_left, farkle_p)
-    return W
+        for seat in range(2):
+            if seat == 0:
+                fill0(A, Bs, X, U, tb, S1, F, bankrupt, tops[:m], Bm, L[:m], Lf[:m])
+            else:
+                fill1(A, Bs, X, tb, S0, bankrupt, tops[:m], Bm, L[:m], Lf[:m])
+            g = (g_start, g_prob, o_start, o_pts, o_left, farkle_p)
+            v = diag_turn(tops[:m], Bm, L[:m], Lf[:m], Qm, acc[:m], best[:m], *g)
+            S = S0 if seat == 0 else S1
+            for i in range(m):
+                S[A[i], Bs[i]] = v[i]
 
 
 @_jit
 def throw_tables(tops, Q, L, W, g_start, g_prob, o_start, o_pts, o_left, farkle_p):
-    """:func:`throw_table` of ``m`` turns at once: ``W[t, n, i]`` from ``Q[t, n, i]`` (last axis)."""
+    """``W[t, n, i]``: value of throwing ``n`` dice on from turn total ``t`` (1 <= t < ``tops[i]``) in
+    each of ``m`` turns given their after-set-aside values ``Q[t, n, i]``; -1 from ``tops[i]`` on
+    (the turn is settled there)."""
     m = tops.shape[0]
     rows = Q.shape[0]
     best = np.empty(m)
@@ -228,21 +190,7 @@ def throw_tables(tops, Q, L, W, g_start, g_prob, o_start, o_pts, o_left, farkle_
         T = max(T, tops[i])
     for t in range(1, T):
         for n in range(1, 7):
-            fp = farkle_p[n]
-            for i in range(m):
-                acc[i] = fp * L[i]
-            for g in range(g_start[n], g_start[n + 1]):
-                for i in range(m):
-                    best[i] = -1.0
-                for o in range(o_start[g], o_start[g + 1]):
-                    tt = t + o_pts[o]
-                    ll = o_left[o]
-                    for i in range(m):
-                        q = Q[tt, ll, i]
-                        best[i] = q if q > best[i] else best[i]
-                gp = g_prob[g]
-                for i in range(m):
-                    acc[i] += gp * best[i]
+            _throw_values(t, n, Q, L, acc, best, g_start, g_prob, o_start, o_pts, o_left, farkle_p)
             for i in range(m):
                 if t < tops[i]:
                     W[t, n, i] = acc[i]

@@ -61,25 +61,16 @@ def single_thread_blas() -> Iterator[None]:
     The solver's many small matrix products gain nothing from threads, and on a busy machine
     (parallel test workers, other jobs) threaded BLAS slows them down several times.
     """
-    lib = None
+    pairs = [("scipy_openblas", "64_"), ("scipy_openblas", ""), ("openblas", "64_"), ("openblas", "")]
+    names = [(f"{p}_get_num_threads{s}", f"{p}_set_num_threads{s}") for p, s in pairs]
     try:
         import ctypes
 
         with open("/proc/self/maps") as fh:
             paths = sorted({line.split()[-1] for line in fh if "openblas" in line.lower() and "/" in line})
-        for p in paths:
-            cand = ctypes.CDLL(p)
-            for prefix in ("scipy_openblas", "openblas"):
-                for suffix in ("64_", ""):
-                    getter = getattr(cand, f"{prefix}_get_num_threads{suffix}", None)
-                    setter = getattr(cand, f"{prefix}_set_num_threads{suffix}", None)
-                    if getter is not None and setter is not None:
-                        lib = (getter, setter)
-                        break
-                if lib:
-                    break
-            if lib:
-                break
+        libs = (ctypes.CDLL(p) for p in paths)
+        found = ((getattr(c, get, None), getattr(c, set_, None)) for c in libs for get, set_ in names)
+        lib = next((pair for pair in found if None not in pair), None)
     except (OSError, ImportError):
         lib = None
     if lib is None:

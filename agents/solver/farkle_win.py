@@ -16,10 +16,8 @@ when ``bankruptcy`` is on. Banking hands the turn to the other seat, except:
   ending strictly above ``a + t`` (equal shares the win). Seat 1's chance in that last turn is
   ``F[d]`` for a lead of ``d = a + t - b`` (a one-turn problem solved exactly, below). Seat 0 may
   throw on past the target to leave seat 1 more to beat; totals ``a + t`` at or above the cap
-  ``target + cap`` are banked (the cap's effect is measured: doubling the default 4,000 changes
-  no value by more than 1e-10 at target 1,000 (tested) and by exactly 0 at target 2,000
-  (``scripts/solve_farkle_win.py --target 2000 --check-cap``): the optimal seat 0 never throws
-  on that far);
+  ``target + cap`` are banked (the cap's effect on the values is measured: ``--check-cap`` of
+  ``scripts/solve_farkle_win.py``, and the guide to evaluation);
 * seat 1 banking ``b + t >= target`` ends the game at once, won (seat 0 is below the target).
 
 Farkles and bankruptcy make the turn-start states cyclic, so the table is found by value
@@ -46,11 +44,25 @@ from typing import Any
 
 import numpy as np
 
-from agents.solver.cache import cache_key, cached_array, cached_array_is_sound, progress_note
+from agents.solver.cache import (
+    cache_key,
+    cached_array,
+    cached_array_is_sound,
+    progress_note,
+    single_thread_blas,
+)
 from dice_envs.engine import farkle_turn as turn
 from dice_envs.rules.farkle import NUM_DICE, FarkleRules
 
-__all__ = ["DEFAULT_CAP", "STEP", "FarkleWinSolution", "is_solved", "solve_farkle_win"]
+__all__ = [
+    "DEFAULT_CAP",
+    "STEP",
+    "FarkleWinSolution",
+    "final_turn_values",
+    "is_solved",
+    "option_groups",
+    "solve_farkle_win",
+]
 
 #: Every Farkle score is a multiple of this.
 STEP = 50
@@ -59,17 +71,6 @@ DEFAULT_CAP = 4_000
 _PAD = 160  # largest selection (six 1s = 8000 points) in steps of 50
 #: Turn tables kept per solution (least recently used dropped first).
 TURN_CACHE_SIZE = 2048
-
-
-def _need_numba() -> Any:
-    try:
-        import numba
-    except ImportError as exc:  # pragma: no cover - numba ships with the [solver] extra
-        raise ImportError(
-            "the exact two-player Farkle solver needs numba for its inner loops: "
-            "pip install 'dice-envs[solver]' (also pulled in by [train] and [dev])"
-        ) from exc
-    return numba
 
 
 @cache
@@ -122,24 +123,16 @@ def option_groups() -> tuple[np.ndarray, ...]:
 
 
 @cache
-def _kernels() -> dict[str, Any]:
-    """The compiled inner loops (numba caches the machine code on disk)."""
-    _need_numba()
-    from agents.solver import _farkle_win_numba as nb
-
-    return {
-        name: getattr(nb, name)
-        for name in (
-            "throw_value",
-            "final_turn",
-            "diag_turn",
-            "fill0",
-            "fill1",
-            "sweep",
-            "throw_table",
-            "throw_tables",
-        )
-    }
+def _kernels() -> Any:
+    """The module of compiled inner loops (numba caches the machine code on disk)."""
+    try:
+        from agents.solver import _farkle_win_numba
+    except ImportError as exc:  # pragma: no cover - numba ships with the [solver] extra
+        raise ImportError(
+            "the exact two-player Farkle solver needs numba for its inner loops: "
+            "pip install 'dice-envs[solver]' (also pulled in by [train] and [dev])"
+        ) from exc
+    return _farkle_win_numba
 
 
 @dataclass(frozen=True)
@@ -148,6 +141,11 @@ class _Params:
     U: int  # cap: seat 0 banks at a + t >= U (steps)
     tb: int  # smallest turn total (steps) that may be banked
     bankrupt: bool
+
+    @property
+    def rows(self) -> int:
+        """Turn totals (steps) a turn table holds: every total a selection can reach from the cap."""
+        return self.U + self.tb + 2 * (_PAD + 1) + 2
 
 
 def _params(rules: FarkleRules, cap: int) -> _Params:
@@ -160,6 +158,18 @@ def _params(rules: FarkleRules, cap: int) -> _Params:
     return _Params(X=X, U=U, tb=tb, bankrupt=bool(rules.bankruptcy))
 
 
+def _rule_params(rules: FarkleRules) -> dict[str, Any]:
+    """The rule parameters the tables depend on (``max_turns`` does not enter them)."""
+    return {k: v for k, v in rules.to_dict().items() if k != "max_turns"}
+
+
+def final_turn_values(rules: FarkleRules, cap: int = DEFAULT_CAP) -> np.ndarray:
+    """``F[d]``: the chance that seat 1 wins its last turn against a lead of ``d`` steps (ties half),
+    for every lead up to the cap and one selection beyond."""
+    p = _params(rules, cap)
+    return _kernels().final_turn(p.U + _PAD + 1, p.tb, *option_groups())
+
+
 def _threaded_sweep(
     S0: np.ndarray, S1: np.ndarray, p: _Params, F: np.ndarray, pool: Any, threads: int
 ) -> None:
@@ -168,7 +178,7 @@ def _threaded_sweep(
     k = _kernels()
     g = option_groups()
     X = p.X
-    rows = p.U + p.tb + 2 * 161 + 2
+    rows = p.rows
     width = -(-X // threads)
     bufs = [
         (
@@ -185,10 +195,10 @@ def _threaded_sweep(
         m = len(A)
         Qm, Bm = np.ascontiguousarray(Q[:, :, :m]), np.ascontiguousarray(B[:, :m])
         if seat == 0:
-            k["fill0"](A, Bs, X, p.U, p.tb, S1, F, p.bankrupt, tops[:m], Bm, L[:m], Lf[:m])
+            k.fill0(A, Bs, X, p.U, p.tb, S1, F, p.bankrupt, tops[:m], Bm, L[:m], Lf[:m])
         else:
-            k["fill1"](A, Bs, X, p.tb, S0, p.bankrupt, tops[:m], Bm, L[:m], Lf[:m])
-        v = k["diag_turn"](tops[:m], Bm, L[:m], Lf[:m], Qm, acc[:m], best[:m], *g)
+            k.fill1(A, Bs, X, p.tb, S0, p.bankrupt, tops[:m], Bm, L[:m], Lf[:m])
+        v = k.diag_turn(tops[:m], Bm, L[:m], Lf[:m], Qm, acc[:m], best[:m], *g)
         (S0 if seat == 0 else S1)[A, Bs] = v
 
     for total in range(2 * X - 2, -1, -1):
@@ -223,7 +233,7 @@ def _anderson_solve(
         S0 = x[:n].reshape(X, X).copy()
         S1 = x[n:].reshape(X, X).copy()
         if pool is None:
-            k["sweep"](S0, S1, X, p.U, p.tb, F, p.bankrupt, *g)
+            k.sweep(S0, S1, X, p.U, p.tb, F, p.bankrupt, *g)
         else:
             _threaded_sweep(S0, S1, p, F, pool, threads)
         return np.concatenate([S0.ravel(), S1.ravel()])
@@ -274,18 +284,10 @@ def _threads(X: int) -> int:
 
 def _compute(rules: FarkleRules, cap: int, tol: float, log: list[dict[str, float]]) -> np.ndarray:
     p = _params(rules, cap)
-    k = _kernels()
-    g = option_groups()
-    F = k["final_turn"](p.U + _PAD + 1, p.tb, *g)
-    with _single_thread():
+    F = final_turn_values(rules, cap)
+    with single_thread_blas():
         S0, S1 = _anderson_solve(p, F, tol, max_sweeps=400, history=8, log=log, threads=_threads(p.X))
     return np.concatenate([S0.ravel(), S1.ravel(), F])
-
-
-def _single_thread() -> Any:
-    from agents.solver.cache import single_thread_blas
-
-    return single_thread_blas()
 
 
 @dataclass
@@ -365,7 +367,7 @@ class FarkleWinSolution:
         k = _kernels()
         g = option_groups()
         m = len(keys)
-        rows = p.U + p.tb + 2 * 161 + 2
+        rows = p.rows
         tops = np.zeros(m, dtype=np.int64)
         B = np.zeros((rows, m))
         L, Lf = np.zeros(m), np.zeros(m)
@@ -386,17 +388,17 @@ class FarkleWinSolution:
             A = np.array([self._index(a) for a, _ in ab], dtype=np.int64)
             Bs = np.array([self._index(b) for _, b in ab], dtype=np.int64)
             if seat == 0:
-                k["fill0"](A, Bs, p.X, p.U, p.tb, self.S1, self.F, p.bankrupt, tops, B, L, Lf)
+                k.fill0(A, Bs, p.X, p.U, p.tb, self.S1, self.F, p.bankrupt, tops, B, L, Lf)
             else:
-                k["fill1"](A, Bs, p.X, p.tb, self.S0, p.bankrupt, tops, B, L, Lf)
+                k.fill1(A, Bs, p.X, p.tb, self.S0, p.bankrupt, tops, B, L, Lf)
         else:
             raise ValueError(f"kind must be 'seat0', 'seat1' or 'final', got {kind!r}")
         Q = np.zeros((rows, 7, m))
-        k["diag_turn"](tops, B, L, Lf, Q, np.zeros(m), np.zeros(m), *g)
+        k.diag_turn(tops, B, L, Lf, Q, np.zeros(m), np.zeros(m), *g)
         W = np.zeros((rows, 7, m))
-        k["throw_tables"](tops, Q, L, W, *g)
+        k.throw_tables(tops, Q, L, W, *g)
         for i, key in enumerate(keys):
-            n = int(tops[i]) + 161
+            n = int(tops[i]) + _PAD + 1
             entry = (B[:n, i].copy(), np.ascontiguousarray(W[:n, :, i]))
             for arr in entry:
                 arr.setflags(write=False)
@@ -421,15 +423,14 @@ DEFAULT_TOL = 1e-12
 
 
 def _cache_key(rules: FarkleRules, cap: int, tol: float) -> str:
-    """The disk-cache key of the tables of ``rules`` (``max_turns`` does not enter them)."""
-    params = {k: v for k, v in rules.to_dict().items() if k != "max_turns"}
-    return cache_key("farkle-win", "farkle", {**params, "cap": cap, "tol": tol})
+    """The disk-cache key of the tables of ``rules``."""
+    return cache_key("farkle-win", "farkle", {**_rule_params(rules), "cap": cap, "tol": tol})
 
 
 def is_solved(rules: FarkleRules, cap: int = DEFAULT_CAP, tol: float = DEFAULT_TOL) -> bool:
     """Whether :func:`solve_farkle_win` would load the tables of ``rules`` (from this process's
     memo or a sound disk-cache file) instead of computing them."""
-    params = {k: v for k, v in rules.to_dict().items() if k != "max_turns"}
+    params = _rule_params(rules)
     if (tuple(sorted(params.items())), cap, tol) in _SOLUTIONS:
         return True
     return cached_array_is_sound(_cache_key(rules, cap, tol), {**params, "cap": cap})
@@ -442,7 +443,7 @@ def solve_farkle_win(
     if not isinstance(rules, FarkleRules):
         raise TypeError(f"rules must be a FarkleRules instance, got {type(rules).__name__}")
     p = _params(rules, cap)
-    params = {k: v for k, v in rules.to_dict().items() if k != "max_turns"}
+    params = _rule_params(rules)
     key = (tuple(sorted(params.items())), cap, tol)
     if use_cache and key in _SOLUTIONS:
         return _SOLUTIONS[key]

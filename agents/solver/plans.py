@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import numpy as np
 
@@ -35,25 +36,27 @@ class TurnPlan:
 
 
 State = tuple[int, int, int]
+Key = TypeVar("Key", bound=tuple)
 
 
-class PlanCache:
-    """Turn plans by state ``(mask, u, z)``: the least recently used dropped past ``size``, the
-    states not cached made together, ``chunk`` at a time, by ``make`` (states -> their plans)."""
+class PlanCache(Generic[Key]):
+    """Turn plans by state (a tuple of ints, ``(mask, u, z)`` in solitaire): the least recently used
+    dropped past ``size``, the states not cached made together, ``chunk`` at a time, by ``make``
+    (states -> their plans)."""
 
     def __init__(
-        self, make: Callable[[list[State]], list[TurnPlan]], size: int = PLAN_CACHE_SIZE, chunk: int = 256
+        self, make: Callable[[list[Key]], list[TurnPlan]], size: int = PLAN_CACHE_SIZE, chunk: int = 256
     ) -> None:
         self.make, self.size, self.chunk = make, size, chunk
-        self._plans: OrderedDict[State, TurnPlan] = OrderedDict()
+        self._plans: OrderedDict[Key, TurnPlan] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._plans)
 
-    def get(self, states: Sequence[State]) -> list[TurnPlan]:
+    def get(self, states: Sequence[Key]) -> list[TurnPlan]:
         """The plan of each state, in order (a state given twice: the same plan object)."""
-        found: dict[State, TurnPlan] = {}
-        missing: list[State] = []
+        found: dict[Key, TurnPlan] = {}
+        missing: list[Key] = []
         for key in dict.fromkeys(states):
             plan = self._plans.get(key)
             if plan is None:

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from agents.models.card import fit_card, read_card
-from agents.players.scorecard import _PlanningAgent
+from agents.players.scorecard import PlanningAgent
 from agents.players.search.value import FEATURES, LearnedValues, ValueNet, feature_size
 from agents.players.search.win import WIN_FEATURES, win_feature_size
 from agents.players.search.win_agent import WinSearchAgent
@@ -74,7 +74,7 @@ def load_value_model(
     return ValueNet.load(path, card, inputs), card
 
 
-class SearchAgent(_PlanningAgent):
+class SearchAgent(PlanningAgent):
     """Plays each scorecard turn by exact search over a value network of turn starts.
 
     ``model``: the value model's path or ``pretrained:<name>`` (for the spec); ``net``: the

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from agents.players.scorecard import _choose_rows
+from agents.players.scorecard import choose_actions
 from agents.solver.plans import TurnPlan
 from agents.solver.scorecard import TurnSolver
 from dice_envs.engine.scorecard import ScorecardEngine
@@ -63,7 +63,7 @@ def play_turns(engine: ScorecardEngine, plans: list[TurnPlan], games: np.ndarray
     live, steps = games, 0
     while live.size and not engine.done.all():
         masks = engine.action_masks(live)
-        acts = _choose_rows([plans[i] for i in live], engine.roll[live], engine.throw[live], masks)
+        acts = choose_actions([plans[i] for i in live], engine.roll[live], engine.throw[live], masks)
         engine.step(acts, live)
         steps += live.size
         live = live[engine.throw[live] > 1]  # scored games start the next turn at throw 1

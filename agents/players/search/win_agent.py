@@ -19,16 +19,15 @@ batch).
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
 from agents.base import check_mask, check_mask_width, legal_rows
-from agents.players.scorecard import _choose_rows, _ScorecardAgent
+from agents.players.scorecard import ScorecardAgent, choose_actions
 from agents.players.search.value import ValueNet
 from agents.players.search.win import WinSearch
-from agents.solver.plans import TurnPlan
+from agents.solver.plans import PlanCache, TurnPlan
 from agents.solver.scorecard import turn_solver
 from dice_envs.layouts import layout
 from dice_envs.rules import ConfigError, ScorecardRules
@@ -43,7 +42,7 @@ _CHUNK = 512
 Key = tuple[int, int, int, int, int, int]
 
 
-def observed_turn_starts(agent: _ScorecardAgent, observations: np.ndarray) -> tuple[np.ndarray, ...]:
+def observed_turn_starts(agent: ScorecardAgent, observations: np.ndarray) -> tuple[np.ndarray, ...]:
     """``(own (B, 3), other (B, 2), d (B,), roll (B,), throw (B,))`` of two-player observations:
     own ``(mask, capped u, z)``, the other card's ``(mask, capped u)``, own total minus other's."""
     mask, u, z, roll, throw = agent.turn_states(observations)
@@ -58,7 +57,7 @@ def observed_turn_starts(agent: _ScorecardAgent, observations: np.ndarray) -> tu
     return own, np.stack([omask, ou], axis=1), d, roll, throw
 
 
-class WinSearchAgent(_ScorecardAgent):
+class WinSearchAgent(ScorecardAgent):
     """Plays a seat of a two-player scorecard game by exact turn search over a win-chance network
     (the other card's unseen five-of-a-kind state weighed by
     :data:`~agents.players.search.win.OTHER_Z_WEIGHTS`).
@@ -86,31 +85,17 @@ class WinSearchAgent(_ScorecardAgent):
         super().__init__(rules, num_players, seed)
         self.search = WinSearch(turn_solver(rules), net)
         self.spec = f"search:{model}" if model else "search"
-        self._plans: OrderedDict[Key, TurnPlan] = OrderedDict()
+        self._plans = PlanCache(self._search, size=_CACHE, chunk=_CHUNK)
         self.card: dict[str, Any] = {}
+
+    def _search(self, keys: list[Key]) -> list[TurnPlan]:
+        starts = np.array(keys, dtype=np.int64)
+        return self.search.turn_plans(starts[:, :3], starts[:, 3:5], starts[:, 5])
 
     def plans(self, own: np.ndarray, other: np.ndarray, d: np.ndarray) -> list[TurnPlan]:
         """The plan of each turn start (kept; those not kept are searched together)."""
-        keys: list[Key] = [
-            (a, b, c, e, f, g)
-            for (a, b, c), (e, f), g in zip(own.tolist(), other.tolist(), d.tolist(), strict=True)
-        ]
-        todo = list(dict.fromkeys(k for k in keys if k not in self._plans))
-        for lo in range(0, len(todo), _CHUNK):
-            part = np.array(todo[lo : lo + _CHUNK], dtype=np.int64)
-            for key, plan in zip(
-                todo[lo : lo + _CHUNK],
-                self.search.turn_plans(part[:, :3], part[:, 3:5], part[:, 5]),
-                strict=True,
-            ):
-                self._plans[key] = plan
-        out = []
-        for k in keys:
-            self._plans.move_to_end(k)
-            out.append(self._plans[k])
-        while len(self._plans) > max(_CACHE, len(set(keys))):
-            self._plans.popitem(last=False)
-        return out
+        rows = zip(own.tolist(), other.tolist(), d.tolist(), strict=True)
+        return self._plans.get([(a, b, c, e, f, g) for (a, b, c), (e, f), g in rows])
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         check_mask(action_mask, self.rules)
@@ -122,4 +107,4 @@ class WinSearchAgent(_ScorecardAgent):
         check_mask_width(action_masks, self.rules)
         own, other, d, roll, throw = observed_turn_starts(self, observations)
         legal = legal_rows(action_masks)
-        return _choose_rows(self.plans(own, other, d), roll, throw, legal)
+        return choose_actions(self.plans(own, other, d), roll, throw, legal)
