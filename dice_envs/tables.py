@@ -36,6 +36,7 @@ __all__ = [
     "farkle_tables",
     "farkle_turn_tables",
     "multiset_prob",
+    "multisets",
     "score_tables",
     "scorecard_tables",
 ]
@@ -50,7 +51,8 @@ def multiset_prob(dice: tuple[int, ...]) -> float:
     return perms / 6**n
 
 
-def _multisets(n: int) -> list[tuple[int, ...]]:
+def multisets(n: int) -> list[tuple[int, ...]]:
+    """The multisets of ``n`` dice (faces 1 to 6) as sorted tuples, in ascending order."""
     return list(itertools.combinations_with_replacement(range(1, 7), n))
 
 
@@ -82,9 +84,9 @@ class ScorecardTables:
 @cache
 def scorecard_tables() -> ScorecardTables:
     """Build (once) the throw / keep tables of the five-dice games."""
-    rolls = _multisets(5)
+    rolls = multisets(5)
     roll_index = {r: i for i, r in enumerate(rolls)}
-    keeps = [k for n in range(6) for k in _multisets(n)]
+    keeps = [k for n in range(6) for k in multisets(n)]
     keep_index = {k: i for i, k in enumerate(keeps)}
     reroll_keep = np.zeros((len(rolls), N_REROLL_ACTIONS), dtype=np.int16)
     reroll_legal = np.zeros((len(rolls), N_REROLL_ACTIONS), dtype=bool)
@@ -171,7 +173,7 @@ def farkle_tables() -> FarkleTables:
     rolls, points, farkle = {}, {}, {}
     index: dict[tuple[int, ...], int] = {}
     for n in range(1, NUM_DICE + 1):
-        rs = _multisets(n)
+        rs = multisets(n)
         rolls[n] = rs
         index.update({r: i for i, r in enumerate(rs)})
         pts = np.zeros((len(rs), 2**NUM_DICE), dtype=np.int32)

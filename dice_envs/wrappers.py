@@ -30,7 +30,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .checks import as_action, check_illegal_reward, check_seed, reset_needed
-from .opponents import resolve_opponents
+from .opponents import as_opponent_list, resolve_opponents
 from .options import check_illegal_action, check_seat
 from .outcome import illegal_action_error, is_legal, step_outcome
 
@@ -69,9 +69,7 @@ class SingleAgentEnv(gym.Env):
         self.aec = aec_env
         self.possible_agents = list(aec_env.possible_agents)
         n = len(self.possible_agents)
-        if isinstance(opponents, (str, Path)) or callable(getattr(opponents, "act", None)):
-            opponents = [opponents]
-        self.opponents = list(opponents)
+        self.opponents = list(as_opponent_list(opponents))
         if len(self.opponents) != n - 1:
             raise ValueError(
                 f"{n} seats need {n - 1} opponents, got {len(self.opponents)}: {self.opponents!r}"

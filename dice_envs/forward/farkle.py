@@ -38,7 +38,7 @@ class FarkleBatch(ForwardBatch):
 
     _engine = engine
     _fields = engine.STATE_FIELDS
-    _game_class = FarkleGame
+    game_class = FarkleGame
 
     def state(self, i: int) -> FarkleState:
         """Row ``i`` as a scalar :class:`FarkleState`."""

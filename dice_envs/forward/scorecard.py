@@ -44,7 +44,7 @@ class ScorecardBatch(ForwardBatch):
 
     _engine = engine
     _fields = engine.STATE_FIELDS
-    _game_class = ScorecardGame
+    game_class = ScorecardGame
 
     def __init__(self, rules: ScorecardRules, num_players: int, **arrays: np.ndarray) -> None:
         """Rows of state arrays, as :class:`~dice_envs.forward.ForwardBatch` takes them."""
