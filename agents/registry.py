@@ -1,24 +1,7 @@
 """``agents.load(spec, game=...)``: build an agent from a spec string.
 
-=====================  ===================================================================
-spec                   agent
-=====================  ===================================================================
-``random``             uniform over the legal actions (every game)
-``greedy``             best immediate score (every game)
-``heuristic``          the strongest hand-written strategy of the game
-``optimal``            exact solitaire optimum (scorecard games; solver value table)
-``max-expected``       exact max-expected points per turn (Farkle)
-``threshold:N``        bank as soon as the turn total is at least N (Farkle)
-``win-optimal``        exact two-player win-probability optimum (Farkle; ``seat=`` optional)
-``search:<model>``     exact search to the end of each turn over a model's value of turn starts:
-                       a value model (scorecard games, ``trainer: search``) or a two-player
-                       Farkle model's critic (then the same agent as ``planner:<model>``)
-``planner:<model>``    exact search within each turn over a model's critic (Farkle, 2 players)
-``pretrained:<name>``  a trained model from ``agents/pretrained/<name>.zip`` (+ its card)
-``path/to/model.zip``  a trained model file (+ its card ``path/to/model.json``); a value model
-                       ``path/to/model.npz`` plays by search
-``human``              a person at the terminal
-=====================  ===================================================================
+The :doc:`agents guide </guide/agents>` lists every spec; :func:`known_specs` lists those of one
+game.
 
 >>> agent = load("heuristic", game="farkle", num_players=2, seed=0)
 >>> type(agent).__name__
