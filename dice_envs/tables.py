@@ -10,7 +10,7 @@ Scorecard tables index the 252 sorted five-dice throws (``ROLLS``) and the 462 m
 (:func:`dice_envs.forward.throw_outcomes`, :mod:`dice_envs.forward.turns`).
 
 >>> t = scorecard_tables()
->>> t.rolls.shape, t.keeps_count
+>>> t.rolls.shape, len(t.keeps)
 ((252, 5), 462)
 """
 
@@ -74,11 +74,6 @@ class ScorecardTables:
     #: fresh]`` is the throw that results when the re-thrown dice show the faces of code ``fresh``.
     code_roll: np.ndarray  # (7776,) int16
     kept_code: np.ndarray  # (252, 32) int32
-
-    @property
-    def keeps_count(self) -> int:
-        """Number of keep multisets (462)."""
-        return len(self.keeps)
 
 
 @cache
@@ -186,14 +181,9 @@ def farkle_tables() -> FarkleTables:
     return FarkleTables(rolls=rolls, roll_index=index, points=points, farkle=farkle)
 
 
-# Dice are drawn as a *face code*: ``c`` faces thrown in order ``f_0 .. f_{c-1}`` have code
-# ``sum((f_j - 1) * 6**j)``, a uniform integer in ``[0, 6**c)``. The ``code_roll`` lookups turn
-# codes into sorted-throw indices, so a batched engine needs one random integer per throw and can
-# be driven with exactly the faces a scalar engine throws.
-
-
 def face_code(faces: tuple[int, ...] | list[int]) -> int:
-    """The code of faces thrown in this order: ``sum((f_j - 1) * 6**j)``.
+    """The code of faces thrown in this order: ``sum((f_j - 1) * 6**j)``, uniform in ``[0, 6**c)``
+    for ``c`` fair dice; the ``code_roll`` lookups turn it into a sorted throw's index.
 
     >>> face_code([1, 1, 1]), face_code([2]), face_code([1, 2])
     (0, 1, 6)
