@@ -7,10 +7,7 @@ plugs into every environment as an opponent. :func:`load` builds one from a spec
 >>> agents.known_specs("spiffel")[:4]
 ['random', 'greedy', 'heuristic', 'optimal']
 
-Modules: :mod:`agents.players.scorecard` and :mod:`agents.players.farkle` (built-in players),
-:mod:`agents.solver` (exact solvers and their disk cache), :mod:`agents.players.model` (trained models
-as agents), :mod:`agents.models.card` (the card beside every model), :mod:`agents.models.files` (model
-files, weights only), :mod:`agents.players.human` (a person at the terminal).
+The :doc:`architecture page </architecture>` names the modules behind them.
 """
 
 from __future__ import annotations

@@ -1,24 +1,7 @@
 """``agents.load(spec, game=...)``: build an agent from a spec string.
 
-=====================  ===================================================================
-spec                   agent
-=====================  ===================================================================
-``random``             uniform over the legal actions (every game)
-``greedy``             best immediate score (every game)
-``heuristic``          the strongest hand-written strategy of the game
-``optimal``            exact solitaire optimum (scorecard games; solver value table)
-``max-expected``       exact max-expected points per turn (Farkle)
-``threshold:N``        bank as soon as the turn total is at least N (Farkle)
-``win-optimal``        exact two-player win-probability optimum (Farkle; ``seat=`` optional)
-``search:<model>``     exact search to the end of each turn over a model's value of turn starts:
-                       a value model (scorecard games, ``trainer: search``) or a two-player
-                       Farkle model's critic (then the same agent as ``planner:<model>``)
-``planner:<model>``    exact search within each turn over a model's critic (Farkle, 2 players)
-``pretrained:<name>``  a trained model from ``agents/pretrained/<name>.zip`` (+ its card)
-``path/to/model.zip``  a trained model file (+ its card ``path/to/model.json``); a value model
-                       ``path/to/model.npz`` plays by search
-``human``              a person at the terminal
-=====================  ===================================================================
+The :doc:`agents guide </guide/agents>` lists every spec; :func:`known_specs` lists those of one
+game.
 
 >>> agent = load("heuristic", game="farkle", num_players=2, seed=0)
 >>> type(agent).__name__
@@ -39,7 +22,7 @@ from typing import Any
 
 from agents.base import Agent, RandomAgent
 from dice_envs.checks import check_seed_arg
-from dice_envs.rules import ConfigError, FarkleRules, RuleConfig, ScorecardRules, make_rules
+from dice_envs.rules import ConfigError, FarkleRules, RuleConfig, make_rules
 from dice_envs.rules.config import check_int
 
 __all__ = [
@@ -359,38 +342,34 @@ def planner_model(spec: str) -> str:
 
 def _load_builtin(resolved: AgentSpec, num_players: int, seed: int | None, kwargs: dict[str, Any]) -> Agent:
     """The built-in agent of a spec :func:`resolve` accepted."""
-    spec, key, rules = resolved.spec, resolved.key, resolved.rules
+    spec, key, rules = resolved.spec, resolved.key.replace("_", "-"), resolved.rules
     if key == "random":
         return _build(spec, RandomAgent, seed=seed, rules=rules, **kwargs)  # rules: masks checked
+    args: tuple[Any, ...] = (rules,)
     if key == "human":
         from agents.players.human import HumanAgent
 
-        return _build(spec, HumanAgent, rules, num_players=num_players, seed=seed, **kwargs)
-    if isinstance(rules, ScorecardRules):
-        from agents.players import scorecard as sa
+        cls: Any = HumanAgent
+    elif key == "win-optimal":
+        from agents.players.win_optimal import WinOptimalAgent
 
-        classes = {"greedy": sa.GreedyAgent, "heuristic": sa.HeuristicAgent, "optimal": sa.OptimalAgent}
-        if key in classes:
-            return _build(spec, classes[key], rules, num_players=num_players, seed=seed, **kwargs)
+        cls = WinOptimalAgent
     elif isinstance(rules, FarkleRules):
         from agents.players import farkle as fa
 
-        fclasses = {
-            "greedy": fa.GreedyFarkleAgent,
-            "heuristic": fa.HeuristicFarkleAgent,
-            "max-expected": fa.MaxExpectedAgent,
-            "max_expected": fa.MaxExpectedAgent,
-        }
-        if key in fclasses:
-            return _build(spec, fclasses[key], rules, num_players=num_players, seed=seed, **kwargs)
-        if key in ("win-optimal", "win_optimal"):
-            from agents.players.win_optimal import WinOptimalAgent
+        if key.startswith("threshold:"):
+            cls, args = fa.ThresholdAgent, (rules, resolved.threshold)
+        else:
+            cls = {
+                "greedy": fa.GreedyFarkleAgent,
+                "heuristic": fa.HeuristicFarkleAgent,
+                "max-expected": fa.MaxExpectedAgent,
+            }[key]
+    else:
+        from agents.players import scorecard as sa
 
-            return _build(spec, WinOptimalAgent, rules, num_players=num_players, seed=seed, **kwargs)
-        return _build(
-            spec, fa.ThresholdAgent, rules, resolved.threshold, num_players=num_players, seed=seed, **kwargs
-        )
-    raise AssertionError(f"resolve() accepted {spec!r} for {rules.game}")  # pragma: no cover
+        cls = {"greedy": sa.GreedyAgent, "heuristic": sa.HeuristicAgent, "optimal": sa.OptimalAgent}[key]
+    return _build(spec, cls, *args, num_players=num_players, seed=seed, **kwargs)
 
 
 def _threshold(spec: str, key: str) -> int:

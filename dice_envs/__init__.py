@@ -1,10 +1,6 @@
 """dice-envs: reinforcement-learning environments for Spiffel, Dice Poker, Farkle and Yahtzee.
 
-Layers (each uses only those above it): :mod:`dice_envs.rules` (the games) →
-:mod:`dice_envs.tables` (numpy tables derived from the rules) → :mod:`dice_envs.encoding`
-(observations) → environments (:mod:`dice_envs.multiagent` PettingZoo AEC envs, the Gymnasium
-envs of :mod:`dice_envs.envs` built on them with :mod:`dice_envs.wrappers`, the native vector
-envs of :mod:`dice_envs.vector`; all three take one validated :mod:`dice_envs.options`).
+The :doc:`architecture page </architecture>` shows its layers, from the rules to the envs.
 
 ``import dice_envs`` registers the Gymnasium ids of :mod:`dice_envs.games` (``dice_envs/Spiffel-v0``,
 ``dice_envs/DicePoker-v0``, ``dice_envs/Yahtzee-v0``, ``dice_envs/Farkle-v1``).

@@ -6,10 +6,7 @@ integer, so :func:`decode` recovers the game facts an agent needs (built-in agen
 observation alone). Saved models record :data:`ENCODING_VERSION`.
 
 The fields of each encoding, in order, with their sizes, scales and meanings, are its layout's
-(:func:`dice_envs.layouts.layout`; the docs' game pages print them as tables). Scorecard games:
-the dice, the throw, the own boxes and bonuses, the points the dice would score in each box, then
-per other seat its open boxes and totals. Farkle: the dice, the turn total, the own banked total
-and turns, then the other seats' banked totals, the lead and the own seat.
+(:func:`dice_envs.layouts.layout`; the docs' game pages print them as tables).
 """
 
 from __future__ import annotations

@@ -2,26 +2,11 @@
 
 ``import dice_envs.openspiel`` registers four Python games with :mod:`pyspiel`:
 ``dice_envs_spiffel``, ``dice_envs_dice_poker``, ``dice_envs_yahtzee`` and ``dice_envs_farkle``.
-Each state wraps a :mod:`dice_envs.forward` state, so every step is the engines' own rule
-functions:
-
-* **Chance** (``EXPLICIT_STOCHASTIC``): a throw of ``k`` dice is a chance node whose outcomes are
-  the distinct throws with their exact multinomial probabilities; outcome action ``i`` is row
-  ``i`` of :func:`~dice_envs.forward.throw_outcomes` ``(k)`` (the same numbering for every state).
-* **Actions**: the envs' action spaces and masks (``num_distinct_actions`` is the game's
-  ``n_actions``); chance and decision actions print as the env describes them.
-* **Observations**: ``observation_tensor(player)`` is the env's observation of that seat
-  (:func:`dice_envs.encoding.encode`, the function the envs call); the observer's ``dict`` names
-  the fields of :func:`dice_envs.layouts.layout`, and ``observation_string`` is the decoded view.
-* **Returns** (``reward_model=TERMINAL``: 0 until the game is over): parameter ``reward``
-  ``"score"`` gives each seat its final score (the default in solitaire), ``"win"`` the win
-  rewards of :func:`dice_envs.outcome.win_rewards` (the default with 2 or more players: +1 / -1,
-  tied seats share, a draw of all seats is 0; zero-sum). A Farkle game cut by ``max_turns`` ends
-  there, scored on the totals at the cut, as the envs score it.
-
-Parameters: ``players`` (1 to 8, default 2), ``reward`` (``"auto"``, ``"score"`` or ``"win"``)
-and every rule parameter of the game with its default (:mod:`dice_envs.rules`); an optional
-limit such as ``max_turns`` takes :data:`NO_LIMIT` (-1) for ``None``.
+Each state wraps a :mod:`dice_envs.forward` state. The :doc:`OpenSpiel guide </guide/openspiel>` describes
+their parameters (an optional limit such as ``max_turns`` takes :data:`NO_LIMIT` for ``None``),
+chance outcomes (row ``i`` of :func:`~dice_envs.forward.throw_outcomes` is outcome ``i``),
+actions, observations (:func:`dice_envs.encoding.encode`) and returns
+(:func:`dice_envs.outcome.win_rewards` under ``reward="win"``).
 
 >>> import pyspiel
 >>> game = pyspiel.load_game("dice_envs_farkle", {"players": 2, "target": 2000})

@@ -33,6 +33,7 @@ from .rules import ConfigError, RuleConfig, make_rules
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "as_opponent_list",
     "batch_actions",
     "check_opponent",
     "make_opponent",
@@ -89,6 +90,12 @@ def _factory(spec: str) -> Callable[..., Any]:
         return getattr(importlib.import_module(module), func)
     except (ImportError, AttributeError) as exc:
         raise ConfigError(f"opponent factory {target!r} for {spec!r} cannot be loaded: {exc}") from exc
+
+
+def as_opponent_list(opponents: Any) -> Any:
+    """``opponents`` as given, or a list of one where it is a single spec (a string or path) or agent."""
+    one = isinstance(opponents, (str, Path)) or callable(getattr(opponents, "act", None))
+    return [opponents] if one else opponents
 
 
 def check_opponent(i: int, spec: Any) -> None:

@@ -34,11 +34,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any, Literal
 
 from .checks import check_illegal_reward
-from .opponents import check_opponent
+from .opponents import as_opponent_list, check_opponent
 from .rules import ConfigError, RuleConfig, make_rules, rules_class
 from .rules.config import check_int, did_you_mean, is_int
 
@@ -133,10 +132,6 @@ def _check_num_players(n: Any) -> int:
     return int(n)
 
 
-def _is_one_opponent(value: Any) -> bool:
-    return isinstance(value, (str, Path)) or callable(getattr(value, "act", None))
-
-
 @dataclasses.dataclass(frozen=True, init=False)
 class EnvOptions:
     """The validated options of one env (any face); see the module docstring.
@@ -195,8 +190,7 @@ class EnvOptions:
             raise ConfigError(f"rules must be a rule configuration or a game name, got {rules!r:.80}")
         if num_players is not None:
             num_players = _check_num_players(num_players)
-        if _is_one_opponent(opponents):
-            opponents = [opponents]
+        opponents = as_opponent_list(opponents)
         if opponents is None:
             opponents = ["random"] * (num_players - 1) if num_players is not None else []
         try:

@@ -10,7 +10,7 @@ Scorecard tables index the 252 sorted five-dice throws (``ROLLS``) and the 462 m
 (:func:`dice_envs.forward.throw_outcomes`, :mod:`dice_envs.forward.turns`).
 
 >>> t = scorecard_tables()
->>> t.rolls.shape, t.keeps_count
+>>> t.rolls.shape, len(t.keeps)
 ((252, 5), 462)
 """
 
@@ -36,6 +36,7 @@ __all__ = [
     "farkle_tables",
     "farkle_turn_tables",
     "multiset_prob",
+    "multisets",
     "score_tables",
     "scorecard_tables",
 ]
@@ -50,7 +51,8 @@ def multiset_prob(dice: tuple[int, ...]) -> float:
     return perms / 6**n
 
 
-def _multisets(n: int) -> list[tuple[int, ...]]:
+def multisets(n: int) -> list[tuple[int, ...]]:
+    """The multisets of ``n`` dice (faces 1 to 6) as sorted tuples, in ascending order."""
     return list(itertools.combinations_with_replacement(range(1, 7), n))
 
 
@@ -73,18 +75,13 @@ class ScorecardTables:
     code_roll: np.ndarray  # (7776,) int16
     kept_code: np.ndarray  # (252, 32) int32
 
-    @property
-    def keeps_count(self) -> int:
-        """Number of keep multisets (462)."""
-        return len(self.keeps)
-
 
 @cache
 def scorecard_tables() -> ScorecardTables:
     """Build (once) the throw / keep tables of the five-dice games."""
-    rolls = _multisets(5)
+    rolls = multisets(5)
     roll_index = {r: i for i, r in enumerate(rolls)}
-    keeps = [k for n in range(6) for k in _multisets(n)]
+    keeps = [k for n in range(6) for k in multisets(n)]
     keep_index = {k: i for i, k in enumerate(keeps)}
     reroll_keep = np.zeros((len(rolls), N_REROLL_ACTIONS), dtype=np.int16)
     reroll_legal = np.zeros((len(rolls), N_REROLL_ACTIONS), dtype=bool)
@@ -171,7 +168,7 @@ def farkle_tables() -> FarkleTables:
     rolls, points, farkle = {}, {}, {}
     index: dict[tuple[int, ...], int] = {}
     for n in range(1, NUM_DICE + 1):
-        rs = _multisets(n)
+        rs = multisets(n)
         rolls[n] = rs
         index.update({r: i for i, r in enumerate(rs)})
         pts = np.zeros((len(rs), 2**NUM_DICE), dtype=np.int32)
@@ -184,14 +181,9 @@ def farkle_tables() -> FarkleTables:
     return FarkleTables(rolls=rolls, roll_index=index, points=points, farkle=farkle)
 
 
-# Dice are drawn as a *face code*: ``c`` faces thrown in order ``f_0 .. f_{c-1}`` have code
-# ``sum((f_j - 1) * 6**j)``, a uniform integer in ``[0, 6**c)``. The ``code_roll`` lookups turn
-# codes into sorted-throw indices, so a batched engine needs one random integer per throw and can
-# be driven with exactly the faces a scalar engine throws.
-
-
 def face_code(faces: tuple[int, ...] | list[int]) -> int:
-    """The code of faces thrown in this order: ``sum((f_j - 1) * 6**j)``.
+    """The code of faces thrown in this order: ``sum((f_j - 1) * 6**j)``, uniform in ``[0, 6**c)``
+    for ``c`` fair dice; the ``code_roll`` lookups turn it into a sorted throw's index.
 
     >>> face_code([1, 1, 1]), face_code([2]), face_code([1, 2])
     (0, 1, 6)

@@ -1,16 +1,10 @@
 """Any PettingZoo AEC env plus opponent agents, seen from one seat as a Gymnasium env.
 
 :class:`SingleAgentEnv` needs only the AEC API. The opponents play their turns inside
-:meth:`~SingleAgentEnv.step`, which returns when the learner must decide again or the game is
-over; the learner's reward is the sum of its AEC rewards over all those moves, so a reward that
-arrives on an opponent's move counts. The mask is ``env.action_masks()`` (the sb3-contrib
-convention) and ``info["action_mask"]`` (``int8``, zeros once over). ``reset(seed=)`` seeds the
-learner's seat, the dice and every opponent (``opponent.reset(seed=...)``) from one generator.
-
-Illegal actions: ``illegal_action="penalize"`` (default: random actions from the action space,
-as the env checkers send them, are safe) ends the episode by :mod:`dice_envs.outcome`'s rule;
-``"raise"`` raises ``ValueError`` naming the legal actions. Neither touches the game state; a
-non-integer action is refused in either mode (:func:`dice_envs.checks.as_action`).
+:meth:`~SingleAgentEnv.step`, and the learner's reward sums its AEC rewards over all those
+moves. ``reset(seed=)`` seeds the learner's seat, the dice and every opponent from one
+generator. Illegal actions follow :mod:`dice_envs.outcome`'s rule (``"penalize"`` by default,
+so the random actions env checkers send are safe); a non-integer is refused in either mode.
 
 >>> from dice_envs.multiagent import farkle_v1
 >>> env = SingleAgentEnv(farkle_v1.raw_env(num_players=2), ["random"], seat=1)
@@ -30,7 +24,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .checks import as_action, check_illegal_reward, check_seed, reset_needed
-from .opponents import resolve_opponents
+from .opponents import as_opponent_list, resolve_opponents
 from .options import check_illegal_action, check_seat
 from .outcome import illegal_action_error, is_legal, step_outcome
 
@@ -52,8 +46,8 @@ class SingleAgentEnv(gym.Env):
         illegal_action: ``"penalize"`` or ``"raise"`` (see the module docstring).
         illegal_reward: the reward of an illegal action under ``"penalize"``.
 
-    ``seat``, ``illegal_action`` and ``illegal_reward`` are checked by the same functions as
-    every env's options (:mod:`dice_envs.options`); a refused value is a ``ConfigError``.
+    A refused ``seat``, ``illegal_action`` or ``illegal_reward`` is a ``ConfigError``, as in
+    :mod:`dice_envs.options`.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 1}
@@ -69,9 +63,7 @@ class SingleAgentEnv(gym.Env):
         self.aec = aec_env
         self.possible_agents = list(aec_env.possible_agents)
         n = len(self.possible_agents)
-        if isinstance(opponents, (str, Path)) or callable(getattr(opponents, "act", None)):
-            opponents = [opponents]
-        self.opponents = list(opponents)
+        self.opponents = list(as_opponent_list(opponents))
         if len(self.opponents) != n - 1:
             raise ValueError(
                 f"{n} seats need {n - 1} opponents, got {len(self.opponents)}: {self.opponents!r}"

@@ -1,20 +1,11 @@
 """The engines: each family's game flow written once on arrays, as N games or as one.
 
-* :mod:`.scorecard_flow` — the scorecard games' rule functions (five-of-a-kind bonus, joker,
-  forced order, upper bonus, legal actions, turn advance) on one game or a batch;
-* :mod:`.farkle_turn` — Farkle's turn flow (set-aside, farkle and bankruptcy, bank minimum,
-  hot dice, final round, ``max_turns``) the same way;
-* :class:`~.scorecard.ScorecardEngine` / :class:`~.farkle.FarkleEngine` — N games stepped at once
-  (state arrays, masks, steps, observations; :func:`make_engine` picks the family's);
-* :class:`~.scorecard_game.ScorecardGame` / :class:`~.farkle_game.FarkleGame` — one game (one row
-  of the same flow, plus history and descriptions; :func:`new_game` picks the family's);
-* :mod:`.dice` — where the batched engines' dice come from (:class:`RandomDice`,
-  :class:`ScriptedDice` to replay the faces a one-game machine throws).
+Each family's flow (:mod:`.scorecard_flow`, :mod:`.farkle_turn`) runs in a batched engine of
+N games (:func:`make_engine`) and in a one-game machine (:func:`new_game`) that also keeps the
+history and descriptions; :mod:`.dice` holds the dice streams of the batched engines.
 
-The batched engines share one interface: ``reset(games)``, ``action_masks(games)``,
-``step(actions, games)`` (returns per-seat rewards as :meth:`ScorecardGame.apply` /
-:meth:`FarkleGame.apply` do), ``observe(seat, games)`` (the :mod:`dice_envs.encoding`
-observation), and the state arrays ``current``, ``done``, ``truncated``, ``totals``.
+The batched engines share :class:`~.common.BatchedEngine`'s frame and add ``observe(seat, games)``,
+the :mod:`dice_envs.encoding` observation.
 
 >>> eng = make_engine("yahtzee", num_games=8, num_players=2, seed=1)
 >>> type(eng).__name__, eng.observe(0).shape

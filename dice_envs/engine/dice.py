@@ -16,7 +16,6 @@ consumes the same faces in the same order when they are queued with ``DiceSource
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from functools import cache
 from typing import Protocol, runtime_checkable
@@ -24,6 +23,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from ..rules.dice import check_seed_arg
+from ..tables import multisets
 
 __all__ = [
     "POW6",
@@ -54,10 +54,10 @@ def face_codes(faces: np.ndarray) -> np.ndarray:
 
 @cache
 def outcome_faces(k: int) -> np.ndarray:
-    """The distinct throws of ``k`` dice (1 to 6) as sorted faces ``(M, k)``, in the order of
-    :func:`itertools.combinations_with_replacement` (for five dice: ``scorecard_tables().rolls``'s):
-    outcome ``j`` of a throw of ``k`` dice is row ``j``. Read-only, built once per ``k``."""
-    faces = np.array(list(itertools.combinations_with_replacement(range(1, 7), k)), dtype=np.int64)
+    """The distinct throws of ``k`` dice as sorted faces ``(M, k)``, in the order of
+    :func:`dice_envs.tables.multisets` (for five dice: ``scorecard_tables().rolls``'s): outcome
+    ``j`` of a throw of ``k`` dice is row ``j``. Read-only, built once per ``k``."""
+    faces = np.array(multisets(k), dtype=np.int64)
     faces.flags.writeable = False
     return faces
 

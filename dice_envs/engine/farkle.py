@@ -1,12 +1,9 @@
 """The batched Farkle engine: N games stepped at once by :mod:`dice_envs.engine.farkle_turn`.
 
-The turn flow — points of the dice set aside, banking only above ``bank_minimum``, hot dice,
-a farkle losing the turn total, bankruptcy on a turn's first throw, the final round once someone
-reaches ``target``, truncation after ``max_turns`` — is the rule functions of
-:mod:`dice_envs.engine.farkle_turn`, called here on arrays of one value per game (the scalar
-:class:`~dice_envs.engine.farkle_game.FarkleGame` calls the same functions on one game). Like
-the scalar game it advances by itself through opening throws, farkles and bankruptcies, so a
-game that is not done always awaits a decision of ``current``.
+The turn flow is :mod:`dice_envs.engine.farkle_turn`'s rule functions on arrays of one value
+per game (the one-game :class:`~dice_envs.engine.farkle_game.FarkleGame` calls them on one
+game). Like that game it plays opening throws, farkles and bankruptcies by itself, so a game
+that is not done always awaits a decision of ``current``.
 
 ==================  ========  ==========================================================
 array               shape     meaning

@@ -1,11 +1,8 @@
 """The Farkle game of 1 to 8 players: one game stepped by the turn-flow rule functions.
 
-:class:`FarkleGame` is one row of :class:`dice_envs.engine.farkle.FarkleEngine`: it holds a
-game's state in the engine's representation (the throw as an index of
-:func:`dice_envs.tables.farkle_turn_tables`, the final round as a seat or ``-1``) and moves it
-with the same functions of :mod:`dice_envs.engine.farkle_turn`, called on Python scalars;
-on top it keeps the history of events, action descriptions and the public API the envs,
-renderers and agents read (``dice``, ``turn_total``, ``banked``, ``legal_actions()``, ...).
+:class:`FarkleGame` keeps its state as one row of :class:`dice_envs.engine.farkle.FarkleEngine`'s
+arrays and steps it with :mod:`dice_envs.engine.farkle_turn`'s functions on Python scalars; on
+top it keeps the history of events, action descriptions and checked actions.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """The batched scorecard engine: N games of Spiffel, Dice Poker or Yahtzee stepped at once.
 
-State is a handful of numpy arrays (one row per game); a step is a few dozen vectorised table
-lookups, with no Python loop over games. The flow — throws, the upper bonus, the five-of-a-kind
-bonus with its limit, the free or forced joker, the legal mask, the turn advance — is the rule
-functions of :mod:`dice_envs.engine.scorecard_flow`, called on whole batches; the scalar
-:class:`~dice_envs.engine.scorecard_game.ScorecardGame` calls the same functions on one game, and
-the tests drive both with the same dice and compare masks, rewards, cards and observations.
-Observations are written field by field from :func:`dice_envs.layouts.layout`.
+The flow is :mod:`dice_envs.engine.scorecard_flow`'s rule functions on whole batches (the
+one-game :class:`~dice_envs.engine.scorecard_game.ScorecardGame` calls them on one game);
+observations are written field by field from :func:`dice_envs.layouts.layout`.
 
 ================  =============  ============================================================
 array             shape          meaning

@@ -1,21 +1,12 @@
 """The game flow of the scorecard games, written once on arrays.
 
-:class:`ScorecardFlow` holds, for one rule configuration, the lookup tables of
-:mod:`dice_envs.tables` and the rule functions of a turn: the five-of-a-kind bonus and the joker
-(:meth:`~ScorecardFlow.joker_status`), the points of an entry with the joker
-(:meth:`~ScorecardFlow.entry_points`), the upper bonus (:meth:`~ScorecardFlow.upper_bonus_due`),
-the forced joker order (:meth:`~ScorecardFlow.forced_joker_boxes`), the legal action mask
-(:meth:`~ScorecardFlow.action_mask`), a re-throw (:meth:`~ScorecardFlow.rethrow`) and the turn
-advance (:func:`advance_turn`).
-
-Every function is elementwise: arguments are numpy scalars or arrays that broadcast (one game,
-or ``N`` games; Python scalars work too, more slowly), and only table lookups by index, ``&``,
-``|``, ``^``, comparisons and arithmetic are used, so the *same* code serves the batched
-:class:`~dice_envs.engine.scorecard.ScorecardEngine` on ``(N,)`` / ``(N, K)`` arrays, the scalar
-:class:`~dice_envs.engine.scorecard_game.ScorecardGame` (a batch of one that keeps history and
-descriptions) and the solver's transitions. Card rows are ``(..., K)`` integers, ``-1`` where a
-box is open; a throw is its index ``roll`` in ``scorecard_tables().rolls`` (:attr:`ScorecardFlow.no_roll`:
-no dice shown).
+:class:`ScorecardFlow` holds one rule configuration's tables (:mod:`dice_envs.tables`) and the
+rule functions of a turn. Every function is elementwise: arguments are numpy scalars or arrays
+that broadcast, and only table lookups, ``&``, ``|``, ``^``, comparisons and arithmetic are
+used, so the same code serves the batched engine on ``(N,)`` / ``(N, K)`` arrays, the one-game
+:class:`~dice_envs.engine.scorecard_game.ScorecardGame` and the solver. Card rows are
+``(..., K)`` integers, ``-1`` where a box is open; a throw is its index ``roll`` in
+``scorecard_tables().rolls`` (:attr:`ScorecardFlow.no_roll`: no dice shown).
 
 >>> from dice_envs.rules import make_rules
 >>> flow = scorecard_flow(make_rules("dice_poker"))

@@ -1,11 +1,8 @@
 """One scorecard game (Spiffel, Dice Poker, Yahtzee) for 1 to 8 players: a batch of one.
 
-:class:`ScorecardGame` keeps its state as one row of the batched engine (the throw's index in
-``scorecard_tables().rolls``, card rows with ``-1`` for open boxes, bonuses paid) and steps it with
-the rule functions of :mod:`.scorecard_flow`, the very ones the vector engine and the solver
-call. On top it keeps what a person needs: the history of entries, descriptions of actions,
-checked actions with errors that name the legal ones, and the card view ``cards[p].boxes``
-(``None`` where open) that rendering and encoding read.
+:class:`ScorecardGame` keeps its state as one row of the batched engine's arrays and steps it with
+:mod:`.scorecard_flow`'s rule functions; on top it keeps the history of entries, action
+descriptions, checked actions and the card view ``cards[p].boxes`` (``None`` where open).
 """
 
 from __future__ import annotations
@@ -95,11 +92,6 @@ class ScorecardCard:
     def boxes(self) -> _Boxes:
         """Points of each box, ``None`` where open (item assignment writes the card)."""
         return self._boxes
-
-    @boxes.setter
-    def boxes(self, values: Sequence[int | None]) -> None:
-        self._game._cards[self._seat] = [-1 if v is None else int(v) for v in values]
-        self._changed()
 
     @property
     def five_kind_bonuses(self) -> int:

@@ -5,11 +5,8 @@
 :class:`dice_envs.wrappers.SingleAgentEnv`. Each game module (:mod:`.spiffel`, ...) documents
 its spaces.
 
-Keyword arguments (all optional): the attributes of :class:`dice_envs.options.EnvOptions`
-(``opponents``, ``num_players``, ``seat``, ``reward``, ``illegal_action``, ``illegal_reward``,
-``render_mode``, ``rules``) and the game's rule parameters (``upper_bonus_threshold=64``, ...),
-validated once into an :class:`~dice_envs.options.EnvOptions`, which may be passed instead as
-``options=``, alone. The docs list them all in one table: :ref:`gym-keywords`.
+Keyword arguments (all optional): those of the :ref:`gym-keywords` table (the fields of
+:class:`dice_envs.options.EnvOptions` and the game's rule parameters), or ``options=`` alone.
 
 ``info`` holds the PettingZoo env's infos (:mod:`dice_envs.multiagent.base`) plus ``action_mask``
 (int8) and ``seat``; after an illegal action under ``"penalize"`` also ``illegal_action``.

@@ -1,17 +1,9 @@
 """A forward model of the dice games for planning, with explicit chance (OpenSpiel's vocabulary).
 
-A state is a decision node (the seat to act picks one of :meth:`~ForwardState.legal_actions`),
-a chance node (dice are to be thrown: :meth:`~ForwardState.chance_outcomes` lists the distinct
-throws as sorted faces with their exact probabilities) or terminal. :meth:`~ForwardState.afterstate`
-is a decision's result before any die moves; :meth:`~ForwardState.apply_outcome` is a throw's.
-Every step is computed by the engines' own rule functions, on the engines' own state:
-
-* :class:`ScorecardState` / :class:`ScorecardBatch` — Spiffel, Yahtzee, Dice Poker
-  (:mod:`dice_envs.engine.scorecard_flow`);
-* :class:`FarkleState` / :class:`FarkleBatch` — Farkle (:mod:`dice_envs.engine.farkle_turn`).
-
-A state is built from the env's game (``from_game``), from a row of a batched engine
-(``from_engine``) or fresh (``new``); a batch from an engine or from scalar states.
+The :doc:`forward model guide </guide/forward-model>` describes it: decision, chance and terminal
+nodes, afterstates, exact throw outcomes, and the engines' two halves that every step runs.
+:class:`ScorecardState` / :class:`ScorecardBatch` serve Spiffel, Yahtzee and Dice Poker,
+:class:`FarkleState` / :class:`FarkleBatch` Farkle.
 
 >>> from dice_envs.rules import make_rules
 >>> state = ScorecardState.new(make_rules("yahtzee"))

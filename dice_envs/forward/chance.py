@@ -3,7 +3,7 @@
 A throw of ``k`` dice has ``C(k + 5, 5)`` distinct outcomes as sorted multisets (252 for five,
 462 for six, 126 for four, 56, 21 and 6), each with its exact multinomial probability
 (:func:`dice_envs.tables.multiset_prob`). :func:`throw_outcomes` lists them once per ``k`` in the
-order of :func:`itertools.combinations_with_replacement` (for five dice: the order of
+order of :func:`dice_envs.tables.multisets` (for five dice: the order of
 ``scorecard_tables().rolls``), so an outcome is named by its index in that table.
 
 >>> faces, probs = throw_outcomes(2)

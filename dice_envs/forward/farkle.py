@@ -1,19 +1,8 @@
 """The forward model of Farkle, with explicit chance.
 
-A decision (set dice aside, then bank or throw on) leads to an *afterstate*:
-
-* throwing on: the turn total with the set-aside points, and a chance node throwing the dice
-  left (all six after hot dice, as :func:`~dice_envs.engine.farkle_turn.set_aside` says);
-* banking: the turn is over (the final round and the game's end as
-  :func:`~dice_envs.engine.farkle_turn.end_turn` says), and the next turn's six dice are
-  pending (no dice once the game is over).
-
-An outcome that scores nothing is a farkle: the turn total is lost, on a turn's first throw the
-banked total too where the rules have bankruptcy, the turn ends, and the next turn's six dice are
-pending; so a chance node can lead to another chance node. Every step is the batched engine's
-own two halves (:func:`~dice_envs.engine.farkle.apply_decisions`,
-:func:`~dice_envs.engine.farkle.apply_throws`) on its state arrays: :class:`FarkleBatch` holds
-``N`` rows of :class:`~dice_envs.engine.farkle.FarkleEngine`'s arrays, :class:`FarkleState` one.
+Throwing on leaves the dice left to throw (all six after hot dice); banking leaves the next
+turn's six dice pending; a farkle is a chance outcome that also passes the turn. Every step is
+:class:`~dice_envs.engine.farkle.FarkleEngine`'s two halves on its state arrays.
 
 >>> from dice_envs.rules import FarkleRules
 >>> state = FarkleState.new(FarkleRules())
@@ -49,7 +38,7 @@ class FarkleBatch(ForwardBatch):
 
     _engine = engine
     _fields = engine.STATE_FIELDS
-    _game_class = FarkleGame
+    game_class = FarkleGame
 
     def state(self, i: int) -> FarkleState:
         """Row ``i`` as a scalar :class:`FarkleState`."""

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ..engine.common import BatchedEngine
 from ..rules.config import ConfigError, is_int
 from .chance import (
     CHANCE,
@@ -47,7 +48,7 @@ class ForwardState:
     def __init__(self, game: Any) -> None:
         """The state of ``game``, a one-game machine of the family (a decision or terminal state;
         copied: the game is not touched by the model)."""
-        machine = self._batch_class._game_class
+        machine = self._batch_class.game_class
         if not isinstance(game, machine):
             raise ConfigError(f"expected a {machine.__name__}, got {type(game).__name__}")
         arrays = {name: np.asarray(value)[None] for name, value in game.row().items()}
@@ -208,12 +209,12 @@ class ForwardBatch:
     family's ``STATE_FIELDS``, first axis: the state; ``to_throw`` the dice of the pending throw,
     0 at a decision or terminal state; ``last_rewards`` ``(N, P)`` of the last transition),
     stepped by the two halves of the family's engine module ``_engine`` (``apply_decisions``,
-    ``apply_throws``) and read by its ``legal_masks``; ``_game_class`` is the family's one-game
+    ``apply_throws``) and read by its ``legal_masks``; ``game_class`` is the family's one-game
     machine (``ROW_FIELDS``, ``from_row``)."""
 
     _engine: ModuleType
     _fields: tuple[str, ...] = ()
-    _game_class: Any
+    game_class: Any
     rules: Any
     num_players: int
     to_throw: np.ndarray
@@ -260,11 +261,8 @@ class ForwardBatch:
         )
 
     def game(self, i: int) -> Any:
-        """Row ``i`` as the family's one-game machine (to read: its dice come from a fresh generator)."""
-        fields = self._game_class.ROW_FIELDS
-        return self._game_class.from_row(
-            self.rules, self.num_players, {n: getattr(self, n)[i] for n in fields}
-        )
+        """Row ``i`` as the family's one-game machine, built as a batched engine builds one."""
+        return BatchedEngine.to_game(self, i)  # type: ignore[arg-type]
 
     def __len__(self) -> int:
         return len(self.done)

@@ -1,17 +1,8 @@
 """The forward model of the scorecard games (Spiffel, Yahtzee, Dice Poker), with explicit chance.
 
-A decision splits into the *afterstate* (what the player chose, before any die moves) and a
-*chance node* (the throw that follows, with its exact outcome probabilities):
-
-* a re-throw action keeps some dice: the afterstate holds the kept dice and throws ``k`` (the
-  re-thrown ones);
-* a box entry scores (bonuses and joker included); the afterstate is the next turn waiting for
-  its first throw of five dice (or the final state, where no dice are thrown).
-
-Every step is the batched engine's own two halves
-(:func:`~dice_envs.engine.scorecard.apply_decisions`, :func:`~dice_envs.engine.scorecard.apply_throws`)
-on its state arrays: :class:`ScorecardBatch` holds ``N`` rows of
-:class:`~dice_envs.engine.scorecard.ScorecardEngine`'s arrays, :class:`ScorecardState` one.
+A re-throw's afterstate holds the kept dice and throws the others; a box entry's is the next
+turn waiting for its five dice (or the end). Every step is
+:class:`~dice_envs.engine.scorecard.ScorecardEngine`'s two halves on its state arrays.
 
 >>> from dice_envs.engine import ScorecardGame
 >>> from dice_envs.rules import SpiffelRules
@@ -53,11 +44,10 @@ class ScorecardBatch(ForwardBatch):
 
     _engine = engine
     _fields = engine.STATE_FIELDS
-    _game_class = ScorecardGame
+    game_class = ScorecardGame
 
     def __init__(self, rules: ScorecardRules, num_players: int, **arrays: np.ndarray) -> None:
-        """Rows of state arrays (see the class docs; ``pending``, ``to_throw`` and
-        ``last_rewards`` default to decision nodes with no reward)."""
+        """Rows of state arrays, as :class:`~dice_envs.forward.ForwardBatch` takes them."""
         self.flow = scorecard_flow(rules)
         super().__init__(rules, num_players, **arrays)
 

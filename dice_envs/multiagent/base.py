@@ -4,24 +4,12 @@
 :func:`make_env` wraps it with PettingZoo's standard wrappers. The Gymnasium envs are this
 class seen from one seat (:class:`dice_envs.wrappers.SingleAgentEnv`), so the flow exists once.
 
-* Agents ``player_0 .. player_{N-1}`` sit in seat order; ``agent_selection`` is the engine's
-  ``current_player``, so an agent keeps the turn for every decision of its turn (re-throws and
-  the final entry; Farkle set-asides until it banks or farkles).
-* Observations are ``{"observation": encode(game, seat), "action_mask": int8 mask}``; the mask is
-  the engine's :meth:`legal_actions` for the agent to move and all zeros for the others. The
-  observation box is ``[0, 1e6]`` for scorecard games and ``[-1e6, 1e6]`` for Farkle (features
-  are scaled to order 1; the bounds are only finite stand-ins for "unbounded").
-* ``infos[agent]`` holds numbers and arrays only, the same keys from ``reset`` on, so RL libraries
-  can batch them (TorchRL turns every info value into a tensor): ``encoding_version`` (int),
-  ``game_over`` (bool), ``final_scores`` (int64 ``(N,)``, the totals by seat once the game is
-  over, zeros before), ``winners`` (bool ``(N,)``, the seats sharing the win once over) and
-  ``truncated`` (bool). The encoding's name (e.g. ``"scorecard-v1"``) is the env attribute
-  ``encoding`` and ``metadata["encoding"]``.
-
-Rewards (``reward=``): ``"score"``, each seat's points as they are scored (a Farkle bankruptcy
-caused on another seat's step is the bankrupt seat's negative reward on that step), or ``"win"``
-(default with two or more players), zero-sum at the end. The end of a game (win rewards,
-``terminations``, ``truncations``, illegal actions) is :mod:`dice_envs.outcome`'s rule.
+The environments guide tabulates what the envs show (agents, observations, masks, infos,
+rewards). Agents ``player_0 .. player_{N-1}`` sit in seat order and keep the turn for every
+decision of theirs; ``infos`` hold numbers and arrays only, the same keys from ``reset`` on (see
+:meth:`DiceAECEnv._info`). Under ``reward="score"`` a Farkle bankruptcy caused on another seat's
+step is the bankrupt seat's negative reward on that step. The end of a game is
+:mod:`dice_envs.outcome`'s rule.
 """
 
 from __future__ import annotations
@@ -91,11 +79,10 @@ class DiceAECEnv(AECEnv):
             for a in self.possible_agents
         }
         self.action_spaces = {a: spaces.Discrete(n_act) for a in self.possible_agents}
-        self._encoding = encoding_id(self.rules)
-        self._encoding_version = ENCODING_VERSION[family(self.rules)]
         #: The observation encoding's id, e.g. ``"scorecard-v1"`` (not in the infos: no strings there).
-        self.encoding = self._encoding
-        self.metadata = {**type(self).metadata, "encoding": self._encoding}
+        self.encoding = encoding_id(self.rules)
+        self._encoding_version = ENCODING_VERSION[family(self.rules)]
+        self.metadata = {**type(self).metadata, "encoding": self.encoding}
         self._rng = np.random.default_rng()
         self.game: Any = None
         self.held: tuple[int, ...] | None = None

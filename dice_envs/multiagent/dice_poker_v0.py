@@ -1,12 +1,7 @@
 """PettingZoo AEC env of Dice Poker (``from dice_envs.multiagent import dice_poker_v0``).
 
-Rules: rule text ``003``: 15 rounds of up to 3 throws with 5 dice; every Poker after the
-first +100 and a forced joker.
-
-Agents ``player_0 .. player_{N-1}`` (``num_players``, 1 to 8, default 2) play the game of
-:mod:`dice_envs.envs.dice_poker` (its action space and boxes; rule parameters of
-:class:`dice_envs.rules.DicePokerRules`); observations, turns and rewards are
-:mod:`dice_envs.multiagent.base`'s.
+Agents ``player_0 .. player_{N-1}`` play the game of :mod:`dice_envs.envs.dice_poker` (rule
+parameters of :class:`dice_envs.rules.DicePokerRules`); the flow is :mod:`dice_envs.multiagent.base`'s.
 
 >>> e = env(num_players=2)
 >>> e.reset(seed=0)

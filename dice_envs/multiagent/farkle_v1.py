@@ -1,21 +1,11 @@
 """PettingZoo AEC env of Farkle (``from dice_envs.multiagent import farkle_v1``).
 
-Rules: rule text ``001``, "Space Dice": six dice, push your luck.
+Agents ``player_0 .. player_{N-1}`` play the game of :mod:`dice_envs.envs.farkle` (rule
+parameters of :class:`dice_envs.rules.FarkleRules`); the flow is :mod:`dice_envs.multiagent.base`'s.
 
-Agents ``player_0 .. player_{N-1}`` (``num_players``, 1 to 8, default 2) play the game of
-:mod:`dice_envs.envs.farkle` (its action space, end and truncation; rule parameters of
-:class:`dice_envs.rules.FarkleRules`); observations, turns and rewards are
-:mod:`dice_envs.multiagent.base`'s. Throws needing no decision (opening throws, farkles,
-bankruptcies) are played by the engine.
-
-Version history:
-
-* ``farkle_v1``: observation ``farkle-v3`` only, ``48 + 2N`` values: ``farkle-v2`` with the own
-  seat (one-hot) appended after ``lead``.
-* ``farkle_v0``, retired: it served ``farkle-v1`` (``49 + N`` values, an always-zero spare slot
-  after ``lead``), then ``farkle-v2`` (``48 + N``, the spare slot dropped), then ``farkle-v3``.
-  ``from dice_envs.multiagent import farkle_v0`` raises ``ImportError`` saying so and naming
-  ``farkle_v1``.
+Throws needing no decision (opening throws, farkles, bankruptcies) are played by the
+engine. Version history: :mod:`dice_envs.envs.farkle`'s; the retired ``farkle_v0`` raises
+``ImportError`` naming ``farkle_v1``.
 
 >>> e = env(num_players=3, target=2000)
 >>> e.reset(seed=0)

@@ -1,12 +1,7 @@
 """PettingZoo AEC env of Spiffel (``from dice_envs.multiagent import spiffel_v0``).
 
-Rules: rule text ``000``: 13 rounds of up to 3 throws with 5 dice; second Spiffel +100 once
-and a free joker.
-
-Agents ``player_0 .. player_{N-1}`` (``num_players``, 1 to 8, default 2) play the game of
-:mod:`dice_envs.envs.spiffel` (its action space and boxes; rule parameters of
-:class:`dice_envs.rules.SpiffelRules`); observations, turns and rewards are
-:mod:`dice_envs.multiagent.base`'s.
+Agents ``player_0 .. player_{N-1}`` play the game of :mod:`dice_envs.envs.spiffel` (rule
+parameters of :class:`dice_envs.rules.SpiffelRules`); the flow is :mod:`dice_envs.multiagent.base`'s.
 
 >>> e = env(num_players=2)
 >>> e.reset(seed=0)

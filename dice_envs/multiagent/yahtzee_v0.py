@@ -1,12 +1,7 @@
 """PettingZoo AEC env of Yahtzee (``from dice_envs.multiagent import yahtzee_v0``).
 
-Rules: official rules (reference variant): 13 rounds, unlimited Yahtzee bonus, forced
-joker.
-
-Agents ``player_0 .. player_{N-1}`` (``num_players``, 1 to 8, default 2) play the game of
-:mod:`dice_envs.envs.yahtzee` (its action space and boxes; rule parameters of
-:class:`dice_envs.rules.YahtzeeRules`); observations, turns and rewards are
-:mod:`dice_envs.multiagent.base`'s.
+Agents ``player_0 .. player_{N-1}`` play the game of :mod:`dice_envs.envs.yahtzee` (rule
+parameters of :class:`dice_envs.rules.YahtzeeRules`); the flow is :mod:`dice_envs.multiagent.base`'s.
 
 >>> e = env(num_players=2)
 >>> e.reset(seed=0)

@@ -1,39 +1,19 @@
 """Native Gymnasium ``VectorEnv``s: ``num_envs`` games of one ruleset in a batched engine.
 
-``SpiffelVectorEnv``, ``DicePokerVectorEnv``, ``YahtzeeVectorEnv`` and ``FarkleVectorEnv`` are
-the batched twins of the scalar envs of :mod:`dice_envs.envs` (``gym.make_vec(id, num_envs=N)``
-builds them through the registered ``vector_entry_point``). Besides ``num_envs`` and
-``autoreset_mode`` they take the scalar env's keyword arguments — rule parameters, ``opponents``,
-``num_players``, ``seat``, ``reward``, ``illegal_action``, ``illegal_reward``, ``render_mode``
-(``"ansi"`` only), ``rules`` — validated by the same :class:`dice_envs.options.EnvOptions`
-(or that object itself as ``options=``), and behave like ``gymnasium.vector.SyncVectorEnv``
-over ``N`` scalar envs, only much faster:
+The batched twins of the scalar envs (``gym.make_vec(id, num_envs=N)``): the same keywords,
+validated by :class:`dice_envs.options.EnvOptions`, and the same observations, masks, rewards
+and illegal-action rule (:mod:`dice_envs.outcome`), with ``num_envs`` and ``autoreset_mode``
+besides. What a reader of the scalar envs would not guess:
 
-* **observations**: :func:`dice_envs.encoding.encode` from the learner's seat, byte for byte;
-  spaces as the scalar env's (``single_observation_space``, ``single_action_space``);
-* **masks**: ``info["action_mask"]`` and :meth:`~DiceVectorEnv.action_masks`, ``(num_envs,
-  n_actions)`` int8; a row is all zeros while its episode is over (next-step autoreset);
-* **opponents** (one per other seat, specs resolved at construction by
-  :func:`dice_envs.opponents.resolve_opponents`, so a bad one is refused there) play inside
-  ``step()``, batched: one ``act_batch(observations, masks)`` call per opponent and decision
-  round over all games waiting on it (a trained model does one forward pass). An opponent
-  that plays differently per game (a self-play pool drawing a member per episode) defines
-  ``start_episodes(games)``, called with the indices of the games whose episode begins, and
-  then receives ``act_batch(observations, masks, games=indices)``;
-* **seats**: ``seat=None`` draws the learner's seat per game and episode (``info["seat"]``);
-* **rewards** and **illegal actions** (``"penalize"`` ends that game's episode, ``"raise"``
-  raises before any game moves): :func:`dice_envs.outcome.step_outcome`'s, as in the scalar envs;
-* **autoreset**: ``autoreset_mode="next_step"`` (default, Gymnasium's convention: the action
-  after a finished episode is ignored and that game is reset) or ``"same_step"`` (finished
-  games are reset at once; their last observation and info are in ``info["final_obs"]`` /
-  ``info["final_info"]``, as ``SyncVectorEnv`` puts them). The SB3 adapter
-  (:mod:`dice_envs.vector.sb3`) uses ``"same_step"``.
-* **seeding**: ``reset(seed=s)`` seeds one generator; the dice, the seats and the opponents'
-  seeds derive from it, so a seed replays every game. The env owns the engine's dice stream
-  (given to :func:`~dice_envs.engine.make_engine` once) and re-seeds it.
-
-Extra infos at the end of an episode (with a ``_key`` mask): ``final_scores`` ``(N, P)`` and
-``winners`` (``(N, P)`` bool).
+* opponents play batched: one ``act_batch(observations, masks)`` call per opponent and decision
+  round over the games waiting on it; an opponent that plays differently per game defines
+  ``start_episodes(games)`` (called as episodes begin) and receives ``act_batch(..., games=)``;
+* ``autoreset_mode="next_step"`` (default: the action after a finished episode is ignored and
+  that game reset) or ``"same_step"`` (reset at once; the last observation and info in
+  ``info["final_obs"]`` / ``info["final_info"]``, as ``SyncVectorEnv`` puts them);
+* ``reset(seed=s)`` seeds one generator that the dice, seats and opponents derive from.
+* a row of ``info["action_mask"]`` is all zeros while its episode is over; an episode's end adds
+  ``final_scores`` and ``winners`` ``(N, P)`` to the infos (with their ``_key`` masks).
 
 >>> env = SpiffelVectorEnv(num_envs=4)
 >>> obs, info = env.reset(seed=0)

@@ -220,7 +220,7 @@ def game_page(spec: Any, picture: str) -> str:
         "## Rewards\n",
         f"`reward=` one of {', '.join(f'`{m}`' for m in REWARD_MODES)} (every keyword: "
         "{ref}`gym-keywords`):\n",
-        _rst(_reward_text()),
+        _rst(option_docs()["reward"]),
         "## Illegal actions, termination and truncation\n",
         _rst(_section(outcome.__doc__, "construction. The rule:")),
         "## Version history\n",
@@ -229,11 +229,6 @@ def game_page(spec: Any, picture: str) -> str:
         (_rst(history) if history else ""),
     ]
     return "\n".join(parts)
-
-
-def _reward_text() -> str:
-    """The meaning of the ``reward`` keyword (:class:`dice_envs.options.EnvOptions`)."""
-    return option_docs()["reward"]
 
 
 def index_page(specs: list[Any]) -> str:
