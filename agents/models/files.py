@@ -27,7 +27,6 @@ import numpy as np
 
 from agents.models.activations import activation_class, activation_name
 from agents.models.card import (
-    DEFAULT_NET_ARCH,
     card_path,
     card_spaces,
     network_spec,
@@ -106,14 +105,6 @@ def check_model_path(path: str | Path) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------- spec
-def _plain_arch(arch: Any) -> list[int] | dict[str, list[int]]:
-    if arch is None:
-        return copy.deepcopy(DEFAULT_NET_ARCH)
-    if isinstance(arch, dict):
-        return {k: [int(x) for x in v] for k, v in arch.items()}
-    return [int(x) for x in arch]
-
-
 def policy_spec(model: Any) -> dict[str, Any]:
     """The ``policy`` card entry describing ``model``'s network (a MaskablePPO or its policy)."""
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
@@ -131,11 +122,14 @@ def policy_spec(model: Any) -> dict[str, Any]:
         raise ConfigError(
             f"save_model needs the flat features extractor, got {type(policy.features_extractor).__name__}"
         )
+    arch = policy.net_arch  # sb3 fills in its default: never None
     spec = {
         "class": type(policy).__name__,
         "observation_size": int(policy.observation_space.shape[0]),
         "n_actions": int(policy.action_space.n),
-        "net_arch": _plain_arch(policy.net_arch),
+        "net_arch": {k: [int(x) for x in v] for k, v in arch.items()}
+        if isinstance(arch, dict)
+        else [int(x) for x in arch],
         "activation": activation_name(policy.activation_fn),
         "share_features_extractor": bool(policy.share_features_extractor),
     }
