@@ -267,10 +267,9 @@ def trial_metric(folder: Path, evaluation: Mapping[str, Any], metric: str) -> fl
         values = [r.get("eval") for r in ProgressLog.read(folder / "progress.csv")]
         values = [float(v) for v in values if v not in (None, "")]
         return values[-1] if values else math.nan
-    rows = [r for r in evaluation.get("rows", []) if r.get("agent") == "trained"]
-    if not rows:
+    row = next((r for r in evaluation.get("rows", []) if r.get("agent") == "trained"), None)
+    if row is None:
         return math.nan
-    row = rows[0]
     return float(row["win_rate"] if "win_rate" in row else row["mean_score"])
 
 
@@ -430,16 +429,13 @@ def _plot(rows: list[dict[str, Any]], keys: list[str], sweep: Mapping[str, Any],
     for ax, key in zip(axes[0], keys, strict=True):
         xs = [r.get(key) for r in rows]
         ys = [r["metric"] for r in rows]
-        numeric = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in xs)
-        if numeric:
+        if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in xs):
             ax.scatter(xs, ys)
-            dist = sweep["space"][key]
-            if isinstance(dist, dict) and "loguniform" in dist:
+            if isinstance(sweep["space"][key], dict) and "loguniform" in sweep["space"][key]:
                 ax.set_xscale("log")
-        else:
-            labels = [str(x) for x in xs]
-            ax.scatter(range(len(labels)), ys)
-            ax.set_xticks(range(len(labels)), labels, rotation=30)
+        else:  # one tick per trial, labelled with its value
+            ax.scatter(range(len(xs)), ys)
+            ax.set_xticks(range(len(xs)), [str(x) for x in xs], rotation=30)
         ax.set_xlabel(key)
         ax.set_ylabel(sweep["metric"])
         ax.grid(alpha=0.3)
