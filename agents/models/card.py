@@ -138,22 +138,12 @@ def make_card(
 
 def library_versions() -> dict[str, str]:
     """Versions of the libraries a model depends on (the card's ``library_versions``)."""
-    import gymnasium
-    import sb3_contrib
-    import stable_baselines3
-    import torch
+    import importlib
 
-    import dice_envs
-
-    return {
-        "python": sys.version.split()[0],
-        "dice_envs": dice_envs.__version__,
-        "numpy": np.__version__,
-        "torch": torch.__version__,
-        "gymnasium": gymnasium.__version__,
-        "stable_baselines3": stable_baselines3.__version__,
-        "sb3_contrib": sb3_contrib.__version__,
-    }
+    versions = {"python": sys.version.split()[0]}
+    for name in ("dice_envs", "numpy", "torch", "gymnasium", "stable_baselines3", "sb3_contrib"):
+        versions[name] = importlib.import_module(name).__version__
+    return versions
 
 
 def machine_info(device: str, threads: int) -> dict[str, Any]:
@@ -308,15 +298,10 @@ def check_card(card: dict[str, Any], rules: RuleConfig, num_players: int) -> Non
 
     The message lists every mismatch as "expected X, the file holds Y".
     """
-    expected = {
-        "game": rules.game,
-        "rules": _plain(rules.to_dict()),
-        "num_players": int(num_players),
-        "observation_encoding": encoding_id(rules),
-        "n_actions": int(rules.n_actions),  # type: ignore[attr-defined]
-    }
+    fresh = make_card(rules, num_players)  # how a card records this game
     problems = []
-    for key, want in expected.items():
+    for key in ("game", "rules", "num_players", "observation_encoding", "n_actions"):
+        want = fresh[key]
         got = card.get(key)
         if key == "rules" and isinstance(got, dict):  # each parameter that differs, by name
             diffs = [
@@ -378,13 +363,9 @@ def network_spec(card: dict[str, Any], where: str) -> dict[str, Any]:
     each value checked (``ConfigError`` naming the allowed values).
     """
     spec = card.get("policy")
-    if spec is None:
+    if spec is None:  # an older card: the training config's network, else the defaults below
         config = card.get("config") if isinstance(card.get("config"), dict) else {}
-        spec = {
-            "net_arch": config.get("net_arch"),
-            "activation": config.get("activation", "tanh"),
-            "share_features_extractor": True,
-        }
+        spec = {k: config[k] for k in ("net_arch", "activation") if k in config}
     if not isinstance(spec, dict):
         raise ConfigError(f"{where}: the card's policy entry must be an object, got {spec!r}")
     arch = spec.get("net_arch")

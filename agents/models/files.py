@@ -1,12 +1,8 @@
 """Model files that are safe to load from strangers: weights only, bound to their card by checksums.
 
-A trained model is an ordinary SB3 zip (``MaskablePPO.load`` works, but unpickles the zip's
-``data`` member: only for files you trust). :func:`load_policy` instead reads only the member
-``policy.pth``, checks its SHA-256 against the model card, loads it with
-``torch.load(weights_only=True)`` and rebuilds the network from the card alone.
-
-A card without ``weights_sha256`` is refused; stamp one you trust with
-``python -m agents.models.files stamp path/to/model.zip`` (or :func:`stamp_card`).
+:func:`load_policy` reads only the zip member ``policy.pth`` with ``torch.load(weights_only=True)``,
+checks it against the card and rebuilds the network from the card alone (docs/guide/safety.md);
+``python -m agents.models.files stamp path/to/model.zip`` stamps the card of a file you trust.
 """
 
 from __future__ import annotations
