@@ -16,11 +16,9 @@ model is an ordinary model of the project. The sweep file is YAML::
     cpus_per_trial: 1
 
 Distributions: ``loguniform [lo, hi]``, ``uniform [lo, hi]``, ``randint [lo, hi)``, ``choice
-[...]``, ``grid_search [...]``. :func:`load_sweep` checks every value a trial can get (each
-entry, both ends of a range, in every combination) with the training config's own validation
-and training's check of its agent specs (``agents.training.train.check_agent_specs``), before
-Ray starts. :func:`run_sweep` writes ``summary.csv``, ``summary.md`` and ``trials.png`` into
-``out`` and returns the rows (a failed trial's row has its reason under ``error``).
+[...]``, ``grid_search [...]``. :func:`load_sweep` checks the file before Ray starts;
+:func:`run_sweep` writes ``summary.csv``, ``summary.md`` and ``trials.png`` into ``out`` and
+returns the rows (a failed trial's row has its reason under ``error``).
 """
 
 from __future__ import annotations
