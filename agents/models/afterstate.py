@@ -62,15 +62,13 @@ def points_table() -> np.ndarray:
 
 class ObsPassingExtractor(MlpExtractor):
     """SB3's ``MlpExtractor`` whose actor latent also carries the features it was given:
-    ``cat(policy_net(x), x)`` (the head reads the dice from them); the critic is unchanged."""
+    ``cat(policy_net(x), x)`` (the head reads the dice from them); the critic is unchanged
+    (``MlpExtractor.forward`` calls both)."""
 
     def __init__(self, feature_dim: int, **kwargs: Any) -> None:
         super().__init__(feature_dim, **kwargs)
         self.hidden_dim_pi = self.latent_dim_pi
         self.latent_dim_pi += feature_dim
-
-    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.forward_actor(features), self.forward_critic(features)
 
     def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
         return torch.cat([self.policy_net(features), features], dim=-1)

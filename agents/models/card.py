@@ -1,26 +1,12 @@
 """The model card: what a trained model was trained for, built, validated, read and written here.
 
 Beside every model ``<stem>.zip`` lies its card ``<stem>.json`` (:func:`card_path`), a JSON
-object. Every card holds :data:`REQUIRED_KEYS`::
-
-    {"format": "dice-envs-model-card", "format_version": 1,
-     "game": "spiffel", "rules": {...rule parameters...}, "num_players": 1,
-     "observation_encoding": "scorecard-v1", "env_id": "dice_envs/Spiffel-v0", "n_actions": 45,
-     "algorithm": "MaskablePPO", "config": {...}, "steps": 1000000, "wall_time_s": 812.4,
-     "evaluation": {...}, "command": "python scripts/train.py ..."}
-
-``env_id`` is :func:`dice_envs.games.env_id_of` the game and ``observation_encoding``. A
-training run adds its provenance (:func:`make_card`) and may add more (the native trainer:
-``trainer``, ``machine``); a model file changed after its run says how in ``notes``, a list of
-sentences. :func:`agents.models.files.save_model` binds the card to its weights with
-``weights_sha256`` (of the zip member ``policy.pth``), ``zip_sha256`` and ``policy``, the network
-(:func:`network_spec`). A merged ensemble (:func:`agents.training.ensemble.merge_model_files`)
-adds ``ensemble``: ``{"method", "members": [...]}``, its ``steps`` and ``wall_time_s`` the members'
-sums.
-
-A model is only loaded for the game, rules and observation encoding on its card (:func:`fit_card`);
-anything else raises :class:`~dice_envs.rules.ConfigError` naming what was expected and what the
-file holds.
+object holding :data:`REQUIRED_KEYS`, what its run adds (every field: docs/guide/agents.md) and,
+for a model file changed after its run, ``notes`` (a list of sentences saying how).
+:func:`agents.models.files.save_model` binds a card to its weights (``weights_sha256``,
+``zip_sha256``, ``policy``: :func:`network_spec`). A model is only loaded for the game, rules and
+observation encoding on its card (:func:`fit_card`); anything else raises
+:class:`~dice_envs.rules.ConfigError` naming what was expected and what the file holds.
 
 >>> from dice_envs.rules import make_rules
 >>> card = make_card(make_rules("spiffel"), 1, steps=10)
@@ -152,22 +138,12 @@ def make_card(
 
 def library_versions() -> dict[str, str]:
     """Versions of the libraries a model depends on (the card's ``library_versions``)."""
-    import gymnasium
-    import sb3_contrib
-    import stable_baselines3
-    import torch
+    import importlib
 
-    import dice_envs
-
-    return {
-        "python": sys.version.split()[0],
-        "dice_envs": dice_envs.__version__,
-        "numpy": np.__version__,
-        "torch": torch.__version__,
-        "gymnasium": gymnasium.__version__,
-        "stable_baselines3": stable_baselines3.__version__,
-        "sb3_contrib": sb3_contrib.__version__,
-    }
+    versions = {"python": sys.version.split()[0]}
+    for name in ("dice_envs", "numpy", "torch", "gymnasium", "stable_baselines3", "sb3_contrib"):
+        versions[name] = importlib.import_module(name).__version__
+    return versions
 
 
 def machine_info(device: str, threads: int) -> dict[str, Any]:
@@ -322,27 +298,19 @@ def check_card(card: dict[str, Any], rules: RuleConfig, num_players: int) -> Non
 
     The message lists every mismatch as "expected X, the file holds Y".
     """
-    expected = {
-        "game": rules.game,
-        "rules": _plain(rules.to_dict()),
-        "num_players": int(num_players),
-        "observation_encoding": encoding_id(rules),
-        "n_actions": int(rules.n_actions),  # type: ignore[attr-defined]
-    }
+    fresh = make_card(rules, num_players)  # how a card records this game
     problems = []
-    for key, want in expected.items():
+    for key in ("game", "rules", "num_players", "observation_encoding", "n_actions"):
+        want = fresh[key]
         got = card.get(key)
-        if key == "rules" and isinstance(got, dict) and isinstance(want, dict):
-            keys = sorted(set(want) | set(got))
-            bad = [k for k in keys if want.get(k, "<absent>") != got.get(k, "<absent>")]
-            if bad:
-                problems.append(
-                    "rules: "
-                    + ", ".join(
-                        f"{k} expected {want.get(k, '<absent>')!r}, the file holds {got.get(k, '<absent>')!r}"
-                        for k in bad
-                    )
-                )
+        if key == "rules" and isinstance(got, dict):  # each parameter that differs, by name
+            diffs = [
+                f"{k} expected {want.get(k, '<absent>')!r}, the file holds {got.get(k, '<absent>')!r}"
+                for k in sorted(set(want) | set(got))
+                if want.get(k, "<absent>") != got.get(k, "<absent>")
+            ]
+            if diffs:
+                problems.append("rules: " + ", ".join(diffs))
         elif key == "observation_encoding" and isinstance(got, str) and legacy_size(got, rules, num_players):
             continue  # an older encoding that the current observation begins with (read cut)
         elif got != want:
@@ -395,13 +363,9 @@ def network_spec(card: dict[str, Any], where: str) -> dict[str, Any]:
     each value checked (``ConfigError`` naming the allowed values).
     """
     spec = card.get("policy")
-    if spec is None:
+    if spec is None:  # an older card: the training config's network, else the defaults below
         config = card.get("config") if isinstance(card.get("config"), dict) else {}
-        spec = {
-            "net_arch": config.get("net_arch"),
-            "activation": config.get("activation", "tanh"),
-            "share_features_extractor": True,
-        }
+        spec = {k: config[k] for k in ("net_arch", "activation") if k in config}
     if not isinstance(spec, dict):
         raise ConfigError(f"{where}: the card's policy entry must be an object, got {spec!r}")
     arch = spec.get("net_arch")

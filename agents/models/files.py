@@ -1,12 +1,8 @@
 """Model files that are safe to load from strangers: weights only, bound to their card by checksums.
 
-A trained model is an ordinary SB3 zip (``MaskablePPO.load`` works, but unpickles the zip's
-``data`` member: only for files you trust). :func:`load_policy` instead reads only the member
-``policy.pth``, checks its SHA-256 against the model card, loads it with
-``torch.load(weights_only=True)`` and rebuilds the network from the card alone.
-
-A card without ``weights_sha256`` is refused; stamp one you trust with
-``python -m agents.models.files stamp path/to/model.zip`` (or :func:`stamp_card`).
+:func:`load_policy` reads only the zip member ``policy.pth`` with ``torch.load(weights_only=True)``,
+checks it against the card and rebuilds the network from the card alone (docs/guide/safety.md);
+``python -m agents.models.files stamp path/to/model.zip`` stamps the card of a file you trust.
 """
 
 from __future__ import annotations
@@ -27,7 +23,6 @@ import numpy as np
 
 from agents.models.activations import activation_class, activation_name
 from agents.models.card import (
-    DEFAULT_NET_ARCH,
     card_path,
     card_spaces,
     network_spec,
@@ -106,14 +101,6 @@ def check_model_path(path: str | Path) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------- spec
-def _plain_arch(arch: Any) -> list[int] | dict[str, list[int]]:
-    if arch is None:
-        return copy.deepcopy(DEFAULT_NET_ARCH)
-    if isinstance(arch, dict):
-        return {k: [int(x) for x in v] for k, v in arch.items()}
-    return [int(x) for x in arch]
-
-
 def policy_spec(model: Any) -> dict[str, Any]:
     """The ``policy`` card entry describing ``model``'s network (a MaskablePPO or its policy)."""
     from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
@@ -131,11 +118,14 @@ def policy_spec(model: Any) -> dict[str, Any]:
         raise ConfigError(
             f"save_model needs the flat features extractor, got {type(policy.features_extractor).__name__}"
         )
+    arch = policy.net_arch  # sb3 fills in its default: never None
     spec = {
         "class": type(policy).__name__,
         "observation_size": int(policy.observation_space.shape[0]),
         "n_actions": int(policy.action_space.n),
-        "net_arch": _plain_arch(policy.net_arch),
+        "net_arch": {k: [int(x) for x in v] for k, v in arch.items()}
+        if isinstance(arch, dict)
+        else [int(x) for x in arch],
         "activation": activation_name(policy.activation_fn),
         "share_features_extractor": bool(policy.share_features_extractor),
     }

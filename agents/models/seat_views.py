@@ -44,12 +44,6 @@ def _identity(obs: np.ndarray) -> np.ndarray:
     return obs
 
 
-def _own_fields(lay: Layout) -> list[str]:
-    """The fields of the own seat (everything but the per-opponent blocks and the derived lead
-    and seat)."""
-    return [n for n in lay.names if not n.startswith("other") and n not in ("lead", "seat")]
-
-
 def _opponent_kinds(lay: Layout) -> list[str]:
     """The kinds of per-opponent field (``other1_<kind>``), in layout order."""
     return [n.removeprefix("other1_") for n in lay.names if n.startswith("other1_")]
@@ -59,8 +53,7 @@ def seat_view(rules: RuleConfig, model_players: int, num_players: int) -> SeatVi
     """The view of a ``model_players``-seat model at a ``num_players``-seat table of ``rules``."""
     if model_players == num_players:
         return _identity
-    farkle = isinstance(rules, FarkleRules)
-    if model_players > num_players and not farkle:
+    if model_players > num_players and not isinstance(rules, FarkleRules):
         raise ConfigError(
             f"a {model_players}-player {rules.game} model cannot play a {num_players}-player game: the "
             f"table has no cards for {model_players - num_players} of the seats it was trained to see; "
@@ -77,7 +70,9 @@ class _TableView:
         table, model = layout(rules, num_players), layout(rules, model_players)
         self.table, self.model, self.num_players = table, model, num_players
         self.farkle = isinstance(rules, FarkleRules)
-        self.own = [(table.slice(n), model.slice(n)) for n in _own_fields(model)]
+        # the own seat's fields: all but the per-opponent blocks and the derived lead and seat
+        own = [n for n in model.names if not n.startswith("other") and n not in ("lead", "seat")]
+        self.own = [(table.slice(n), model.slice(n)) for n in own]
         # rank the other seats by grand total (scorecard) or points banked (Farkle), strongest first
         self.rank_by = [f.start for f in table.others("banked" if self.farkle else "total")]
         self.kinds = _opponent_kinds(model) or _opponent_kinds(table)

@@ -16,11 +16,9 @@ model is an ordinary model of the project. The sweep file is YAML::
     cpus_per_trial: 1
 
 Distributions: ``loguniform [lo, hi]``, ``uniform [lo, hi]``, ``randint [lo, hi)``, ``choice
-[...]``, ``grid_search [...]``. :func:`load_sweep` checks every value a trial can get (each
-entry, both ends of a range, in every combination) with the training config's own validation
-and training's check of its agent specs (``agents.training.train.check_agent_specs``), before
-Ray starts. :func:`run_sweep` writes ``summary.csv``, ``summary.md`` and ``trials.png`` into
-``out`` and returns the rows (a failed trial's row has its reason under ``error``).
+[...]``, ``grid_search [...]``. :func:`load_sweep` checks the file before Ray starts;
+:func:`run_sweep` writes ``summary.csv``, ``summary.md`` and ``trials.png`` into ``out`` and
+returns the rows (a failed trial's row has its reason under ``error``).
 """
 
 from __future__ import annotations
@@ -36,7 +34,7 @@ from typing import Any
 
 import yaml
 
-from dice_envs.io import atomic_open, atomic_write_text
+from dice_envs.io import atomic_open, atomic_write_text, check_out_dir, occupied
 from dice_envs.rules import ConfigError
 from dice_envs.rules.config import did_you_mean
 
@@ -51,23 +49,19 @@ __all__ = [
     "trial_metric",
 ]
 
-DISTRIBUTIONS = ("loguniform", "uniform", "randint", "choice", "grid_search")
+#: Distributions drawn from a range ``[low, high]``; the others take a list of values.
+_RANGES = ("loguniform", "uniform", "randint")
+DISTRIBUTIONS = (*_RANGES, "choice", "grid_search")
 METRICS = ("eval", "final")
 _SWEEP_KEYS = {"base", "set", "space", "num_samples", "metric", "mode", "seed", "cpus_per_trial"}
 
 
 def load_sweep(path: str | Path) -> dict[str, Any]:
-    """Read and check a sweep file before any trial starts.
+    """Read and check a sweep file before any trial starts (see the module docstring).
 
-    ``base`` is resolved and loaded; ``set`` (a mapping, or a list of ``key=value`` strings) is
-    applied over it; ``seed`` must be a non-negative integer and ``cpus_per_trial`` a number
-    >= 1. Every value the search space can hand a trial (each ``choice`` / ``grid_search``
-    entry, both ends of a ``uniform`` / ``loguniform`` / ``randint`` range, a fixed value), in
-    every combination with the other keys' values (each value alone over the base beyond
-    ``_MAX_COMBINATIONS``), is run through the training config's own validation
-    (``TrainConfig.from_dict``) and training's check of the agent specs (``check_agent_specs``:
-    opponents, pool_builtin, final_eval_opponents, bc_expert) over the trial's base config, so
-    a bad value is refused here, by name, and not inside a Ray trial.
+    Every value the space can hand a trial, in every combination with the other keys' values
+    (each value alone over the base beyond ``_MAX_COMBINATIONS``), goes through training's own
+    checks, so a bad value is refused here, by name, and not inside a Ray trial.
     """
     from agents.training.config import TrainConfig, load_config
     from agents.training.recipes import find_config
@@ -96,11 +90,8 @@ def load_sweep(path: str | Path) -> dict[str, Any]:
     if base is not None:
         if not isinstance(base, str) or not base.strip():
             raise ConfigError(f"{path}: base must be the path of a training config file, got {base!r}")
-        for candidate in (path.parent / base, Path(base)):
-            if candidate.is_file():
-                base_path = candidate
-                break
-        else:  # a shipped recipe's name (tiny_ppo, configs/train/quickstart.yaml), or nothing
+        base_path = path.parent / base
+        if not base_path.is_file():  # a path from the cwd, or a shipped recipe's name (tiny_ppo)
             try:
                 base_path = find_config(base, "train")
             except ConfigError as exc:
@@ -109,8 +100,7 @@ def load_sweep(path: str | Path) -> dict[str, Any]:
     space = spec.get("space") or {}
     if not isinstance(space, dict) or not space:
         raise ConfigError(f"{path}: 'space' must map TrainConfig keys to distributions")
-    fields = set(TrainConfig.__dataclass_fields__)
-    bad = sorted(set(space) - fields, key=str)
+    bad = sorted(set(space) - set(TrainConfig.field_names()), key=str)
     if bad:
         raise ConfigError(f"{path}: space keys {bad} are not training config keys")
     metric = spec.get("metric", "eval")
@@ -219,7 +209,7 @@ def space_candidates(space: Mapping[str, Any]) -> dict[str, list[tuple[str, Any]
     for key, value in space.items():
         if isinstance(value, dict) and len(value) == 1 and next(iter(value)) in DISTRIBUTIONS:
             ((dist, args),) = value.items()
-            if dist in ("choice", "grid_search"):
+            if dist not in _RANGES:
                 if not isinstance(args, list) or not args:
                     raise ConfigError(f"space.{key}: {dist} needs a non-empty list, got {args!r}")
                 n = len(args)
@@ -259,17 +249,11 @@ def search_space(space: Mapping[str, Any]) -> dict[str, Any]:
     from ray import tune
 
     space_candidates(space)  # checks the distributions
-    out: dict[str, Any] = {}
+    out = dict(space)
     for key, value in space.items():
         if isinstance(value, dict):
             ((dist, args),) = value.items()
-            if dist in ("choice", "grid_search"):
-                out[key] = tune.choice(args) if dist == "choice" else tune.grid_search(args)
-                continue
-            fn = {"loguniform": tune.loguniform, "uniform": tune.uniform, "randint": tune.randint}[dist]
-            out[key] = fn(*args)
-        else:
-            out[key] = value
+            out[key] = getattr(tune, dist)(*args) if dist in _RANGES else getattr(tune, dist)(args)
     return out
 
 
@@ -281,10 +265,9 @@ def trial_metric(folder: Path, evaluation: Mapping[str, Any], metric: str) -> fl
         values = [r.get("eval") for r in ProgressLog.read(folder / "progress.csv")]
         values = [float(v) for v in values if v not in (None, "")]
         return values[-1] if values else math.nan
-    rows = [r for r in evaluation.get("rows", []) if r.get("agent") == "trained"]
-    if not rows:
+    row = next((r for r in evaluation.get("rows", []) if r.get("agent") == "trained"), None)
+    if row is None:
         return math.nan
-    row = rows[0]
     return float(row["win_rate"] if "win_rate" in row else row["mean_score"])
 
 
@@ -331,16 +314,12 @@ def sweep_trial(params: dict[str, Any]) -> None:
 
 def check_out(out: str | Path) -> Path:
     """The sweep's output folder, resolved: refused (``ConfigError``) when it is a file, lies
-    under a file, or is a folder that is not empty."""
-    out = Path(out).expanduser().resolve()
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file, not a folder; choose a new folder")
-    for parent in out.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise ConfigError(f"--out {out}: {parent} is a file, not a folder")
-            break
-    if out.is_dir() and any(out.iterdir()):
+    under a file, cannot be written, or is a folder that is not empty."""
+    try:
+        out = check_out_dir(out, force=True).resolve()
+    except OSError as exc:  # a file in the way, or no permission
+        raise ConfigError(f"--out: {exc}") from None
+    if occupied(out):
         raise ConfigError(f"output folder {out} is not empty; choose a new one")
     return out
 
@@ -386,28 +365,15 @@ def run_sweep(sweep: Mapping[str, Any], out: str | Path, address: str | None = N
     keys = list(sweep["space"])
     rows = []
     for result in grid:
-        if result.error is not None:
-            rows.append(
-                {
-                    "trial": Path(result.path).name,
-                    **{k: result.config.get(k) for k in keys},
-                    "metric": math.nan,
-                    "error": trial_error(result.error),
-                }
-            )
-            continue
-        m = result.metrics
-        rows.append(
-            {
-                "trial": Path(m["run_folder"]).name,
-                **{k: result.config.get(k) for k in keys},
-                "metric": m["metric"],
-                "steps": m["steps"],
-                "wall_time_s": round(float(m["wall_time_s"]), 2),
-                "run_folder": m["run_folder"],
-                "model_path": m["model_path"],
-            }
-        )
+        m, error = result.metrics, result.error
+        row = {"trial": Path(result.path if error is not None else m["run_folder"]).name}
+        row.update({k: result.config.get(k) for k in keys})
+        if error is not None:
+            row.update(metric=math.nan, error=trial_error(error))
+        else:
+            row.update({k: m[k] for k in ("metric", "steps", "wall_time_s", "run_folder", "model_path")})
+            row["wall_time_s"] = round(float(m["wall_time_s"]), 2)
+        rows.append(row)
     reverse = sweep["mode"] == "max"
     rows.sort(key=lambda r: (math.isnan(r["metric"]), -r["metric"] if reverse else r["metric"]))
     columns = list(dict.fromkeys(k for r in rows for k in r))
@@ -461,16 +427,13 @@ def _plot(rows: list[dict[str, Any]], keys: list[str], sweep: Mapping[str, Any],
     for ax, key in zip(axes[0], keys, strict=True):
         xs = [r.get(key) for r in rows]
         ys = [r["metric"] for r in rows]
-        numeric = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in xs)
-        if numeric:
+        if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in xs):
             ax.scatter(xs, ys)
-            dist = sweep["space"][key]
-            if isinstance(dist, dict) and "loguniform" in dist:
+            if isinstance(sweep["space"][key], dict) and "loguniform" in sweep["space"][key]:
                 ax.set_xscale("log")
-        else:
-            labels = [str(x) for x in xs]
-            ax.scatter(range(len(labels)), ys)
-            ax.set_xticks(range(len(labels)), labels, rotation=30)
+        else:  # one tick per trial, labelled with its value
+            ax.scatter(range(len(xs)), ys)
+            ax.set_xticks(range(len(xs)), [str(x) for x in xs], rotation=30)
         ax.set_xlabel(key)
         ax.set_ylabel(sweep["metric"])
         ax.grid(alpha=0.3)

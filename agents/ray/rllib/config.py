@@ -103,16 +103,12 @@ def train_config(
     """The :func:`ppo_config` run (same arguments, plus the run's ``name`` and ``iterations``) as a
     validated :class:`~agents.training.config.TrainConfig`; builds nothing of Ray.
 
-    Every value goes through ``TrainConfig``'s checks (``lr`` → ``learning_rate``, ``entropy_coeff``
-    → ``ent_coef``, ``minibatch_size`` → ``batch_size``, ``num_epochs`` → ``n_epochs``, ``lambda_``
-    → ``gae_lambda``, one env per runner → ``n_envs``, the rollout per env → ``n_steps``,
-    ``iterations x train_batch_size`` → ``total_timesteps``, ``snapshots`` → ``self_play``...), the
-    game, seats, rules and reward through the env's, each opponent through
-    :func:`agents.training.train.check_agent_specs` (a model, also a ``planner:``'s, is loaded once here, as a
-    worker would, so one of another game or seats is refused too): a bad value raises
-    :class:`ConfigError` (``config 'key' must ...`` for a ``TrainConfig`` field) before any worker
-    starts. Only the fields of
-    :data:`RUN_FIELDS` (and :data:`SELF_PLAY_FIELDS` with snapshots) describe the run.
+    Every value goes through ``TrainConfig``'s checks under its field's name (``lr`` →
+    ``learning_rate``, ``iterations x train_batch_size`` → ``total_timesteps``, ...), the env's,
+    and :func:`agents.training.train.check_agent_specs` (a model opponent is loaded once here, so
+    one of another game or seats is refused): a bad value raises :class:`ConfigError` before any
+    worker starts. Only :data:`RUN_FIELDS` (and :data:`SELF_PLAY_FIELDS` with snapshots) describe
+    the run.
     """
     from agents.registry import check_fit
     from agents.training.train import check_agent_specs
@@ -197,55 +193,31 @@ def ppo_config(
     run = train_config(game, num_players, env_config, **settings)
     bound = inspect.signature(train_config).bind(game, num_players, env_config, **settings)
     bound.apply_defaults()
-    a = bound.arguments  # every setting, given or default
-    opponents, snapshots, seed = a["opponents"], a["snapshots"], a["seed"]
-    net_arch, activation, learner_seat = a["net_arch"], a["activation"], a["learner_seat"]
+    a = bound.arguments  # every setting, given or default; the checked ones from ``run``
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    env_cfg = {**dict(env_config or {}), "game": game, "num_players": int(num_players)}
-    probe = DiceMultiAgentEnv(env_cfg)  # validates the game, the seats and the rule parameters
-    obs_space = probe.observation_spaces["player_0"]
-    act_space = probe.action_spaces["player_0"]
-    rules = probe.rules.to_dict()
-    model = {"net_arch": [int(w) for w in net_arch], "activation": activation}
-    specs: dict[str, Any] = {
-        LEARNER: RLModuleSpec(
-            module_class=MaskedPPOModule,
-            observation_space=obs_space,
-            action_space=act_space,
-            model_config=model,
-        )
-    }
-    builtin_ids: list[str] = []
-    if num_players > 1:
-        for i, spec in enumerate(dict.fromkeys(str(s) for s in opponents)):
-            mid = agent_module_id(spec, i)
-            specs[mid] = RLModuleSpec(
-                module_class=AgentModule,
-                observation_space=obs_space,
-                action_space=act_space,
-                model_config={
-                    "spec": spec,
-                    "game": game,
-                    "rules": rules,
-                    "num_players": num_players,
-                    "seed": seed + 1 + i,
-                },
-            )
-            builtin_ids.append(mid)
-        for sid in snapshot_ids(snapshots):
-            specs[sid] = RLModuleSpec(
-                module_class=MaskedPPOModule,
-                observation_space=obs_space,
-                action_space=act_space,
-                model_config=model,
-            )
+    env_cfg = {**dict(env_config or {}), "game": game, "num_players": run.num_players}
+    probe = DiceMultiAgentEnv(env_cfg)
+    module_spec = functools.partial(
+        RLModuleSpec,
+        observation_space=probe.observation_spaces["player_0"],
+        action_space=probe.action_spaces["player_0"],
+    )
+    model = {"net_arch": run.net_arch, "activation": run.activation}
+    specs: dict[str, Any] = {LEARNER: module_spec(module_class=MaskedPPOModule, model_config=model)}
+    shared = {"game": game, "rules": probe.rules.to_dict(), "num_players": run.num_players}
+    for i, spec in enumerate(run.opponents):  # none in a solitaire game
+        agent = {**shared, "spec": spec, "seed": run.seed + 1 + i}
+        specs[agent_module_id(spec, i)] = module_spec(module_class=AgentModule, model_config=agent)
+    builtin_ids = list(specs)[1:]
+    snapshots = snapshot_ids(run.pool_size if run.self_play else 0)
+    for sid in snapshots:
+        specs[sid] = module_spec(module_class=MaskedPPOModule, model_config=model)
     pool = None
     if snapshots:  # the trainers' pool; its members: the snapshot modules' ids
         pool = SelfPlayPool[str](run.pool_size, run.pool_builtin_prob, run.pool_latest_prob)
-    mapping = SelfPlayMapping(num_players, builtin_ids, pool, learner_seat)
     cfg = (
         PPOConfig()
         # RLlib's env checker steps a random action: with illegal_action="raise" that must raise.
@@ -255,23 +227,25 @@ def ppo_config(
             disable_env_checking=env_cfg.get("illegal_action") == "raise",
         )
         .env_runners(num_env_runners=int(a["num_env_runners"]), num_envs_per_env_runner=1)
-        .multi_agent(policies=set(specs), policy_mapping_fn=mapping, policies_to_train=[LEARNER])
+        .multi_agent(
+            policies=set(specs),
+            policy_mapping_fn=SelfPlayMapping(run.num_players, builtin_ids, pool, run.seat),
+            policies_to_train=[LEARNER],
+        )
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
         .training(
             train_batch_size_per_learner=int(a["train_batch_size"]),
-            minibatch_size=int(a["minibatch_size"]),
-            num_epochs=int(a["num_epochs"]),
-            lr=float(a["lr"]),
-            gamma=float(a["gamma"]),
-            lambda_=float(a["lambda_"]),
-            entropy_coeff=float(a["entropy_coeff"]),
+            minibatch_size=run.batch_size,
+            num_epochs=run.n_epochs,
+            lr=run.learning_rate,
+            gamma=run.gamma,
+            lambda_=run.gae_lambda,
+            entropy_coeff=run.ent_coef,
         )
-        .debugging(seed=int(seed))
+        .debugging(seed=run.seed)
     )
     if snapshots:
         cfg = cfg.callbacks(
-            functools.partial(
-                SnapshotCallback, snapshot_ids=snapshot_ids(snapshots), snapshot_every=a["snapshot_every"]
-            )
+            functools.partial(SnapshotCallback, snapshot_ids=snapshots, snapshot_every=a["snapshot_every"])
         )
     return cfg

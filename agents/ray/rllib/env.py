@@ -1,28 +1,19 @@
 """Every game's PettingZoo AEC env as an RLlib ``MultiAgentEnv`` (new API stack).
 
-:class:`DiceMultiAgentEnv` drives the game logic of each game's PettingZoo ``raw_env``
-(:func:`dice_envs.games.raw_env_class`,
-the one game flow of the project) and shows it to RLlib turn by turn:
+:class:`DiceMultiAgentEnv` drives each game's PettingZoo ``raw_env``
+(:func:`dice_envs.games.raw_env_class`) and shows it to RLlib turn by turn:
 
-* only the agent to move gets an observation, so RLlib asks exactly that agent for an action;
-  an agent keeps the turn for all its decisions, as in the AEC env;
-* observations are ``{"observations": float32 features, "action_mask": float32 0/1}`` (the
-  layout RLlib's action-masking modules read; :class:`~agents.ray.rllib.module.MaskedPPOModule`
-  sets the logits of illegal actions to :data:`agents.training.policy.MASKED_LOGIT`);
+* only the agent to move observes ``{"observations": float32, "action_mask": float32 0/1}``, so
+  RLlib asks exactly that agent for an action;
 * rewards go to every seat they concern on the step they happen (RLlib keeps a seat's reward
-  until that seat's next observation, so nothing is lost between turns); at the end of the game
-  every seat gets its final observation, reward and ``terminated`` (or ``truncated``: Farkle's
-  ``max_turns``), with ``final_scores`` / ``winners`` in its info;
-* an illegal action: ``illegal_action="penalize"`` (default, as the project's other envs and
-  what RLlib's env checker needs, since it steps a random action) ends the game (terminated)
-  with ``illegal_reward`` (-1) for the offender and 0 for the others, ``info["illegal_action"]``
-  set, by :mod:`dice_envs.outcome`'s rule as in every face;
-  ``"raise"`` raises the raw env's ``ValueError`` naming the legal actions, so a policy that
-  ever samples an illegal action stops the run (what the masking tests use).
+  until its next observation); at the end every seat gets its final observation, reward and
+  ``terminated`` (or ``truncated``: Farkle's ``max_turns``);
+* an illegal action: ``illegal_action="penalize"`` (default; RLlib's env checker steps a random
+  action) ends the game with ``illegal_reward`` for the offender (:mod:`dice_envs.outcome`);
+  ``"raise"`` raises the raw env's ``ValueError``, so a policy that samples one stops the run.
 
-``env_config`` (RLlib passes it to the constructor): ``game`` (required), ``num_players``
-(default 2; 1 = solitaire), ``reward`` (``"score"`` / ``"win"``, default as the AEC env),
-``illegal_action``, ``illegal_reward`` and any rule parameter, e.g. ``{"game": "farkle", "target": 1000}``.
+``env_config``: ``game`` (required), ``num_players`` (default 2), ``reward``,
+``illegal_action``, ``illegal_reward`` and any rule parameter.
 
 >>> env = DiceMultiAgentEnv({"game": "farkle", "num_players": 2, "target": 1000})
 >>> obs, infos = env.reset(seed=0)
@@ -45,21 +36,7 @@ from dice_envs.options import ILLEGAL_ACTION_MODES, check_illegal_action
 from dice_envs.outcome import is_legal, step_outcome
 from dice_envs.rules import GAMES, ConfigError
 
-__all__ = ["ILLEGAL_ACTION_MODES", "RAW_ENVS", "DiceMultiAgentEnv", "masked_observation_space"]
-
-#: The PettingZoo game-logic class of each game.
-RAW_ENVS: dict[str, type[DiceAECEnv]] = {name: raw_env_class(name) for name in GAME_SPECS}
-
-
-def masked_observation_space(aec_space: gym.spaces.Dict) -> gym.spaces.Dict:
-    """The RLlib observation space of one agent from its AEC space (mask as float32 0/1)."""
-    n_act = int(aec_space["action_mask"].shape[0])
-    return gym.spaces.Dict(
-        {
-            "observations": aec_space["observation"],
-            "action_mask": gym.spaces.Box(0.0, 1.0, (n_act,), np.float32),
-        }
-    )
+__all__ = ["ILLEGAL_ACTION_MODES", "DiceMultiAgentEnv"]
 
 
 class DiceMultiAgentEnv(MultiAgentEnv):
@@ -69,7 +46,7 @@ class DiceMultiAgentEnv(MultiAgentEnv):
         super().__init__()
         params = dict(config or {})
         game = params.pop("game", None)
-        if game not in RAW_ENVS:
+        if game not in GAME_SPECS:
             raise ConfigError(f"env_config needs 'game', one of {', '.join(GAMES)}; got {game!r}")
         num_players = params.pop("num_players", 2)
         self.illegal_action = check_illegal_action(params.pop("illegal_action", "penalize"))
@@ -77,14 +54,15 @@ class DiceMultiAgentEnv(MultiAgentEnv):
         #: Illegal actions this env has seen (penalize mode) since it was made.
         self.illegal_actions = 0
         self._over = True
-        self.game_name = str(game)
-        self.aec: DiceAECEnv = RAW_ENVS[self.game_name](num_players=num_players, **params)
+        self.aec: DiceAECEnv = raw_env_class(game)(num_players=num_players, **params)
         self.possible_agents = list(self.aec.possible_agents)
         self.agents = list(self.possible_agents)
-        self.observation_spaces = {
-            a: masked_observation_space(self.aec.observation_space(a)) for a in self.possible_agents
-        }
         self.action_spaces = {a: self.aec.action_space(a) for a in self.possible_agents}
+        mask = gym.spaces.Box(0.0, 1.0, (int(self.action_spaces["player_0"].n),), np.float32)
+        features = {a: self.aec.observation_space(a)["observation"] for a in self.possible_agents}
+        self.observation_spaces = {
+            a: gym.spaces.Dict({"observations": space, "action_mask": mask}) for a, space in features.items()
+        }
         # Kept for RLlib's env checker and for older code that reads the joint spaces.
         self.observation_space = gym.spaces.Dict(self.observation_spaces)
         self.action_space = gym.spaces.Dict(self.action_spaces)
@@ -111,12 +89,9 @@ class DiceMultiAgentEnv(MultiAgentEnv):
         self.aec.reset(seed=seed, options=options)
         self.agents = list(self.possible_agents)
         self._over = False
-        if self.aec.game.done:  # degenerate rules only: the game ended before any decision
-            return {a: self._obs(a) for a in self.possible_agents}, {
-                a: dict(self.aec.infos[a]) for a in self.possible_agents
-            }
-        agent = self.aec.agent_selection
-        return {agent: self._obs(agent)}, {agent: dict(self.aec.infos[agent])}
+        # the agent to move; everyone when the game ended before any decision (degenerate rules only)
+        agents = self.possible_agents if self.aec.game.done else [self.aec.agent_selection]
+        return {a: self._obs(a) for a in agents}, {a: dict(self.aec.infos[a]) for a in agents}
 
     def step(
         self, action_dict: Mapping[str, Any]
@@ -146,13 +121,8 @@ class DiceMultiAgentEnv(MultiAgentEnv):
             return obs, rewards, terms, truncs, infos
         nxt = self.aec.agent_selection
         rewards.setdefault(nxt, 0.0)
-        return (
-            {nxt: self._obs(nxt)},
-            rewards,
-            {"__all__": False},
-            {"__all__": False},
-            {nxt: dict(self.aec.infos[nxt])},
-        )
+        going = {"__all__": False}
+        return {nxt: self._obs(nxt)}, rewards, going, dict(going), {nxt: dict(self.aec.infos[nxt])}
 
     def _penalize(self, offender: str, action: int) -> tuple[Any, ...]:
         self.illegal_actions += 1

@@ -87,7 +87,7 @@ def export_policy(
     evaluation: Mapping[str, Any] | None = None,
     command: str = "",
     seed: int | None = None,
-    config: Any = None,
+    config: Mapping[str, Any] | None = None,
     overwrite: bool = False,
 ) -> tuple[Path, Path]:
     """Write ``path`` (sb3-contrib zip) and its card (same stem, ``.json``); return both paths.
@@ -98,15 +98,14 @@ def export_policy(
 
     The card's ``config`` holds the run's settings in :class:`~agents.training.config.TrainConfig`
     terms, and only those: the network of the module, the algorithm's PPO knobs
-    (:func:`algo_settings`), then ``config``, a ``TrainConfig`` (the fields of
-    :func:`agents.ray.rllib.config.train_config`'s run) or a mapping (its ``TrainConfig`` keys checked
-    as such, any other key kept as is), plus ``trainer: rllib``. ``seed``: default the config's.
+    (:func:`algo_settings`), then ``config`` (its ``TrainConfig`` keys checked as such, e.g.
+    :func:`agents.ray.rllib.config.run_settings`; any other key kept as is), plus
+    ``trainer: rllib``. ``seed``: default the config's.
     """
     import torch
 
     from agents.models.card import card_path, make_card
     from agents.models.files import save_model
-    from agents.ray.rllib.config import run_settings
     from agents.training.config import TrainConfig
     from agents.training.policy import make_model
 
@@ -115,19 +114,14 @@ def export_policy(
     path = Path(path)
     if path.suffix != ".zip":
         raise ConfigError(f"the exported model's path must end in .zip, got {path}")
-    card_file = path.with_suffix(".json")
     if not overwrite:
-        for p in (path, card_file):
+        for p in (path, card_path(path)):
             if p.exists():
                 raise ConfigError(f"{p} exists; choose another path or pass overwrite=True")
     values: dict[str, Any] = {"name": "rllib", **algo_settings(source)}
-    extra: dict[str, Any] = {}
-    if isinstance(config, TrainConfig):
-        values.update(run_settings(config))
-    elif config is not None:
-        fields = set(TrainConfig.field_names()) - {"trainer"}
-        values.update({k: v for k, v in dict(config).items() if k in fields})
-        extra = {k: v for k, v in dict(config).items() if k not in fields}
+    fields = set(TrainConfig.field_names()) - {"trainer"}
+    values.update({k: v for k, v in (config or {}).items() if k in fields})
+    extra = {k: v for k, v in (config or {}).items() if k not in fields}
     if seed is not None:
         values["seed"] = seed
     values.update(
@@ -140,16 +134,11 @@ def export_policy(
     cfg = TrainConfig.from_dict(values)
     obs_space = module.observation_space["observations"]
     model = make_model(cfg, obs_space, module.action_space, device="cpu")
-    state = module.policy_state()
-    target = model.policy.state_dict()
-    if set(state) != set(target) or any(state[k].shape != target[k].shape for k in target):
-        raise ConfigError(
-            "the RLlib module's layers do not match the sb3 policy: "
-            f"{sorted((k, tuple(v.shape)) for k, v in state.items())} vs "
-            f"{sorted((k, tuple(v.shape)) for k, v in target.items())}"
-        )
-    with torch.no_grad():
-        model.policy.load_state_dict(state, strict=True)
+    try:
+        with torch.no_grad():
+            model.policy.load_state_dict(module.policy_state(), strict=True)
+    except RuntimeError as exc:  # names every missing, unexpected or mis-shaped parameter
+        raise ConfigError(f"the RLlib module's layers do not match the sb3 policy: {exc}") from None
     settings = {k: v for k, v in cfg.to_dict().items() if k in values}
     card = make_card(
         rules,

@@ -15,6 +15,7 @@ into a ``MaskableActorCriticPolicy`` built by :func:`agents.training.policy.make
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -22,16 +23,15 @@ import torch
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
 from ray.rllib.core.rl_module.torch import TorchRLModule
+from stable_baselines3.common.policies import BasePolicy
+from stable_baselines3.common.torch_layers import MlpExtractor
 from torch import nn
 
-from agents.models.activations import activation_classes
+from agents.models.activations import activation_class
 from agents.training.policy import masked_logits
 from dice_envs.rules import ConfigError
 
-__all__ = ["ACTIVATIONS", "MaskedPPOModule", "apply_mask", "split_obs"]
-
-#: Activation names of ``model_config["activation"]`` and their classes (:mod:`agents.models.activations`).
-ACTIVATIONS: dict[str, type[nn.Module]] = activation_classes()
+__all__ = ["MaskedPPOModule", "apply_mask", "split_obs"]
 
 
 def split_obs(obs: Any) -> tuple[torch.Tensor, torch.Tensor]:
@@ -48,23 +48,6 @@ def apply_mask(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """``logits`` with every action whose mask entry is 0 set to ``MASKED_LOGIT``
     (:func:`agents.training.policy.masked_logits` on ``mask > 0``)."""
     return masked_logits(logits, mask > 0)
-
-
-def _mlp(n_in: int, arch: list[int], act: type[nn.Module]) -> nn.Sequential:
-    layers: list[nn.Module] = []
-    for width in arch:
-        layers += [nn.Linear(n_in, width), act()]
-        n_in = width
-    return nn.Sequential(*layers)
-
-
-class _Extractor(nn.Module):
-    """sb3's ``MlpExtractor`` layout: separate policy and value MLPs."""
-
-    def __init__(self, n_in: int, arch: list[int], act: type[nn.Module]) -> None:
-        super().__init__()
-        self.policy_net = _mlp(n_in, arch, act)
-        self.value_net = _mlp(n_in, arch, act)
 
 
 class MaskedPPOModule(TorchRLModule, ValueFunctionAPI):
@@ -85,13 +68,10 @@ class MaskedPPOModule(TorchRLModule, ValueFunctionAPI):
             raise ConfigError(
                 f"net_arch must be a non-empty list of positive widths, got {cfg.get('net_arch')!r}"
             )
-        name = cfg.get("activation", "tanh")
-        if name not in ACTIVATIONS:
-            raise ConfigError(f"activation must be one of {', '.join(ACTIVATIONS)}, got {name!r}")
-        self.net_arch, self.activation = arch, name
-        n_act = int(self.action_space.n)
-        self.mlp_extractor = _Extractor(n_in, arch, ACTIVATIONS[name])
-        self.action_net = nn.Linear(arch[-1], n_act)
+        self.net_arch, self.activation = arch, cfg.get("activation", "tanh")
+        act = activation_class(self.activation)  # ConfigError naming the allowed ones
+        self.mlp_extractor = MlpExtractor(n_in, net_arch=arch, activation_fn=act)
+        self.action_net = nn.Linear(arch[-1], int(self.action_space.n))
         self.value_net = nn.Linear(arch[-1], 1)
         # sb3's orthogonal initialisation (gains sqrt(2) hidden, 0.01 policy head, 1 value head).
         for module, gain in (
@@ -99,26 +79,21 @@ class MaskedPPOModule(TorchRLModule, ValueFunctionAPI):
             (self.action_net, 0.01),
             (self.value_net, 1.0),
         ):
-            for layer in module.modules():
-                if isinstance(layer, nn.Linear):
-                    nn.init.orthogonal_(layer.weight, gain=gain)
-                    layer.bias.data.fill_(0.0)
+            module.apply(functools.partial(BasePolicy.init_weights, gain=gain))
 
     def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         x, mask = split_obs(batch[Columns.OBS])
-        logits = self.action_net(self.mlp_extractor.policy_net(x))
+        logits = self.action_net(self.mlp_extractor.forward_actor(x))
         return {Columns.ACTION_DIST_INPUTS: apply_mask(logits, mask)}
 
     def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        x, mask = split_obs(batch[Columns.OBS])
-        logits = self.action_net(self.mlp_extractor.policy_net(x))
-        out = {Columns.ACTION_DIST_INPUTS: apply_mask(logits, mask)}
-        out[Columns.EMBEDDINGS] = x  # the value head's input, reused by compute_values
+        out = self._forward(batch)
+        out[Columns.EMBEDDINGS] = split_obs(batch[Columns.OBS])[0]  # the value head's input (compute_values)
         return out
 
     def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> torch.Tensor:
         x = embeddings if embeddings is not None else split_obs(batch[Columns.OBS])[0]
-        return self.value_net(self.mlp_extractor.value_net(x)).squeeze(-1)
+        return self.value_net(self.mlp_extractor.forward_critic(x)).squeeze(-1)
 
     def policy_state(self) -> dict[str, torch.Tensor]:
         """The parameters, under sb3 ``MaskableActorCriticPolicy`` names, on the CPU."""

@@ -1,15 +1,7 @@
-"""Self-play on RLlib: built-in agents as RLModules, frozen snapshots and the policy mapping.
-
-* :class:`AgentModule` wraps any agent of :func:`agents.load` (``random``, ``heuristic``,
-  ``pretrained:farkle``, a model zip, ...) as a non-trainable RLModule: it returns the agent's
-  actions directly (``Columns.ACTIONS``), so RLlib never samples for it;
-* frozen snapshots are :class:`~agents.ray.rllib.module.MaskedPPOModule` copies of the learner that
-  are never trained, held in the trainers' one self-play pool
-  (:class:`agents.training.selfplay.SelfPlayPool`, whose members here are module ids):
-  :class:`SnapshotCallback` copies the learner's weights into a snapshot module at the start and
-  every ``snapshot_every`` iterations, the oldest one's once every module holds one;
-* :class:`SelfPlayMapping` seats the learner at one seat per episode (drawn from the episode
-  id, so every seat is learnt) and fills the other seats with the pool's draw.
+"""Self-play on RLlib: built-in agents as RLModules (:class:`AgentModule`), frozen snapshots of
+the learner in the trainers' self-play pool (:class:`SnapshotCallback`;
+:class:`agents.training.selfplay.SelfPlayPool`, whose members here are module ids) and the
+policy mapping that seats them (:class:`SelfPlayMapping`).
 """
 
 from __future__ import annotations
@@ -26,6 +18,7 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModule
 
 from agents.training.selfplay import SelfPlayPool
+from dice_envs.opponents import batch_actions
 from dice_envs.rules import ConfigError, make_rules
 
 __all__ = ["LEARNER", "AgentModule", "SelfPlayMapping", "SnapshotCallback", "agent_module_id"]
@@ -45,7 +38,9 @@ def agent_module_id(spec: str, index: int = 0) -> str:
 
 
 class AgentModule(RLModule):
-    """A built-in agent (``model_config``: ``spec``, ``game``, ``rules``, ``num_players``, ``seed``)."""
+    """Any agent of :func:`agents.load` as a non-trainable RLModule that returns the agent's actions
+    (``Columns.ACTIONS``), so RLlib never samples for it (``model_config``: ``spec``, ``game``,
+    ``rules``, ``num_players``, ``seed``)."""
 
     def setup(self) -> None:
         from agents.registry import load
@@ -61,15 +56,8 @@ class AgentModule(RLModule):
     def _forward_inference(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         obs = batch[Columns.OBS]
         x = np.asarray(obs["observations"], dtype=np.float32)
-        mask = np.asarray(obs["action_mask"]) > 0
-        act_batch = getattr(self.agent, "act_batch", None)
-        if callable(act_batch):
-            actions = np.asarray(act_batch(x, mask.astype(np.int8)), dtype=np.int64)
-        else:
-            actions = np.array(
-                [self.agent.act(o, m.astype(np.int8)) for o, m in zip(x, mask, strict=True)], np.int64
-            )
-        return {Columns.ACTIONS: actions}
+        mask = (np.asarray(obs["action_mask"]) > 0).astype(np.int8)
+        return {Columns.ACTIONS: batch_actions(self.agent, x, mask)}
 
     def _forward_exploration(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         return self._forward_inference(batch, **kwargs)
