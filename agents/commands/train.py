@@ -22,7 +22,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from agents.commands.cli import error
+from agents.commands.cli import add_rules_option, error
 from agents.training.recipes import available_configs
 from dice_envs.rules import ConfigError
 
@@ -54,13 +54,7 @@ def parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="override a config key (value parsed as YAML, e.g. net_arch=[64,64]); repeatable",
     )
-    p.add_argument(
-        "--rules",
-        nargs="+",
-        default=[],
-        metavar="KEY=VALUE",
-        help="rule parameters, e.g. --rules target=5000",
-    )
+    add_rules_option(p, "target=5000")
     p.add_argument("--seed", type=int, help="random seed (overrides the config)")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], help="torch device (overrides the config)")
     p.add_argument(

@@ -52,17 +52,6 @@ DEFAULT_EXPERT: dict[str, str] = {
     "farkle": "max-expected",
 }
 
-_CHOICES: dict[str, tuple[Any, ...]] = {
-    "game": GAMES,
-    "reward": REWARD_MODES,
-    "vec_env": ("auto", "native", "subproc", "dummy"),
-    "device": ("auto", "cpu", "cuda"),
-    "activation": ACTIVATION_NAMES,
-    "warm_start": ("none", "bc", "model"),
-    "trainer": ("ppo", "sb3"),
-    "lr_schedule": ("constant", "linear", "cosine"),
-    "policy_head": ("flat", "afterstate"),
-}
 #: The config keys that hold lists of agent specs (``bc_expert`` and ``init_model`` hold one each).
 AGENT_LIST_KEYS = ("opponents", "pool_builtin", "final_eval_opponents")
 #: Keys of earlier versions, refused by name: each with the value every run had before the key
@@ -73,10 +62,30 @@ REMOVED_KEYS: dict[str, tuple[Any, str]] = {
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
-def knob(default: Any, doc: str) -> Any:
+def knob(
+    default: Any, doc: str, within: tuple[int, int] | str | None = None, choices: Sequence[Any] = ()
+) -> Any:
+    """A config field: its default, what it sets and the values it takes. ``within`` is an integer
+    range ``(low, high)``, both ends included, or a real interval written as the error prints it,
+    e.g. ``"(0, 1]"`` (null is allowed where the default is null); ``choices`` lists the allowed values.
+    A field whose default is true or false must stay a bool."""
+    meta = {"doc": doc, "within": within, "choices": tuple(choices)}
     if isinstance(default, (list, dict)):
-        return field(default_factory=lambda d=default: type(d)(d), metadata={"doc": doc})
-    return field(default=default, metadata={"doc": doc})
+        return field(default_factory=lambda d=default: type(d)(d), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def _is_integer_in(value: Any, low: int, high: int) -> bool:
+    """Whether ``value`` is an integer (not a bool) in ``[low, high]``."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and low <= value <= high
+
+
+def _in_interval(value: Any, interval: str) -> bool:
+    """Whether ``value`` is a finite real number in ``interval`` (``"[low, high]"`` or ``"(low, high]"``)."""
+    low, high = (float(end) for end in interval[1:-1].split(","))
+    if not isinstance(value, numbers.Real) or isinstance(value, bool) or not math.isfinite(value):
+        return False
+    return (low <= value if interval[0] == "[" else low < value) and value <= high
 
 
 @dataclass
@@ -91,22 +100,26 @@ class RunConfig:
     RESUMABLE: ClassVar[tuple[str, ...]] = ()
 
     name: str = knob("run", "run name; the default output folder is runs/<name>")
-    game: str = knob("spiffel", "spiffel | dice_poker | yahtzee | farkle")
+    game: str = knob("spiffel", "the game played", choices=GAMES)
     rules: dict = knob({}, "rule parameters (RuleConfig fields); empty = RULES.md defaults")
-    num_players: int = knob(1, "seats at the table; the learner takes one, opponents the rest")
+    num_players: int = knob(1, "seats at the table; the learner takes one, opponents the rest", within=(1, 8))
     reward: str = knob(
-        "score", "score: points (ppo, sb3: gained per step); win: the chance to win (+1/-1/0 at the end)"
+        "score",
+        "score: points (ppo, sb3: gained per step); win: the chance to win (+1/-1/0 at the end)",
+        choices=REWARD_MODES,
     )
     trainer: str = knob(
         "ppo",
         "ppo: agents.training.ppo on the native vector env | sb3: sb3-contrib MaskablePPO | search: "
         "the search learner (agents.training.search.learner, SearchConfig's keys)",
+        choices=("ppo", "sb3"),
     )
-    seed: int = knob(0, "seeds the model, the dice and the opponents")
+    seed: int = knob(0, "seeds the model, the dice and the opponents", within=(0, 2**63 - 1))
     torch_threads: int = knob(
         1,
         "torch CPU threads (fixed: the same seed on the same machine trains the same model, however "
         "busy the machine is; another count rounds the products differently, another model)",
+        within=(1, 4096),
     )
     progress_bar: bool = knob(True, "show a progress bar (tqdm)")
 
@@ -190,15 +203,9 @@ class RunConfig:
 
         return resolve_specs(self.spec_lists(), self.rule_config())
 
-    def _check_common(
-        self,
-        ints: dict[str, tuple[int, int]],
-        reals: dict[str, tuple[float, float, bool, bool]],
-        bools: tuple[str, ...] = (),
-    ) -> None:
-        """The checks every config makes: a plain run name, rule parameters the game takes,
-        ``progress_bar`` and ``bools`` true or false, each of ``ints`` an integer in its range and
-        each of ``reals`` a finite number in its range ``(low, high, low inclusive, may be null)``."""
+    def _check_knobs(self) -> None:
+        """The checks every config makes: a plain run name, rule parameters the game takes, and every
+        field within the values its :func:`knob` declares."""
         if not isinstance(self.name, str) or not _NAME.match(self.name) or ".." in self.name:
             raise ConfigError(
                 f"config 'name' must be a plain run name (letters, digits, '.', '_', '-'; no path "
@@ -207,24 +214,31 @@ class RunConfig:
         if not isinstance(self.rules, dict):
             raise ConfigError(f"config 'rules' must be a mapping of rule parameters, got {self.rules!r}")
         self.rule_config()  # validates the rule parameters themselves
-        for key in ("progress_bar", *bools):
-            if not isinstance(getattr(self, key), bool):
-                raise ConfigError(f"config {key!r} must be true or false, got {getattr(self, key)!r}")
-        for key, (lo, hi) in ints.items():
-            value = getattr(self, key)
-            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or not lo <= value <= hi:
-                raise ConfigError(f"config {key!r} must be an integer in [{lo}, {hi}], got {value!r}")
-        for key, (lo, hi, lo_in, nullable) in reals.items():
-            value = getattr(self, key)
-            if value is None and nullable:
-                continue
-            ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
-            if not (ok and (lo <= value if lo_in else lo < value) and value <= hi):
-                bracket = "[" if lo_in else "("
-                null = " or null" if nullable else ""
+        for f in dataclasses.fields(self):
+            key, value, within, choices = (
+                f.name,
+                getattr(self, f.name),
+                f.metadata["within"],
+                f.metadata["choices"],
+            )
+            if choices and value not in choices:
                 raise ConfigError(
-                    f"config {key!r} must be a number in {bracket}{lo:g}, {hi:g}]{null}, got {value!r}"
+                    f"config {key!r} must be one of {', '.join(map(str, choices))}, got {value!r}"
                 )
+            if isinstance(f.default, bool) and not isinstance(value, bool):
+                raise ConfigError(f"config {key!r} must be true or false, got {value!r}")
+            if isinstance(within, tuple) and not _is_integer_in(value, *within):
+                raise ConfigError(
+                    f"config {key!r} must be an integer in [{within[0]}, {within[1]}], got {value!r}"
+                )
+            nullable = f.default is None
+            if (
+                isinstance(within, str)
+                and not (value is None and nullable)
+                and not _in_interval(value, within)
+            ):
+                null = " or null" if nullable else ""
+                raise ConfigError(f"config {key!r} must be a number in {within}{null}, got {value!r}")
 
     def _check_layers(self, key: str, widest: int) -> None:
         """``key`` is a non-empty list of hidden-layer widths in [1, ``widest``]."""
@@ -254,20 +268,29 @@ class TrainConfig(RunConfig):
     RESUMABLE = ("total_timesteps", "progress_bar", "tensorboard", "verbose", "device", "torch_threads")
 
     # --- what is trained -------------------------------------------------------------------
-    reward_scale: float = knob(1.0, "training rewards are multiplied by this (evaluation is unscaled)")
+    reward_scale: float = knob(
+        1.0, "training rewards are multiplied by this (evaluation is unscaled)", within="(0, 1e6]"
+    )
     reward_shaping: float = knob(
         0.0,
         "ppo, Farkle with reward win: potential-based shaping, c in phi = c x (own banked + turn total - "
         "best other banked) / target, paid as gamma x phi(next) - phi(now) with phi = 0 at the end, so "
         "the best policy is unchanged (Ng, Harada & Russell 1999); 0 = off",
+        within="[0, 1000]",
     )
     opponents: list = knob(["random"], "agent specs of the other seats (cycled) when self_play is off")
     seat: int | None = knob(None, "learner's seat; null = random per episode")
 
     # --- environment -----------------------------------------------------------------------
-    n_envs: int = knob(1024, "games stepped at once (ppo: thousands, one forward pass per step; sb3: envs)")
+    n_envs: int = knob(
+        1024,
+        "games stepped at once (ppo: thousands, one forward pass per step; sb3: envs)",
+        within=(1, 1 << 20),
+    )
     vec_env: str = knob(
-        "auto", "sb3 trainer only: auto (native if importable, else subproc) | native | subproc | dummy"
+        "auto",
+        "sb3 trainer only (auto: native if importable, else subproc)",
+        choices=("auto", "native", "subproc", "dummy"),
     )
 
     # --- run ---------------------------------------------------------------------------------
@@ -275,66 +298,93 @@ class TrainConfig(RunConfig):
         100_000,
         "environment steps of the learner (over all envs), rounded up to whole rollouts of "
         "n_envs x n_steps (the trainer says so when it rounds)",
+        within=(1, 1 << 50),
     )
-    device: str = knob("auto", "auto (cuda when available) | cpu | cuda")
+    device: str = knob("auto", "auto: cuda when available", choices=("auto", "cpu", "cuda"))
     tensorboard: bool = knob(True, "write TensorBoard logs to <out>/tb")
-    verbose: int = knob(0, "0: quiet, 1: a line per evaluation (sb3: SB3 verbosity 0, 1, 2)")
+    verbose: int = knob(0, "0: quiet, 1: a line per evaluation (sb3: SB3 verbosity 0, 1, 2)", within=(0, 2))
 
     # --- PPO (both trainers) ------------------------------------------------------------------
-    learning_rate: float = knob(3e-4, "Adam step size at the start")
-    lr_schedule: str = knob("constant", "constant | linear | cosine (from learning_rate to lr_final)")
-    lr_final: float = knob(0.0, "learning rate at the end of a linear / cosine schedule (ppo)")
-    adam_eps: float = knob(1e-5, "Adam epsilon (ppo)")
-    n_steps: int = knob(64, "rollout length per env per update (rollout = n_envs x n_steps samples)")
-    batch_size: int = knob(4096, "minibatch size (samples per gradient step)")
-    n_epochs: int = knob(4, "passes over each rollout")
-    gamma: float = knob(1.0, "discount factor")
-    gae_lambda: float = knob(0.95, "GAE lambda")
-    clip_range: float = knob(0.2, "PPO clipping of the probability ratio")
-    clip_range_vf: float | None = knob(None, "clipping of the value change per update (null = unclipped)")
-    normalize_advantage: bool = knob(True, "normalise advantages per minibatch (ppo)")
-    ent_coef: float = knob(0.0, "entropy bonus at the start")
-    ent_coef_final: float | None = knob(
-        None, "entropy bonus at the end, linear in progress (null = constant)"
+    learning_rate: float = knob(3e-4, "Adam step size at the start", within="(0, 1]")
+    lr_schedule: str = knob(
+        "constant", "from learning_rate to lr_final", choices=("constant", "linear", "cosine")
     )
-    vf_coef: float = knob(0.5, "value-loss weight")
-    max_grad_norm: float = knob(0.5, "gradient clipping")
-    target_kl: float | None = knob(None, "early stop of an update's epochs at this KL (null = off)")
+    lr_final: float = knob(
+        0.0, "learning rate at the end of a linear / cosine schedule (ppo)", within="[0, 1]"
+    )
+    adam_eps: float = knob(1e-5, "Adam epsilon (ppo)", within="(0, 1]")
+    n_steps: int = knob(
+        64, "rollout length per env per update (rollout = n_envs x n_steps samples)", within=(1, 1 << 20)
+    )
+    batch_size: int = knob(4096, "minibatch size (samples per gradient step)", within=(1, 1 << 24))
+    n_epochs: int = knob(4, "passes over each rollout", within=(1, 1000))
+    gamma: float = knob(1.0, "discount factor", within="[0, 1]")
+    gae_lambda: float = knob(0.95, "GAE lambda", within="[0, 1]")
+    clip_range: float = knob(0.2, "PPO clipping of the probability ratio", within="(0, 10]")
+    clip_range_vf: float | None = knob(
+        None, "clipping of the value change per update (null = unclipped)", within="(0, 1e6]"
+    )
+    normalize_advantage: bool = knob(True, "normalise advantages per minibatch (ppo)")
+    ent_coef: float = knob(0.0, "entropy bonus at the start", within="[0, 10]")
+    ent_coef_final: float | None = knob(
+        None, "entropy bonus at the end, linear in progress (null = constant)", within="[0, 10]"
+    )
+    vf_coef: float = knob(0.5, "value-loss weight", within="[0, 1000]")
+    max_grad_norm: float = knob(0.5, "gradient clipping", within="(0, 1e6]")
+    target_kl: float | None = knob(
+        None, "early stop of an update's epochs at this KL (null = off)", within="(0, 1000]"
+    )
     net_arch: list = knob([256, 256], "hidden layers of the policy and value networks (separate nets)")
-    activation: str = knob("tanh", "tanh | relu")
+    activation: str = knob("tanh", "hidden-layer activation", choices=ACTIVATION_NAMES)
     policy_head: str = knob(
         "flat",
         "flat (one Linear to the logits) | afterstate (Farkle, ppo: one shared network scores each "
         "action by the points it sets aside and the dice thrown next; agents.models.afterstate)",
+        choices=("flat", "afterstate"),
     )
-    head_width: int = knob(64, "hidden units of the afterstate head's shared action scorer")
+    head_width: int = knob(
+        64, "hidden units of the afterstate head's shared action scorer", within=(1, 65536)
+    )
 
     # --- evaluation and checkpoints ----------------------------------------------------------
     eval_freq: int = knob(
-        20_000, "periodic evaluation every this many env steps (0 = none; the final table runs either way)"
+        20_000,
+        "periodic evaluation every this many env steps (0 = none; the final table runs either way)",
+        within=(0, 1 << 50),
     )
-    eval_episodes: int = knob(50, "episodes per periodic evaluation")
+    eval_episodes: int = knob(50, "episodes per periodic evaluation", within=(1, 1 << 24))
     checkpoint_freq: int = knob(
-        50_000, "save a checkpoint every this many env steps and at the end (0 = only at the end)"
+        50_000,
+        "save a checkpoint every this many env steps and at the end (0 = only at the end)",
+        within=(0, 1 << 50),
     )
-    final_eval_games: int = knob(200, "games per opponent in the table printed at the end")
+    final_eval_games: int = knob(
+        200, "games per opponent in the table printed at the end", within=(0, 1 << 24)
+    )
     final_eval_opponents: list = knob(
         ["random", "greedy", "heuristic"], "built-in agents of the final table (and solitaire figures)"
     )
 
     # --- self-play ---------------------------------------------------------------------------
     self_play: bool = knob(False, "opponents drawn per episode from a pool of snapshots + built-ins")
-    snapshot_freq: int = knob(20_000, "add a frozen copy of the learner to the pool every N steps")
-    pool_size: int = knob(5, "newest snapshots kept in the pool")
+    snapshot_freq: int = knob(
+        20_000, "add a frozen copy of the learner to the pool every N steps", within=(0, 1 << 50)
+    )
+    pool_size: int = knob(5, "newest snapshots kept in the pool", within=(1, 10_000))
     pool_builtin: list = knob(["heuristic"], "built-in agent specs in the pool")
-    pool_builtin_prob: float = knob(0.5, "chance that an episode's opponent is a built-in agent")
-    pool_latest_prob: float = knob(0.5, "chance that a snapshot opponent is the newest snapshot")
+    pool_builtin_prob: float = knob(
+        0.5, "chance that an episode's opponent is a built-in agent", within="[0, 1]"
+    )
+    pool_latest_prob: float = knob(
+        0.5, "chance that a snapshot opponent is the newest snapshot", within="[0, 1]"
+    )
     snapshot_deterministic: bool = knob(False, "snapshots act by masked argmax (else they sample)")
 
     # --- warm start: behaviour cloning of an expert -------------------------------------------
     warm_start: str = knob(
         "none",
         "none | bc (behaviour cloning of bc_expert before PPO) | model (start from init_model's weights)",
+        choices=("none", "bc", "model"),
     )
     init_model: str = knob(
         "",
@@ -342,72 +392,29 @@ class TrainConfig(RunConfig):
         "pretrained:<name>); same game, rules, seats and network as this config",
     )
     bc_expert: str = knob("", "expert agent spec; empty = optimal (scorecard) / max-expected (farkle)")
-    bc_samples: int = knob(50_000, "expert decisions collected for behaviour cloning")
-    bc_epochs: int = knob(10, "passes over the behaviour-cloning data")
-    bc_batch_size: int = knob(256, "behaviour-cloning minibatch")
-    bc_learning_rate: float = knob(1e-3, "behaviour-cloning Adam step size")
-    bc_value_coef: float = knob(0.5, "weight of the value regression on the expert's returns")
-    bc_dagger_rounds: int = knob(0, "DAgger rounds after BC: the policy plays, the expert labels, refit")
-    bc_dagger_samples: int = knob(20_000, "decisions played by the policy per DAgger round")
+    bc_samples: int = knob(50_000, "expert decisions collected for behaviour cloning", within=(1, 1 << 30))
+    bc_epochs: int = knob(10, "passes over the behaviour-cloning data", within=(1, 10_000))
+    bc_batch_size: int = knob(256, "behaviour-cloning minibatch", within=(1, 1 << 24))
+    bc_learning_rate: float = knob(1e-3, "behaviour-cloning Adam step size", within="(0, 1]")
+    bc_value_coef: float = knob(
+        0.5, "weight of the value regression on the expert's returns", within="[0, 1000]"
+    )
+    bc_dagger_rounds: int = knob(
+        0, "DAgger rounds after BC: the policy plays, the expert labels, refit", within=(0, 1000)
+    )
+    bc_dagger_samples: int = knob(
+        20_000, "decisions played by the policy per DAgger round", within=(0, 1 << 30)
+    )
 
     # ------------------------------------------------------------------ validation
     def validate(self) -> None:
         """Raise :class:`ConfigError` naming the first bad value and what is allowed."""
-        for key, allowed in _CHOICES.items():
-            if getattr(self, key) not in allowed:
-                names = ", ".join(map(str, allowed))
-                raise ConfigError(f"config {key!r} must be one of {names}, got {getattr(self, key)!r}")
-        ranges: dict[str, tuple[int, int]] = {
-            "num_players": (1, 8),
-            "n_envs": (1, 1 << 20),
-            "head_width": (1, 65536),
-            "total_timesteps": (1, 1 << 50),
-            "n_steps": (1, 1 << 20),
-            "batch_size": (1, 1 << 24),
-            "n_epochs": (1, 1000),
-            "eval_episodes": (1, 1 << 24),
-            "pool_size": (1, 10_000),
-            "bc_samples": (1, 1 << 30),
-            "bc_epochs": (1, 10_000),
-            "bc_batch_size": (1, 1 << 24),
-            "eval_freq": (0, 1 << 50),
-            "checkpoint_freq": (0, 1 << 50),
-            "final_eval_games": (0, 1 << 24),
-            "snapshot_freq": (0, 1 << 50),
-            "seed": (0, 2**63 - 1),
-            "torch_threads": (1, 4096),
-            "verbose": (0, 2),
-            "bc_dagger_rounds": (0, 1000),
-            "bc_dagger_samples": (0, 1 << 30),
-        }
         if self.torch_threads == 0 and not isinstance(self.torch_threads, bool):
             raise ConfigError(
                 "config 'torch_threads' must be an integer in [1, 4096], got 0: a count measured for "
                 "the machine (0) was removed, as a busy machine trained another model; give a fixed count"
             )
-        reals: dict[str, tuple[float, float, bool, bool]] = {
-            "learning_rate": (0.0, 1.0, False, False),
-            "lr_final": (0.0, 1.0, True, False),
-            "adam_eps": (0.0, 1.0, False, False),
-            "bc_learning_rate": (0.0, 1.0, False, False),
-            "reward_scale": (0.0, 1e6, False, False),
-            "reward_shaping": (0.0, 1e3, True, False),
-            "gamma": (0.0, 1.0, True, False),
-            "gae_lambda": (0.0, 1.0, True, False),
-            "clip_range": (0.0, 10.0, False, False),
-            "clip_range_vf": (0.0, 1e6, False, True),
-            "ent_coef": (0.0, 10.0, True, False),
-            "ent_coef_final": (0.0, 10.0, True, True),
-            "vf_coef": (0.0, 1e3, True, False),
-            "bc_value_coef": (0.0, 1e3, True, False),
-            "max_grad_norm": (0.0, 1e6, False, False),
-            "target_kl": (0.0, 1e3, False, True),
-            "pool_builtin_prob": (0.0, 1.0, True, False),
-            "pool_latest_prob": (0.0, 1.0, True, False),
-        }
-        self._check_common(
-            ranges, reals, ("tensorboard", "self_play", "snapshot_deterministic", "normalize_advantage")
-        )
+        self._check_knobs()
         if self.lr_schedule != "constant" and self.lr_final > self.learning_rate:
             raise ConfigError(
                 f"config 'lr_final' ({self.lr_final}) must not exceed 'learning_rate' ({self.learning_rate})"
@@ -416,11 +423,7 @@ class TrainConfig(RunConfig):
         self._check_spec_lists(AGENT_LIST_KEYS)
         if not isinstance(self.bc_expert, str):
             raise ConfigError(f"config 'bc_expert' must be an agent spec string, got {self.bc_expert!r}")
-        if self.seat is not None and (
-            isinstance(self.seat, bool)
-            or not isinstance(self.seat, numbers.Integral)
-            or not 0 <= self.seat < self.num_players
-        ):
+        if self.seat is not None and not _is_integer_in(self.seat, 0, self.num_players - 1):
             raise ConfigError(
                 f"config 'seat' must be null or an integer in [0, {self.num_players - 1}], got {self.seat!r}"
             )

@@ -44,22 +44,31 @@ class SearchConfig(RunConfig):
 
     name: str = knob("search", "run name; the default output folder is runs/<name>")
     trainer: str = knob("search", "search (this learner)")
-    iterations: int = knob(300, "play-and-fit iterations")
-    games_per_iteration: int = knob(512, "games played per iteration (their turn starts are the data)")
-    buffer_iterations: int = knob(10, "the targets of this many latest iterations are fitted")
-    fit_steps: int = knob(200, "Adam steps per iteration")
-    batch_size: int = knob(512, "states per Adam step")
-    learning_rate: float = knob(1e-3, "Adam step size at the start")
-    lr_final: float = knob(1e-4, "Adam step size at the end (linear in iterations)")
+    seed: int = knob(0, "seeds the value network and the dice of every game", within=(0, 10**6))
+    iterations: int = knob(300, "play-and-fit iterations", within=(1, 10**6))
+    games_per_iteration: int = knob(
+        512, "games played per iteration (their turn starts are the data)", within=(1, 1 << 16)
+    )
+    buffer_iterations: int = knob(
+        10, "the targets of this many latest iterations are fitted", within=(1, 1000)
+    )
+    fit_steps: int = knob(200, "Adam steps per iteration", within=(0, 10**6))
+    batch_size: int = knob(512, "states per Adam step", within=(1, 1 << 20))
+    learning_rate: float = knob(1e-3, "Adam step size at the start", within="(0, 1]")
+    lr_final: float = knob(1e-4, "Adam step size at the end (linear in iterations)", within="[0, 1]")
     hidden: list = knob([256, 256], "hidden layers of the value network (ReLU)")
     eval_every: int = knob(
-        10, "evaluate every this many iterations and after the last (0 = only after the last)"
+        10,
+        "evaluate every this many iterations and after the last (0 = only after the last)",
+        within=(0, 10**6),
     )
-    eval_games: int = knob(1000, "games per evaluation (dice seeds never used for training)")
+    eval_games: int = knob(
+        1000, "games per evaluation (dice seeds never used for training)", within=(1, 10**6)
+    )
     eval_opponent: str = knob(
         "optimal", "reward win: the opponent of the evaluation games (an agent spec; seats balanced)"
     )
-    final_eval_games: int = knob(10_000, "games of the evaluation written on the card")
+    final_eval_games: int = knob(10_000, "games of the evaluation written on the card", within=(0, 10**7))
     final_eval_opponents: list = knob(
         [],
         "solitaire: built-in agents (e.g. heuristic, optimal) played on the final evaluation's dice "
@@ -69,6 +78,7 @@ class SearchConfig(RunConfig):
         25,
         "save a checkpoint every this many iterations and after the last (0 = only after the last, "
         "which --resume continues, e.g. with more iterations)",
+        within=(0, 10**6),
     )
 
     def rule_config(self) -> ScorecardRules:
@@ -104,21 +114,7 @@ class SearchConfig(RunConfig):
             )
         if not isinstance(self.eval_opponent, str) or not self.eval_opponent:
             raise ConfigError(f"config 'eval_opponent' must be an agent spec, got {self.eval_opponent!r}")
-        ints = {
-            "seed": (0, 10**6),
-            "iterations": (1, 10**6),
-            "games_per_iteration": (1, 1 << 16),
-            "buffer_iterations": (1, 1000),
-            "fit_steps": (0, 10**6),
-            "batch_size": (1, 1 << 20),
-            "eval_every": (0, 10**6),
-            "eval_games": (1, 10**6),
-            "final_eval_games": (0, 10**7),
-            "checkpoint_every": (0, 10**6),
-            "torch_threads": (1, 256),
-        }
-        reals = {"learning_rate": (0.0, 1.0, False, False), "lr_final": (0.0, 1.0, True, False)}
-        self._check_common(ints, reals)
+        self._check_knobs()
         self._check_layers("hidden", 4096)
         self._check_agent_specs()
         if self.reward == "win":
