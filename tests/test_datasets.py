@@ -100,3 +100,20 @@ def test_bad_input_and_an_existing_dataset_are_refused(capsys):
     assert "dice_envs/spiffel/greedy-v0 exists" in err and "--force" in err
     assert cli_main([*argv[:-1], "3", "--force"]) == 0
     assert minari.load_dataset("dice_envs/spiffel/greedy-v0").total_episodes == 3
+
+
+def test_check_datasets_script_reports_what_the_data_shows(capsys):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "check_datasets.py"
+    spec = importlib.util.spec_from_file_location("_script_check_datasets", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    collect("spiffel", "optimal", 3, seed=1)
+    collect("spiffel", "random", 3, seed=1)
+    assert script.main(["dice_envs/spiffel/optimal-v0", "dice_envs/spiffel/random-v0", "--regret", "3"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| `")]
+    optimal, random = (row.split(" | ") for row in rows)
+    assert optimal[3] == "100.00%" and optimal[6] == "0 (0)" and optimal[-1] == "yes |"
+    assert float(random[6].split()[0]) > 0 and random[7].count("[") == 1  # random's regret beside it
