@@ -120,3 +120,9 @@ def test_the_game_pages_show_the_record_and_the_record_is_what_the_code_computes
         for x in entry["at_least"]:
             assert f"| P(score ≥ {x}) | {dist.at_least(float(x)):.4f} |" in page
     assert gamepages.score_section("farkle", "farkle_scores.png") == ""
+    md = (ROOT / "docs" / gamepages.SCORE_RECORD).with_suffix(".md").read_text(encoding="utf-8")
+    words = " ".join(md.split())
+    for key, e in record.items():  # the record's page quotes its own figures
+        assert f"| `{key}` | {e['mean']:.4f} | {e['solver_expected_score']:.4f} | {e['std']:.4f} |" in words
+    v = record["yahtzee:joker_rule=verhoeff"]
+    assert f"mean {v['mean']:.4f}, standard deviation {v['std']:.4f}, median {v['median']}" in words

@@ -12,15 +12,16 @@ the state it leads to are read from the solver's one scoring step, ``box_values_
 table of zeros (the points) and a table of state numbers (the next state).
 
 The pass is vectorized by level (the number of filled boxes): a level holds the score
-distribution of each reachable state as a row ``(states, points so far)``. Yahtzee's default
-rules take about a minute and 1.5 GB; the result is a small array kept in the solver's disk
-cache (:func:`agents.solver.cache.cached_array`). Probabilities are float64: they sum to 1 and
-their mean is the solver's optimum within :data:`TOLERANCE`.
+distribution of each reachable state as a row ``(states, points so far)``, carried to the next
+level by a numba loop (the ``[solver]`` extra). The result is a small array kept in the solver's
+disk cache (:func:`agents.solver.cache.cached_array`); the time and memory a computation takes
+are measured in ``docs/benchmarks/2026-12-07-epyc-2core/score-distribution.md``. Probabilities
+are float64: they sum to 1 and their mean is the solver's optimum within :data:`TOLERANCE`.
 
 >>> from agents.solver import score_distribution
->>> d = score_distribution("yahtzee")  # doctest: +SKIP
->>> round(d.mean, 4), round(d.std, 2), d.median  # doctest: +SKIP
-(254.5877, 59.61, 248)
+>>> d = score_distribution("yahtzee", upper_bonus_threshold=0)  # the bonus with the first box
+>>> int(d.scores[0]) >= 35, round(d.at_least(35), 12), d.percentile(0) == int(d.scores[0])
+(True, 1.0, True)
 """
 
 from __future__ import annotations
