@@ -169,7 +169,7 @@ def score_section(name: str, picture: str) -> str:
         ["Mean", f"{entry['mean']:.4f} (the solver's optimum: {entry['solver_expected_score']:.4f})"],
         ["Standard deviation", f"{entry['std']:.4f}"],
         ["Median", entry["median"]],
-        *[[f"{q}th percentile", v] for q, v in entry["percentiles"].items() if q != "50"],
+        *[[f"Percentile {q}", v] for q, v in entry["percentiles"].items() if q != "50"],
     ]
     rows += [[f"P(score ≥ {x})", f"{p:.4f}"] for x, p in entry["at_least"].items()]
     others = [
