@@ -6,7 +6,8 @@ two-player Farkle played to win (:func:`win_probability`, :mod:`agents.solver.fa
 
 ``expected_score`` solves a scorecard game once per rule set (seconds for 13 boxes) and keeps the
 table in the on-disk cache (:mod:`agents.solver.cache`): ``expected_score("yahtzee")`` is
-254.5877, the value known from the literature.
+254.5877, the value known from the literature. :func:`score_distribution` gives the exact
+probability of every final score under that optimal play (cached the same way).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from agents.solver.cache import SOLVER_VERSION, cache_dir
+from agents.solver.distribution import ScoreDistribution, solve_distribution
 from agents.solver.farkle import FarkleSolution, solve_farkle
 from agents.solver.scorecard import ScorecardSolution, TurnPlan, solve_scorecard
 from dice_envs.rules import ConfigError, FarkleRules, ScorecardRules, make_rules
@@ -21,6 +23,7 @@ from dice_envs.rules import ConfigError, FarkleRules, ScorecardRules, make_rules
 __all__ = [
     "SOLVER_VERSION",
     "FarkleSolution",
+    "ScoreDistribution",
     "ScorecardSolution",
     "TurnPlan",
     "cache_dir",
@@ -28,6 +31,7 @@ __all__ = [
     "expected_turn_points",
     "farkle_solution",
     "farkle_win_solution",
+    "score_distribution",
     "scorecard_solution",
     "win_probability",
 ]
@@ -51,6 +55,18 @@ def expected_score(game: str | ScorecardRules = "spiffel", **rules: Any) -> floa
     joker=False)`` (245.8708).
     """
     return scorecard_solution(game, **rules).expected_score()
+
+
+def score_distribution(game: str | ScorecardRules = "spiffel", **rules: Any) -> ScoreDistribution:
+    """The exact probability of every final score of the optimal solitaire player of a scorecard
+    game (:mod:`agents.solver.distribution`), with its mean (the optimum of
+    :func:`expected_score`), standard deviation, percentiles and ``at_least(x)`` = P(score >= x).
+
+    ``game`` and keyword arguments as for :func:`expected_score`. The first use of a rule set
+    takes about a minute (numba, the ``[solver]`` extra); the result is kept in the solver's
+    disk cache.
+    """
+    return solve_distribution(scorecard_solution(game, **rules))
 
 
 def farkle_solution(game: str | FarkleRules = "farkle", **rules: Any) -> FarkleSolution:

@@ -11,6 +11,7 @@ import dataclasses
 import importlib
 import inspect
 import io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,10 @@ RULE_TEXTS = {
 TABLE_PLAYERS = 2
 #: Seeded steps before the picture is taken.
 PICTURE_STEPS = 4
+#: The dated record of the optimal player's exact score distributions
+#: (``scripts/score_distribution.py``), relative to the docs folder.
+SCORE_RECORD = Path("benchmarks/2026-12-07-epyc-2core/score-distribution.json")
+DOCS = Path(__file__).resolve().parents[1]
 
 
 def _write(path: Path, text: str) -> None:
@@ -146,6 +151,76 @@ def _layout_rows(rules: Any) -> list[list[Any]]:
     return [[f"`{f.name}`", f"{f.start}:{f.start + f.size}", f"{f.scale:g}", f.doc] for f in lay.fields]
 
 
+def score_record() -> dict[str, Any]:
+    """The variants of :data:`SCORE_RECORD`, by name (``yahtzee:joker_rule=verhoeff`` for a variant)."""
+    return json.loads((DOCS / SCORE_RECORD).read_text(encoding="utf-8"))["variants"]
+
+
+def score_section(name: str, picture: str) -> str:
+    """The section on the optimal player's exact score distribution, rendered from
+    :data:`SCORE_RECORD` (empty for a game the record lacks)."""
+    variants = score_record()
+    entry = variants.get(name)
+    if entry is None:
+        return ""
+    sampled = entry["sampled"]
+    record = f"../{SCORE_RECORD.parent}/score-distribution"
+    rows = [
+        ["Mean", f"{entry['mean']:.4f} (the solver's optimum: {entry['solver_expected_score']:.4f})"],
+        ["Standard deviation", f"{entry['std']:.4f}"],
+        ["Median", entry["median"]],
+        *[[f"Percentile {q}", v] for q, v in entry["percentiles"].items() if q != "50"],
+    ]
+    rows += [[f"P(score ≥ {x})", f"{p:.4f}"] for x, p in entry["at_least"].items()]
+    others = [
+        f"`{key.partition(':')[2]}`: mean {e['mean']:.4f}, standard deviation {e['std']:.4f}, "
+        f"median {e['median']}"
+        for key, e in variants.items()
+        if key.startswith(f"{name}:")
+    ]
+    return "\n".join(
+        [
+            "## Scores under optimal play\n",
+            "The exact distribution of the final score of the `optimal` agent in solitaire "
+            "(`agents.solver.score_distribution`: the solver's recursion carried over "
+            "probabilities), default rules:\n",
+            f"```{{figure}} /_generated/{picture}\n:alt: score distribution of the optimal "
+            f"{name} player\n:width: 560px\n\nP(final score) of the optimal player.\n```\n",
+            _table(["Figure", "Value"], rows),
+            f"{sampled['games']:,} played games of `optimal` (seed {sampled['seed']}) fit it: "
+            f"mean {sampled['mean']:.2f}, chi-square {sampled['chi_square']:.1f} on "
+            f"{sampled['dof']} degrees of freedom, p = {sampled['p_value']:.3f}.\n",
+            *[f"With {line}.\n" for line in others],
+            f"From the dated record {{doc}}`{record}`, which also compares them with published figures.\n",
+        ]
+    )
+
+
+def _score_plot(name: str, out: Path) -> None:
+    """Save the plot of ``name``'s score distribution (:func:`score_record`)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    entry = score_record()[name]
+    fig, ax = plt.subplots(figsize=(7, 3.2), dpi=100)
+    try:
+        ax.bar(entry["scores"], entry["probabilities"], width=1.0, color="#3b6ea5")
+        ax.axvline(entry["mean"], color="#c0392b", lw=1, label=f"mean {entry['mean']:.1f}")
+        ax.axvline(entry["median"], color="#27ae60", lw=1, ls="--", label=f"median {entry['median']}")
+        ax.set_xlim(0, entry["percentiles"]["99"] * 1.15)
+        ax.set_xlabel("final score")
+        ax.set_ylabel("probability")
+        ax.legend(frameon=False)
+        fig.tight_layout()
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
+    finally:
+        plt.close(fig)
+    atomic_write_bytes(out, buf.getvalue(), overwrite=True)
+
+
 def game_page(spec: Any, picture: str) -> str:
     """The Markdown page of one game."""
     import gymnasium as gym
@@ -223,6 +298,7 @@ def game_page(spec: Any, picture: str) -> str:
         _rst(option_docs()["reward"]),
         "## Illegal actions, termination and truncation\n",
         _rst(_section(outcome.__doc__, "construction. The rule:")),
+        score_section(spec.name, f"{spec.name}_scores.png"),
         "## Version history\n",
         f"Observation encodings each version served (`dice_envs.games.GAME_SPECS[{spec.name!r}]`):\n",
         served + "\n",
@@ -256,6 +332,8 @@ def generate(app: Any) -> None:
     for spec in specs:
         picture = f"{spec.name}.png"
         _picture(spec, generated / picture)
+        if spec.name in score_record():
+            _score_plot(spec.name, generated / f"{spec.name}_scores.png")
         _write(games / f"{spec.name}.md", game_page(spec, picture))
     _write(games / "index.md", index_page(specs))
 
