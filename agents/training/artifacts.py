@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import json
 import pickle
 import re
 import sys
@@ -14,12 +15,16 @@ import warnings
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from agents.training.config import REMOVED_KEYS
 from dice_envs.io import atomic_write_bytes, atomic_write_text
 from dice_envs.rules import ConfigError
+
+if TYPE_CHECKING:
+    from agents.training.config import RunConfig
 
 __all__ = [
     "CHECKPOINT_ERRORS",
@@ -28,6 +33,7 @@ __all__ = [
     "PROGRESS_FIELDS",
     "ProgressLog",
     "RunReporter",
+    "check_resume",
     "checkpoints",
     "load_checkpoint",
     "load_tensors",
@@ -336,3 +342,32 @@ def _plot_progress(ax: Any, rows: list[dict[str, str]], x_key: str, train: bool)
             ax.fill_between(x, y - se, y + se, color="tab:orange", alpha=0.25)
         drawn = True
     return drawn
+
+
+def check_resume(cfg: RunConfig, out: Path) -> None:
+    """Refuse to resume ``out`` under a config that differs from its ``config.json`` in anything
+    but the config's ``RESUMABLE`` keys, naming each key with both values. A removed key
+    (:data:`~agents.training.config.REMOVED_KEYS`) saved at the value every run had before it
+    existed does not count."""
+    saved_path = out / "config.json"
+    if not saved_path.is_file():
+        raise ConfigError(f"--resume: {out} holds no config.json, so it is not a run folder made by train.py")
+    try:
+        saved = json.loads(saved_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"--resume: cannot read {saved_path}: {exc}") from None
+    if not isinstance(saved, dict):
+        raise ConfigError(f"--resume: {saved_path} is not a mapping of config keys")
+    now = cfg.to_dict()
+    saved = {k: v for k, v in saved.items() if not (k in REMOVED_KEYS and v == REMOVED_KEYS[k][0])}
+    differ = [
+        k
+        for k in sorted(set(now) | set(saved))
+        if k not in cfg.RESUMABLE and now.get(k) != saved.get(k, now.get(k))
+    ]
+    if differ:
+        detail = "; ".join(f"{k}: run {saved.get(k)!r}, now {now.get(k)!r}" for k in differ)
+        raise ConfigError(
+            f"--resume: the config differs from the run's {saved_path} in {', '.join(differ)} ({detail}); "
+            f"only {', '.join(cfg.RESUMABLE)} may change on resume"
+        )

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.training.config import REMOVED_KEYS, RunConfig, TrainConfig, load_config
+from agents.training.artifacts import check_resume
+from agents.training.config import RunConfig, TrainConfig, load_config
 from agents.training.products import TrainResult
 from agents.training.search.config import SearchConfig
 from dice_envs.io import atomic_write_text, fresh_folder, occupied
@@ -97,35 +98,6 @@ def output_folder(cfg: RunConfig, out: str | Path | None, resume: bool) -> Path:
         return out
     base = Path("runs") / cfg.name
     return base if resume else fresh_folder(base)
-
-
-def check_resume(cfg: RunConfig, out: Path) -> None:
-    """Refuse to resume ``out`` under a config that differs from its ``config.json`` in anything
-    but the config's ``RESUMABLE`` keys, naming each key with both values. A removed key
-    (:data:`~agents.training.config.REMOVED_KEYS`) saved at the value every run had before it
-    existed does not count."""
-    saved_path = out / "config.json"
-    if not saved_path.is_file():
-        raise ConfigError(f"--resume: {out} holds no config.json, so it is not a run folder made by train.py")
-    try:
-        saved = json.loads(saved_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"--resume: cannot read {saved_path}: {exc}") from None
-    if not isinstance(saved, dict):
-        raise ConfigError(f"--resume: {saved_path} is not a mapping of config keys")
-    now = cfg.to_dict()
-    saved = {k: v for k, v in saved.items() if not (k in REMOVED_KEYS and v == REMOVED_KEYS[k][0])}
-    differ = [
-        k
-        for k in sorted(set(now) | set(saved))
-        if k not in cfg.RESUMABLE and now.get(k) != saved.get(k, now.get(k))
-    ]
-    if differ:
-        detail = "; ".join(f"{k}: run {saved.get(k)!r}, now {now.get(k)!r}" for k in differ)
-        raise ConfigError(
-            f"--resume: the config differs from the run's {saved_path} in {', '.join(differ)} ({detail}); "
-            f"only {', '.join(cfg.RESUMABLE)} may change on resume"
-        )
 
 
 def train(

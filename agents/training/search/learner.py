@@ -29,12 +29,11 @@ from agents.players.search.win_agent import WinSearchAgent
 from agents.players.search.win_play import play_win_games
 from agents.solver.cache import single_thread_blas
 from agents.solver.scorecard import TurnSolver, turn_solver
-from agents.training.artifacts import RunReporter
+from agents.training.artifacts import RunReporter, check_resume
 from agents.training.products import TrainResult
 from agents.training.score_table import format_table, solitaire_rows
 from agents.training.search import products
 from agents.training.search.config import SearchConfig
-from agents.training.train import check_resume
 from dice_envs.io import atomic_write_text
 
 __all__ = [
@@ -170,7 +169,7 @@ def prepare_folder(
     cfg: SearchConfig, folder: Path, resume: bool, model: Any, opt: Any
 ) -> tuple[Path, dict[str, Any]] | None:
     """Before any work, what a resume needs: the run's ``config.json`` equal to ``cfg`` but for
-    its ``RESUMABLE`` keys (:func:`agents.training.train.check_resume`) and its newest intact
+    its ``RESUMABLE`` keys (:func:`agents.training.artifacts.check_resume`) and its newest intact
     checkpoint loaded into ``model`` / ``opt`` (:func:`agents.training.search.products.load_checkpoint`);
     then ``config.json`` written. A refusal leaves the folder as it was. The checkpoint's path and
     state, or ``None`` for a fresh run."""
