@@ -1,0 +1,417 @@
+"""Exact N-player Farkle at reduced targets: a seat's best response to a fixed field, and the
+all-seats equilibrium.
+
+The game solved is the rules' game without a turn limit (``max_turns`` is ignored), with one
+modelling choice shared with :mod:`agents.solver.farkle_win`: a seat whose banked total plus
+turn total reaches ``target + cap`` (and passes every other seat) banks. The state between turns
+is every seat's banked total (steps of 50), the seat to move, and whether the final round has
+begun (somebody reached the target; the seats after it in the order then take one last turn
+each, the highest total wins, equal totals share). Inside a turn: the turn total and the dice
+to throw; throws and their probabilities come from :func:`agents.solver.farkle_win.option_groups`
+(built from the forward model and the rules' turn tables).
+
+* **Best response** (:func:`best_response`): the other seats play fixed agents, read batched
+  over every decision of every turn they can face (observations as the environments build
+  them, with the turn counter at 0: the solved game has none). Their turns become exact
+  distributions over how the turn ends; the responding seat maximises its chance of winning.
+* **Equilibrium** (:func:`equilibrium`): every seat maximises its own chance of winning; a seat
+  indifferent between choices (within ``tol``) banks before throwing on, and among selections
+  takes the first in ``option_groups`` order (fewest points, then fewest dice left). With two
+  seats it is :func:`~agents.solver.farkle_win.solve_farkle_win`'s game.
+
+The final round is solved backwards over the seats still to play; the turn-start states before
+it are cyclic (farkles pass the turn, bankruptcy lowers a total) and are found by Gauss-Seidel
+sweeps in decreasing sum of the banked totals until no value changes by more than ``tol``.
+The solve cost grows with the number of final-round positions, so this is for reduced targets;
+the :doc:`multi-player guide </guide/multiplayer>` records what each player count solves in time.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from agents.solver.farkle_win import DEFAULT_CAP, STEP, option_groups
+from dice_envs.engine import farkle_turn as turn
+from dice_envs.rules import ConfigError, FarkleRules
+
+__all__ = ["FieldSolution", "best_response", "equilibrium", "exploitability"]
+
+_TOL = 1e-12
+_CHUNK = 512
+
+
+def _kernel() -> Any:
+    try:
+        from agents.solver import _farkle_field_numba
+    except ImportError as exc:  # pragma: no cover - numba ships with the [solver] extra
+        raise ImportError("the N-player Farkle solver needs numba: pip install 'dice-envs[solver]'") from exc
+    return _farkle_field_numba
+
+
+@dataclass
+class FieldSolution:
+    """Solved turn-start values of N-player Farkle.
+
+    ``values[mover, *totals]`` (totals in steps of 50, each below the target; ``(K,)`` per
+    position): for :func:`best_response` ``K = 1``, the responding seat's chance of winning; for
+    :func:`equilibrium` ``K = players``, every seat's chance. ``log``: one row per sweep.
+    """
+
+    rules: FarkleRules
+    players: int
+    cap: int
+    seat: int | None  # the responding seat, None for the equilibrium
+    values: np.ndarray = field(repr=False)
+    log: list[dict[str, float]] = field(default_factory=list, repr=False)
+    model: Any = field(default=None, repr=False, compare=False)
+
+    def win_probability(self, seat: int | None = None) -> float:
+        """The chance that ``seat`` wins from the start (the responding seat by default)."""
+        v = self.values[(0,) + (0,) * self.players]
+        if self.seat is not None:
+            if seat not in (None, self.seat):
+                raise ValueError(f"this best response solved seat {self.seat} only, not {seat!r}")
+            return float(v[0])
+        if seat is None or not 0 <= seat < self.players:
+            raise ValueError(f"seat must be 0 to {self.players - 1}, got {seat!r}")
+        return float(v[seat])
+
+    def turn(self, totals: list[int], mover: int, final: bool) -> tuple[np.ndarray, np.ndarray]:
+        """``(B, W)`` of the mover's turn from banked ``totals`` (points): ``B[t, :]`` the values
+        after banking ``t`` steps, ``W[t, n, :]`` after throwing ``n`` dice on (``-1`` where the
+        turn banks). The mover must be a maximising seat."""
+        return self.model.turn(np.asarray(totals, dtype=np.int64) // STEP, mover, final, self.values)
+
+
+class _Model:
+    """The positions and turns of one solve; ``policies[s]`` is None for a maximising seat,
+    else the agent playing it; ``obj[s]`` the value component seat ``s`` maximises."""
+
+    def __init__(
+        self, rules: FarkleRules, players: int, cap: int, policies: list[Any], K: int, obj: list[int]
+    ):
+        if not isinstance(rules, FarkleRules):
+            raise ConfigError(f"rules must be FarkleRules, got {type(rules).__name__}")
+        if isinstance(players, bool) or players not in range(2, 9):
+            raise ConfigError(f"players must be 2 to 8, got {players!r}")
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 0 or cap % STEP:
+            raise ConfigError(f"cap must be a non-negative multiple of {STEP} points, got {cap!r}")
+        self.rules, self.N, self.policies, self.K, self.obj = rules, players, policies, K, obj
+        self.g = option_groups()
+        self.pad = int(self.g[3].max())
+        self.X = -(-rules.target // STEP)
+        steps = np.arange(rules.bank_minimum // STEP + 2)
+        self.tb = int(np.argmax(turn.may_bank(steps * STEP, rules.bank_minimum)))
+        self.U = self.X + max(cap // STEP, self.tb)
+        self._last: dict[tuple[int, int, int], np.ndarray] = {}
+
+    # ------------------------------------------------------------------ positions
+    def tops(self, totals: np.ndarray, m: int) -> np.ndarray:
+        """Turn total (steps) from which the mover banks: at ``target + cap``, and past every
+        other seat, and at least a bankable total."""
+        own = totals[:, m]
+        others = np.delete(totals, m, axis=1).max(axis=1)
+        return np.maximum(np.maximum(self.U, others + 1), own + self.tb) - own
+
+    def shares(self, totals: np.ndarray) -> np.ndarray:
+        """Terminal values ``(n, K)``: the seats at the highest total share the win."""
+        top = totals == totals.max(axis=1, keepdims=True)
+        s = top / top.sum(axis=1, keepdims=True)
+        return s if self.K == self.N else s[:, [self.obj.index(0)]]
+
+    def ends(self, totals: np.ndarray, m: int, rows: int) -> np.ndarray:
+        """Totals ``(n, rows + 2, N)`` after the mover's turn ends: banking ``t`` (row ``t``),
+        a farkle (row ``rows``), a farkle on the first throw (row ``rows + 1``)."""
+        out = np.repeat(totals[:, None, :], rows + 2, axis=1)
+        out[:, :rows, m] += np.arange(rows)
+        if self.rules.bankruptcy:
+            out[:, rows + 1, m] = 0
+        return out
+
+    # ------------------------------------------------------------------ turns
+    def solve_turns(self, m: int, totals: np.ndarray, after: np.ndarray, full: bool = False) -> Any:
+        """The mover's turns from ``totals`` given ``after`` ``(n, rows + 2, K)``, the values of
+        :meth:`ends`: maximised (the kernel) or played by the seat's agent. Returns the start
+        values ``(n, K)``, or the kernel's ``(start, Q, W)`` when ``full``."""
+        tops = self.tops(totals, m)
+        rows = after.shape[1] - 2
+        if self.policies[m] is None:
+            B = np.ascontiguousarray(after[:, :rows].transpose(1, 0, 2))
+            obj = np.full(len(totals), self.obj[m], dtype=np.int64)
+            out = _kernel().turn_tables(
+                obj, tops, self.tb, B, after[:, rows].copy(), after[:, rows + 1].copy(), _TOL, *self.g
+            )
+            return out if full else out[0]
+        pb, pf, pbust = self.field_turns(m, totals, tops, rows)
+        return (
+            np.einsum("nt,ntk->nk", pb, after[:, :rows])
+            + pf[:, None] * after[:, rows]
+            + pbust[:, None] * after[:, rows + 1]
+        )
+
+    def field_turns(self, m: int, totals: np.ndarray, tops: np.ndarray, rows: int) -> tuple[np.ndarray, ...]:
+        """How the turns of seat ``m``'s agent end, exactly: ``(P(bank t), P(farkle),
+        P(farkle on the first throw))`` per position, its decisions read batched."""
+        from dice_envs.forward import farkle_throws
+
+        n = len(totals)
+        tt = turn.farkle_turn_tables()
+        pbank, pf, pbust = np.zeros((n, rows)), np.zeros(n), np.zeros(n)
+        mass = np.zeros((n, rows, 7))
+        mass[:, 0, 6] = 1.0
+        for t in range(rows):
+            for k in range(1, 7):
+                at = np.flatnonzero(mass[:, t, k])
+                if not at.size:
+                    continue
+                p = mass[at, t, k]
+                throws, probs = farkle_throws(k)
+                bust = turn.is_farkle(tt, throws)
+                lost = p * probs[bust].sum()
+                if t == 0:
+                    pbust[at] += lost
+                else:
+                    pf[at] += lost
+                scoring, sp = throws[~bust], probs[~bust]
+                for lo in range(0, at.size, max(1, 65536 // scoring.size)):
+                    rows_i = at[lo : lo + max(1, 65536 // scoring.size)]
+                    r = np.repeat(rows_i, scoring.size)
+                    th = np.tile(scoring, rows_i.size)
+                    pp = np.repeat(mass[rows_i, t, k], scoring.size) * np.tile(sp, rows_i.size)
+                    actions = self.decide(m, totals[r], t, th)
+                    mask, bank = turn.split_action(actions)
+                    t2, left = turn.set_aside(tt, th, t * STEP, mask)
+                    t2 = t2 // STEP
+                    bank = bank | (t2 >= tops[r])
+                    np.add.at(pbank, (r[bank], t2[bank]), pp[bank])
+                    on = ~bank
+                    np.add.at(mass, (r[on], t2[on], left[on]), pp[on])
+        return pbank, pf, pbust
+
+    def decide(self, m: int, totals: np.ndarray, t: int, throws: np.ndarray) -> np.ndarray:
+        """The actions of seat ``m``'s agent at these decisions (legality checked)."""
+        from dice_envs.engine.farkle import FarkleEngine
+        from dice_envs.opponents import batch_actions
+
+        n = len(totals)
+        eng = FarkleEngine(self.rules, n, self.N, seed=0)
+        eng.banked[:] = totals * STEP
+        eng.turns[:] = 0
+        eng.current[:] = m
+        eng.turn_total[:] = t * STEP
+        eng.roll[:] = throws
+        eng.first_throw[:] = t == 0
+        eng.final_round_by[:] = np.where((totals >= self.X).any(axis=1), 0, -1)
+        eng.done[:] = False
+        eng.to_throw[:] = 0
+        masks = eng.action_masks()
+        actions = batch_actions(self.policies[m], eng.observe(m), masks)
+        if not masks[np.arange(n), actions].all():
+            raise ValueError(f"the agent of seat {m} chose an illegal action in a solved position")
+        return actions
+
+    # ------------------------------------------------------------------ final round
+    def final_values(self, m: int, totals: np.ndarray) -> np.ndarray:
+        """Values ``(n, K)`` of final-round positions with seat ``m`` to move."""
+        out = np.zeros((len(totals), self.K))
+        size = _CHUNK if self.policies[m] is None else 8 * _CHUNK
+        for lo in range(0, len(totals), size):
+            chunk = totals[lo : lo + size]
+            if m == self.N - 1 and self.policies[m] is None:
+                out[lo : lo + size] = self.last_values(chunk)
+                continue
+            ends, need, _rows = self.turn_ends(chunk, m)
+            after = np.zeros((*ends.shape[:2], self.K))
+            after[need] = self.after_final(m, ends[need])
+            out[lo : lo + size] = self.solve_turns(m, chunk, after)
+        return out
+
+    def turn_ends(self, totals: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray, int]:
+        """:meth:`ends` of the mover's turns, which of them can happen (a bank from a bankable
+        total up to the forced bank plus one selection; the farkles) and the rows."""
+        tops = self.tops(totals, m)
+        rows = int(tops.max()) + self.pad + 1
+        t = np.arange(rows + 2)
+        need = ((t >= self.tb) & (t <= tops[:, None] + self.pad)) | (t >= rows)
+        return self.ends(totals, m, rows), need, rows
+
+    def after_final(self, m: int, ends: np.ndarray) -> np.ndarray:
+        """Values of positions ``(n, N)`` reached when seat ``m``'s turn ends in the final round."""
+        if m == self.N - 1:
+            return self.shares(ends)
+        uniq, inv = np.unique(ends, axis=0, return_inverse=True)
+        return self.final_values(m + 1, uniq)[inv.reshape(-1)]
+
+    def last_values(self, totals: np.ndarray) -> np.ndarray:
+        """The last seat maximising its last turn: its values depend only on its total, the
+        highest other total and which seats hold it (memoised on those)."""
+        m = self.N - 1
+        others = totals[:, :m]
+        top = others.max(axis=1)
+        at = (others == top[:, None]) @ (1 << np.arange(m))
+        keys = list(zip(totals[:, m].tolist(), top.tolist(), at.tolist(), strict=True))
+        todo = sorted(set(keys) - self._last.keys())
+        if todo:
+            rep = np.zeros((len(todo), self.N), dtype=np.int64)
+            for i, (own, mx, bits) in enumerate(todo):
+                rep[i, :m] = np.where((bits >> np.arange(m)) & 1, mx, -1)
+                rep[i, m] = own
+            rows = int(self.tops(rep, m).max()) + self.pad + 1
+            after = self.shares(self.ends(rep, m, rows).reshape(-1, self.N))
+            vals = self.solve_turns(m, rep, after.reshape(len(rep), rows + 2, self.K))
+            self._last.update(zip(todo, vals, strict=True))
+        return np.array([self._last[k] for k in keys]).reshape(len(keys), self.K)
+
+    # ------------------------------------------------------------------ before the final round
+    def solve(self, tol: float, max_sweeps: int, log: list[dict[str, float]]) -> np.ndarray:
+        """Turn-start values ``(N, X, ..., X, K)`` before the final round."""
+        N, X, K = self.N, self.X, self.K
+        V = np.full((N,) + (X,) * N + (K,), 1.0 / N)
+        grid = np.stack(np.unravel_index(np.arange(X**N), (X,) * N), axis=1)
+        at_level = [np.flatnonzero(grid.sum(axis=1) == s) for s in range(N * (X - 1), -1, -1)]
+        fixed: dict[tuple[int, int], Any] = {}
+        start = time.perf_counter()
+        for m in range(N):  # the parts of every turn's outcome that lie in the final round
+            ends, need, rows = self.turn_ends(grid, m)
+            reach = need & (ends[:, :, m] >= X)
+            vals = np.zeros((*ends.shape[:2], K))
+            if reach.any():
+                vals[reach] = self.after_final(m, ends[reach])
+            dist = None
+            if self.policies[m] is not None:
+                dist = self.field_turns(m, grid, self.tops(grid, m), rows)
+            for li, idx in enumerate(at_level):
+                part = None if dist is None else tuple(d[idx] for d in dist)
+                fixed[m, li] = (ends[idx], reach[idx], vals[idx], part)
+        log.append({"sweep": 0, "residual": float("nan"), "seconds": time.perf_counter() - start})
+        for sweep in range(1, max_sweeps + 1):
+            change = 0.0
+            for li, idx in enumerate(at_level):
+                tot = grid[idx]
+                for m in range(N):
+                    ends, reach, vals, field_dist = fixed[m, li]
+                    after = vals.copy()
+                    nxt = (m + 1) % N
+                    inside = ~reach & (ends[:, :, m] < X)
+                    e = ends[inside]
+                    after[inside] = V[(np.full(len(e), nxt), *tuple(e.T))]
+                    if field_dist is None:
+                        new = self.solve_turns(m, tot, after)
+                    else:
+                        pb, pf, pbust = field_dist
+                        rows = pb.shape[1]
+                        new = np.einsum("nt,ntk->nk", pb, after[:, :rows])
+                        new += pf[:, None] * after[:, rows] + pbust[:, None] * after[:, rows + 1]
+                    at = (np.full(len(tot), m), *tuple(tot.T))
+                    change = max(change, float(np.abs(new - V[at]).max()))
+                    V[at] = new
+            log.append({"sweep": sweep, "residual": change, "seconds": time.perf_counter() - start})
+            if change <= tol:
+                return V
+        raise RuntimeError(
+            f"value iteration did not converge to {tol} in {max_sweeps} sweeps (last {change:.3g})"
+        )
+
+    def turn(self, totals: np.ndarray, m: int, final: bool, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(B, W)`` of one turn of maximising seat ``m`` (see :meth:`FieldSolution.turn`)."""
+        if self.policies[m] is not None:
+            raise ValueError(f"seat {m} plays a fixed agent in this solve, not a solved policy")
+        tot = np.asarray(totals, dtype=np.int64)[None, :]
+        ends, need, rows = self.turn_ends(tot, m)
+        ends, need = ends[0], need[0]
+        after = np.zeros((rows + 2, self.K))
+        last = need & (final | (ends[:, m] >= self.X))
+        if last.any():
+            after[last] = self.after_final(m, ends[last])
+        before = need & ~last
+        after[before] = V[(np.full(int(before.sum()), (m + 1) % self.N), *tuple(ends[before].T))]
+        _, _, W = self.solve_turns(m, tot, after[None], full=True)
+        B = after[:rows].copy()
+        B[~need[:rows]] = -1.0
+        return B, W[:, :, 0, :]
+
+
+def _solve(
+    rules: FarkleRules,
+    players: int,
+    cap: int,
+    policies: list[Any],
+    K: int,
+    obj: list[int],
+    seat: int | None,
+    tol: float,
+    max_sweeps: int,
+) -> FieldSolution:
+    model = _Model(rules, players, cap, policies, K, obj)
+    log: list[dict[str, float]] = []
+    V = model.solve(tol, max_sweeps, log)
+    V.setflags(write=False)
+    return FieldSolution(rules, players, cap, seat, V, log, model)
+
+
+def best_response(
+    rules: FarkleRules,
+    field: list[Any],
+    seat: int,
+    cap: int = DEFAULT_CAP,
+    tol: float = _TOL,
+    max_sweeps: int = 500,
+) -> FieldSolution:
+    """The best response of ``seat`` to the agents of ``field`` (one per other seat, in seat
+    order): its chance of winning at every turn start, ``K = 1``."""
+    players = len(field) + 1
+    if isinstance(seat, bool) or seat not in range(players):
+        raise ConfigError(f"seat must be 0 to {players - 1} for a field of {len(field)}, got {seat!r}")
+    for agent in field:
+        if callable(getattr(agent, "start_episodes", None)):
+            raise ConfigError(
+                f"{type(agent).__name__} keeps a history of its games: "
+                "its play is not a function of the position"
+            )
+    policies = [*list(field[:seat]), None, *list(field[seat:])]
+    obj = [0 if s == seat else -1 for s in range(players)]
+    return _solve(rules, players, cap, policies, 1, obj, seat, tol, max_sweeps)
+
+
+def equilibrium(
+    rules: FarkleRules, players: int, cap: int = DEFAULT_CAP, tol: float = _TOL, max_sweeps: int = 500
+) -> FieldSolution:
+    """Every seat maximises its own chance of winning (ties as the module says): every seat's
+    chance at every turn start, ``K = players``."""
+    return _solve(rules, players, cap, [None] * players, players, list(range(players)), None, tol, max_sweeps)
+
+
+@dataclass(frozen=True)
+class Exploitability:
+    """How much a best response gains against an agent in every other seat.
+
+    ``best_response[s]``: seat ``s``'s chance of winning under its best response;
+    ``nash_conv``: their sum minus 1 (the seats' chances of any one game sum to 1);
+    ``exploitability``: ``nash_conv / players``, the mean gain of a seat over its share when the
+    agent plays itself."""
+
+    players: int
+    best_response: tuple[float, ...]
+
+    @property
+    def nash_conv(self) -> float:
+        return float(sum(self.best_response) - 1.0)
+
+    @property
+    def exploitability(self) -> float:
+        return self.nash_conv / self.players
+
+
+def exploitability(
+    rules: FarkleRules, players: int, make_agent: Any, cap: int = DEFAULT_CAP, tol: float = _TOL
+) -> Exploitability:
+    """The best response of every seat to ``make_agent(seat)`` in all the others."""
+    brs = []
+    for seat in range(players):
+        field_agents = [make_agent(s) for s in range(players) if s != seat]
+        brs.append(best_response(rules, field_agents, seat, cap=cap, tol=tol).win_probability())
+    return Exploitability(players, tuple(brs))
