@@ -40,6 +40,7 @@ __all__ = [
 ]
 
 _COMMON = ["random", "greedy", "heuristic"]
+_BEST_RESPONSE = "best-response:"
 _TAIL = ["human", "pretrained:<name>", "a path to a .zip model"]
 
 
@@ -47,7 +48,14 @@ def known_specs(game: str | RuleConfig = "spiffel") -> list[str]:
     """The spec strings :func:`load` accepts for ``game``."""
     rules = make_rules(game)
     special = (
-        ["max-expected", "threshold:N", "win-optimal", "planner:<model>", "search:<model>"]
+        [
+            "max-expected",
+            "threshold:N",
+            "win-optimal",
+            "best-response:<spec>",
+            "planner:<model>",
+            "search:<model>",
+        ]
         if isinstance(rules, FarkleRules)
         else ["optimal", "search:<model>"]
     )
@@ -154,10 +162,20 @@ def resolve(spec: str, game: str | RuleConfig = "spiffel") -> AgentSpec:
     builtin |= farkle_only if farkle else {"optimal"}
     if farkle and key.startswith("threshold:"):
         return AgentSpec(str(spec), rules, key, threshold=_threshold(spec, key))
+    if farkle and key.startswith(_BEST_RESPONSE):
+        field = name[len(_BEST_RESPONSE) :].strip()
+        if not field or field.lower().startswith(_BEST_RESPONSE) or field.lower() == "human":
+            raise ConfigError(
+                "best-response needs the spec of the agent it answers (not a person, not another "
+                "best response), e.g. best-response:heuristic; "
+                f"got {spec!r}"
+            )
+        resolve(field, rules)
+        return AgentSpec(str(spec), rules, key)
     if key in builtin:
         return AgentSpec(str(spec), rules, key)
     known = ", ".join(known_specs(rules))
-    if key in {"optimal"} | farkle_only or key.startswith("threshold:"):
+    if key in {"optimal"} | farkle_only or key.startswith(("threshold:", _BEST_RESPONSE)):
         raise ConfigError(f"agent spec {spec!r} is not available for {rules.game}; known: {known}")
     raise ConfigError(f"unknown agent spec {spec!r} for {rules.game}; known: {known}")
 
@@ -345,6 +363,11 @@ def _load_builtin(resolved: AgentSpec, num_players: int, seed: int | None, kwarg
     spec, key, rules = resolved.spec, resolved.key.replace("_", "-"), resolved.rules
     if key == "random":
         return _build(spec, RandomAgent, seed=seed, rules=rules, **kwargs)  # rules: masks checked
+    if resolved.key.startswith(_BEST_RESPONSE):
+        from agents.players.field_optimal import best_response_agent
+
+        field = spec.strip()[len(_BEST_RESPONSE) :].strip()
+        return best_response_agent(field, rules, num_players, seed=seed, **kwargs)
     args: tuple[Any, ...] = (rules,)
     if key == "human":
         from agents.players.human import HumanAgent

@@ -8,7 +8,10 @@ the best (ties: banking first, then the smallest action).
 a last turn; seat 1 doing so wins at once). The agent reads its seat from the observation's
 ``seat`` field (``farkle-v3``); ``seat=0`` or ``seat=1`` fixes it instead.
 
-**Three or more players** (an approximation, not an optimum): the agent plays the two-player
+**Three or four players.** Where the target is at most
+:data:`~agents.players.field_optimal.FIELD_TARGET_LIMIT` for the number of seats, the agent plays
+the exact all-seats equilibrium of :mod:`agents.solver.farkle_field` (every seat maximising its
+own chance of winning). Elsewhere (an approximation, not an optimum) it plays the two-player
 policy of seat 0 against the strongest other seat (the highest banked total), and in the last
 round plays to end above the leader.
 """
@@ -18,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import BaseAgent, check_mask
+from agents.players.field_optimal import FIELD_TARGET_LIMIT, equilibrium_agent
+from agents.solver.farkle_field import FieldSolution
 from agents.solver.farkle_win import DEFAULT_CAP, STEP, FarkleWinSolution, solve_farkle_win
 from dice_envs.encoding import FarkleBatchView, decode_farkle_batch
 from dice_envs.engine import farkle_turn as turn
@@ -43,7 +48,7 @@ class WinOptimalAgent(BaseAgent):
         num_players: int = 2,
         seed: int | None = None,
         seat: int | None = None,
-        solution: FarkleWinSolution | None = None,
+        solution: FarkleWinSolution | FieldSolution | None = None,
         cap: int = DEFAULT_CAP,
     ) -> None:
         super().__init__(seed)
@@ -56,8 +61,14 @@ class WinOptimalAgent(BaseAgent):
         self.rules = rules
         self.num_players = int(num_players)
         self.seat = seat
-        self._solution = solution
+        if isinstance(solution, FieldSolution) and self.num_players == 2:
+            raise ConfigError("two-player win-optimal takes a FarkleWinSolution, not a FieldSolution")
+        self._solution = solution if not isinstance(solution, FieldSolution) else None
         self._cap = cap
+        self._field: BaseAgent | None = None
+        if self.num_players > 2 and rules.target <= FIELD_TARGET_LIMIT.get(self.num_players, -1):
+            field = solution if isinstance(solution, FieldSolution) else None
+            self._field = equilibrium_agent(rules, self.num_players, seed=seed, solution=field)
 
     @property
     def solution(self) -> FarkleWinSolution:
@@ -123,6 +134,8 @@ class WinOptimalAgent(BaseAgent):
         return _ACTIONS[np.argmin(np.where(near, _ORDER, 10**6), axis=1)].astype(np.int64)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        if self._field is not None:
+            return self._field.act(observation, action_mask)
         check_mask(action_mask, self.rules)
         values = self.action_values(np.asarray(observation)[None, :], np.asarray(action_mask)[None, :])
         return int(self._choose(values)[0])
@@ -130,4 +143,6 @@ class WinOptimalAgent(BaseAgent):
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """Actions for a batch, decided with array code (rows read by
         :func:`dice_envs.encoding.decode_farkle_batch`)."""
+        if self._field is not None:
+            return self._field.act_batch(observations, action_masks)
         return self._choose(self.action_values(observations, action_masks))

@@ -1,0 +1,144 @@
+"""Farkle players that act from the exact N-player tables of :mod:`agents.solver.farkle_field`.
+
+* ``best-response:<field>`` (:func:`best_response_agent`): in whatever seat it sits, the best
+  response to the agent ``<field>`` (any spec :func:`agents.load` builds) in every other seat.
+* The all-seats equilibrium (:func:`equilibrium_agent`; ``win-optimal`` plays it at three or four
+  seats where the target is small enough to solve, see :data:`FIELD_TARGET_LIMIT`).
+
+At each decision the agent reads its turn's tables (:meth:`FieldSolution.turn`) and takes the
+action that maximises its chance of winning, breaking ties as the solver does: among the
+selections of the throw, the first in ``(points, dice left)`` order unless a later one is
+better by more than ``1e-12``, then banking unless throwing on is better by more than that.
+The tables are solved on first use, once per seat (they are costly: reduced targets only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from agents.base import BaseAgent, check_mask
+from agents.solver.farkle_field import FieldSolution, best_response, equilibrium
+from agents.solver.farkle_win import STEP
+from dice_envs.encoding import decode
+from dice_envs.engine import farkle_turn as turn
+from dice_envs.rules import ConfigError, FarkleRules
+from dice_envs.rules.farkle import BANK_FLAG
+
+__all__ = ["FIELD_TARGET_LIMIT", "SolvedSeatAgent", "best_response_agent", "equilibrium_agent"]
+
+#: The largest target (points) solved for each number of seats by the agents of this module
+#: (larger targets are refused: their solve would take hours).
+FIELD_TARGET_LIMIT = {2: 3000, 3: 1500, 4: 500}
+_TOL = 1e-12
+
+
+class SolvedSeatAgent(BaseAgent):
+    """Acts from ``solve(seat)``, the :class:`FieldSolution` whose maximising seat it plays."""
+
+    def __init__(
+        self,
+        rules: FarkleRules,
+        num_players: int,
+        solve: Callable[[int], FieldSolution],
+        spec: str,
+        seed: int | None = None,
+    ) -> None:
+        super().__init__(seed)
+        if not isinstance(rules, FarkleRules):
+            raise ConfigError(f"{spec} plays farkle, got rules for {getattr(rules, 'game', rules)!r}")
+        limit = FIELD_TARGET_LIMIT.get(num_players)
+        if limit is None or rules.target > limit:
+            known = ", ".join(f"{n} seats: {t}" for n, t in FIELD_TARGET_LIMIT.items())
+            raise ConfigError(
+                f"{spec} solves Farkle exactly at reduced targets only; got {num_players} seats with "
+                f"target {rules.target} (largest targets: {known})"
+            )
+        self.spec = spec
+        self.rules, self.num_players = rules, int(num_players)
+        self._solve = solve
+        self._solutions: dict[int, FieldSolution] = {}
+        self._turns: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
+
+    def solution(self, seat: int) -> FieldSolution:
+        """The tables of ``seat`` (solved on first use)."""
+        if seat not in self._solutions:
+            self._solutions[seat] = self._solve(seat)
+        return self._solutions[seat]
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        legal = check_mask(action_mask, self.rules)
+        view = decode(observation, self.rules, self.num_players)
+        seat, n = view.seat, self.num_players
+        totals = [0] * n
+        totals[seat] = view.banked
+        for i, other in enumerate(view.others_banked):
+            totals[(seat + 1 + i) % n] = other
+        sol = self.solution(seat)
+        key = (seat, tuple(totals), view.final_round)
+        if key not in self._turns:
+            self._turns[key] = sol.turn(totals, seat, view.final_round)
+        B, W = self._turns[key]
+        c = 0 if sol.seat is not None else seat
+        tt = turn.farkle_turn_tables()
+        throw = int(turn.throw_of_dice(tt, np.array([list(view.dice) + [0] * (6 - len(view.dice))]))[0])
+        options = []
+        for a in legal.tolist():
+            mask, bank = turn.split_action(a)
+            if bank:
+                continue
+            t2, left = turn.set_aside(tt, throw, view.turn_total, mask)
+            options.append((int(t2) // STEP, int(left), a))
+        best: tuple[float, int, bool] | None = None
+        for t2, left, a in sorted(options):  # the solver's order: points, then dice left
+            banks = bool(B[t2, c] >= 0 and B[t2, c] >= W[t2, left, c] - _TOL)
+            q = float(B[t2, c] if banks else W[t2, left, c])
+            if best is None or q > best[0] + _TOL:
+                best = (q, a, banks)
+        if best is None:
+            raise ValueError("the action mask has no legal selection")
+        _, a, banks = best
+        return int(a + BANK_FLAG) if banks else int(a)
+
+
+def best_response_agent(
+    field_spec: str, rules: FarkleRules, num_players: int, seed: int | None = None, cap: int = 0
+) -> SolvedSeatAgent:
+    """``best-response:<field_spec>``: the best response to ``field_spec`` in every other seat."""
+    import agents
+
+    def solve(seat: int) -> FieldSolution:
+        field = [
+            agents.load(field_spec, rules, num_players, seed=seed) for s in range(num_players) if s != seat
+        ]
+        return best_response(rules, field, seat, cap=cap)
+
+    agents.registry.check_spec(field_spec, rules)
+    return SolvedSeatAgent(rules, num_players, solve, f"best-response:{field_spec}", seed)
+
+
+def equilibrium_agent(
+    rules: FarkleRules,
+    num_players: int,
+    seed: int | None = None,
+    cap: int = 0,
+    solution: FieldSolution | None = None,
+) -> SolvedSeatAgent:
+    """Plays the all-seats equilibrium (one solve serves every seat; ``solution``: one already
+    solved by :func:`~agents.solver.farkle_field.equilibrium` for these rules and seats)."""
+    if solution is not None and (solution.seat is not None or solution.players != num_players):
+        raise ConfigError(f"solution must be the {num_players}-seat equilibrium, got {solution!r}")
+    if solution is not None and (solution.rules != rules or solution.cap != cap):
+        raise ConfigError(
+            f"solution is for {solution.rules} with cap {solution.cap}, not {rules} with cap {cap}"
+        )
+    shared = [] if solution is None else [solution]
+
+    def solve(seat: int) -> FieldSolution:
+        if not shared:
+            shared.append(equilibrium(rules, num_players, cap=cap))
+        return shared[0]
+
+    return SolvedSeatAgent(rules, num_players, solve, "win-optimal", seed)

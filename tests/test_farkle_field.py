@@ -1,0 +1,91 @@
+"""Exact N-player Farkle (:mod:`agents.solver.farkle_field`): the equilibrium and best responses
+agree with the two-player solver, the three-player equilibrium with play, bad input is refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import agents
+from agents.players.field_optimal import FIELD_TARGET_LIMIT
+from agents.players.win_optimal import WinOptimalAgent
+from agents.solver.farkle_field import best_response, equilibrium, exploitability
+from agents.solver.farkle_win import solve_farkle_win
+from dice_envs.encoding import encode
+from dice_envs.engine import new_game
+from dice_envs.rules import ConfigError, FarkleRules
+
+pytest.importorskip("numba")
+
+SMALL = FarkleRules(target=300)
+
+
+@pytest.fixture(scope="module")
+def three() -> object:
+    return equilibrium(SMALL, 3, cap=0)
+
+
+def test_two_player_equilibrium_is_the_two_player_solver() -> None:
+    two = solve_farkle_win(SMALL, cap=0, use_cache=False)
+    eq = equilibrium(SMALL, 2, cap=0)
+    assert np.abs(eq.values[0, ..., 0] - two.S0).max() < 1e-9
+    assert np.abs(eq.values[1, ..., 1] - two.S1).max() < 1e-9
+    assert eq.win_probability(0) == pytest.approx(two.win_probability(), abs=1e-9)
+
+
+def test_best_response_to_win_optimal_is_win_optimal_s_table() -> None:
+    two = solve_farkle_win(SMALL, cap=0, use_cache=False)
+    br = best_response(SMALL, [WinOptimalAgent(SMALL, 2, cap=0, solution=two)], seat=1, cap=0)
+    assert np.abs(br.values[1, ..., 0] - two.S1).max() < 1e-9
+    assert br.log[-1]["residual"] <= 1e-12
+
+
+def test_a_best_response_beats_what_the_equilibrium_leaves_a_weak_field() -> None:
+    br = best_response(SMALL, [agents.load("greedy", SMALL, 2)], seat=1, cap=0)
+    eq = equilibrium(SMALL, 2, cap=0)
+    assert br.win_probability() > eq.win_probability(1) + 0.01
+
+
+def test_three_player_values_are_chances_that_sum_to_one(three: object) -> None:
+    v = three.values  # type: ignore[attr-defined]
+    assert v.shape == (3, 6, 6, 6, 3)
+    assert np.allclose(v.sum(axis=-1), 1.0, atol=1e-9)
+    assert v.min() >= -1e-12 and v.max() <= 1 + 1e-12
+    assert three.log[-1]["residual"] <= 1e-12  # type: ignore[attr-defined]
+
+
+def test_three_win_optimal_seats_win_as_the_equilibrium_says(three: object) -> None:
+    bot = agents.load("win-optimal", SMALL, 3, solution=three)  # the solve above, shared
+    games, wins = 1500, np.zeros(3)
+    for seed in range(games):
+        g = new_game(SMALL, 3, seed=seed)
+        while not g.done:
+            p = g.current_player
+            g.apply(bot.act(encode(g, p), g.action_mask()))
+        top = np.array(g.banked) == max(g.banked)
+        wins += top / top.sum()
+    expected = np.array([three.win_probability(s) for s in range(3)])  # type: ignore[attr-defined]
+    se = np.sqrt(expected * (1 - expected) / games)
+    assert (np.abs(wins / games - expected) < 4 * se).all(), (wins / games, expected)
+
+
+def test_exploitability_sums_the_seats_best_responses() -> None:
+    ex = exploitability(SMALL, 2, lambda seat: agents.load("greedy", SMALL, 2), cap=0)
+    assert ex.nash_conv == pytest.approx(sum(ex.best_response) - 1.0)
+    assert ex.exploitability > 0.01
+
+
+def test_bad_input_is_refused_by_name() -> None:
+    with pytest.raises(ConfigError, match="seat must be 0 to 1"):
+        best_response(SMALL, [agents.load("greedy", SMALL, 2)], seat=2)
+    with pytest.raises(ConfigError, match="cap must be"):
+        equilibrium(SMALL, 2, cap=25)
+    with pytest.raises(ConfigError, match="players must be 2 to 8"):
+        equilibrium(SMALL, 1)
+    with pytest.raises(ConfigError, match="largest targets"):
+        agents.load("best-response:heuristic", FarkleRules(), 3)
+    with pytest.raises(ConfigError, match="not a person"):
+        agents.load("best-response:human", SMALL, 2)
+    with pytest.raises(ConfigError, match="unknown agent spec 'nope'"):
+        agents.load("best-response:nope", SMALL, 2)
+    assert FIELD_TARGET_LIMIT[2] >= SMALL.target
