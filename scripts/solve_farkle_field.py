@@ -132,7 +132,8 @@ def page(record: dict[str, Any]) -> str:
         "figure below and each solve's residual after every sweep. Each seat maximises its own "
         "chance of winning (`agents.solver.farkle_field.equilibrium`, default rules but the "
         "target, no turn limit). *Final round*: the part of the solve spent on the final round, "
-        "before the sweeps; *in all*: the whole solve, wall time. With two players the "
+        "before the sweeps; *in all*: the whole solve, wall time; *peak RSS*: the process's peak "
+        "resident memory by the end of the solve (its earlier solves included). With two players the "
         "`2-player check` is the largest difference of any turn-start value from "
         "`agents.solver.farkle_win.solve_farkle_win` (solved afresh).\n",
     ]
