@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -45,7 +46,7 @@ def test_two_seats_are_recorded_and_agree_with_the_two_player_solver(script, tmp
     record = json.loads((out / "farkle-multiplayer.json").read_text(encoding="utf-8"))
     [run] = record["runs"]
     assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", run["date"])
-    assert run["command"] == "python scripts/solve_farkle_field.py " + " ".join(argv)
+    assert run["command"] == shlex.join(["python", "scripts/solve_farkle_field.py", *argv])
     assert run["hardware"]["cpu"] and run["hardware"]["cores"] >= 1
     assert run["revision"]["version"] and run["cap"] == 0 and run["tol"] == script.TOL
     [solve] = run["solves"]
