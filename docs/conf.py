@@ -3,7 +3,8 @@
 Build: ``python -m sphinx -W --keep-going -b html docs docs/_build/html``. The game pages under
 ``docs/games/`` and their pictures under ``docs/_generated/`` are written by ``_ext/gamepages.py``
 at every build, the table of ``gym.make`` keywords by ``_ext/keywords.py`` and the index of the
-benchmark records (``docs/benchmarks/index.md``) by ``_ext/benchpages.py``.
+benchmark records (``docs/benchmarks/index.md``) by ``_ext/benchpages.py`` and the figures of the
+multi-player guide (``docs/_generated/farkle-multiplayer.inc``) by ``_ext/fieldfigures.py``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ extensions = [
     "gamepages",
     "keywords",
     "benchpages",
+    "fieldfigures",
 ]
 
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
