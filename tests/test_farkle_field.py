@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import agents
-from agents.players.field_optimal import FIELD_TARGET_LIMIT
+from agents.players.field_optimal import TARGET_LIMITS, equilibrium_agent
 from agents.players.win_optimal import WinOptimalAgent
 from agents.solver.farkle_field import best_response, equilibrium, exploitability
 from agents.solver.farkle_win import solve_farkle_win
@@ -82,10 +82,17 @@ def test_bad_input_is_refused_by_name() -> None:
         equilibrium(SMALL, 2, cap=25)
     with pytest.raises(ConfigError, match="players must be 2 to 8"):
         equilibrium(SMALL, 1)
-    with pytest.raises(ConfigError, match="largest targets"):
+    with pytest.raises(
+        ConfigError, match=r"best-response is solved at reduced targets only; got 3 seats with target 10000"
+    ):
         agents.load("best-response:heuristic", FarkleRules(), 3)
+    with pytest.raises(ConfigError, match="equilibrium is solved at reduced targets only"):
+        equilibrium_agent(SMALL, 4)
     with pytest.raises(ConfigError, match="not a person"):
         agents.load("best-response:human", SMALL, 2)
     with pytest.raises(ConfigError, match="unknown agent spec 'nope'"):
         agents.load("best-response:nope", SMALL, 2)
-    assert FIELD_TARGET_LIMIT[2] >= SMALL.target
+    assert TARGET_LIMITS["best-response"][2] >= SMALL.target
+    assert (
+        agents.load("win-optimal", FarkleRules(), 3)._field is None
+    )  # the approximation: too large to solve

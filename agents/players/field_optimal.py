@@ -2,8 +2,11 @@
 
 * ``best-response:<field>`` (:func:`best_response_agent`): in whatever seat it sits, the best
   response to the agent ``<field>`` (any spec :func:`agents.load` builds) in every other seat.
-* The all-seats equilibrium (:func:`equilibrium_agent`; ``win-optimal`` plays it at three or four
-  seats where the target is small enough to solve, see :data:`FIELD_TARGET_LIMIT`).
+* The all-seats equilibrium (:func:`equilibrium_agent`; ``win-optimal`` plays it at three seats
+  where the target is small enough to solve).
+
+:data:`TARGET_LIMITS` says which seats and targets each kind solves; larger games are refused (their
+solve would take hours: the :doc:`multi-player guide </guide/multiplayer>` has the measured costs).
 
 At each decision the agent reads its turn's tables (:meth:`FieldSolution.turn`) and takes the
 action that maximises its chance of winning, breaking ties as the solver does: among the
@@ -27,11 +30,28 @@ from dice_envs.engine import farkle_turn as turn
 from dice_envs.rules import ConfigError, FarkleRules
 from dice_envs.rules.farkle import BANK_FLAG
 
-__all__ = ["FIELD_TARGET_LIMIT", "SolvedSeatAgent", "best_response_agent", "equilibrium_agent"]
+__all__ = ["TARGET_LIMITS", "SolvedSeatAgent", "best_response_agent", "check_target", "equilibrium_agent"]
 
-#: The largest target (points) solved for each number of seats by the agents of this module
-#: (larger targets are refused: their solve would take hours).
-FIELD_TARGET_LIMIT = {2: 3000, 3: 1500, 4: 500}
+#: The largest target (points) each kind of agent solves, by number of seats. A best response
+#: costs far more than the equilibrium (it reads the field's play over every position).
+TARGET_LIMITS: dict[str, dict[int, int]] = {
+    "equilibrium": {3: 1000},
+    "best-response": {2: 1000, 3: 300},
+}
+
+
+def check_target(kind: str, rules: FarkleRules, num_players: int) -> None:
+    """``ConfigError`` unless :data:`TARGET_LIMITS` ``[kind]`` allows ``num_players`` seats at
+    ``rules.target``, naming the limits."""
+    limits = TARGET_LIMITS[kind]
+    if rules.target > limits.get(num_players, -1):
+        known = ", ".join(f"{n} seats: target <= {t}" for n, t in limits.items())
+        raise ConfigError(
+            f"the exact {kind} is solved at reduced targets only; got {num_players} seats with "
+            f"target {rules.target} (solved: {known})"
+        )
+
+
 _TOL = 1e-12
 
 
@@ -49,13 +69,6 @@ class SolvedSeatAgent(BaseAgent):
         super().__init__(seed)
         if not isinstance(rules, FarkleRules):
             raise ConfigError(f"{spec} plays farkle, got rules for {getattr(rules, 'game', rules)!r}")
-        limit = FIELD_TARGET_LIMIT.get(num_players)
-        if limit is None or rules.target > limit:
-            known = ", ".join(f"{n} seats: {t}" for n, t in FIELD_TARGET_LIMIT.items())
-            raise ConfigError(
-                f"{spec} solves Farkle exactly at reduced targets only; got {num_players} seats with "
-                f"target {rules.target} (largest targets: {known})"
-            )
         self.spec = spec
         self.rules, self.num_players = rules, int(num_players)
         self._solve = solve
@@ -116,6 +129,7 @@ def best_response_agent(
         return best_response(rules, field, seat, cap=cap)
 
     agents.registry.check_spec(field_spec, rules)
+    check_target("best-response", rules, num_players)
     return SolvedSeatAgent(rules, num_players, solve, f"best-response:{field_spec}", seed)
 
 
@@ -134,6 +148,7 @@ def equilibrium_agent(
         raise ConfigError(
             f"solution is for {solution.rules} with cap {solution.cap}, not {rules} with cap {cap}"
         )
+    check_target("equilibrium", rules, num_players)
     shared = [] if solution is None else [solution]
 
     def solve(seat: int) -> FieldSolution:

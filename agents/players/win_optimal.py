@@ -8,8 +8,8 @@ the best (ties: banking first, then the smallest action).
 a last turn; seat 1 doing so wins at once). The agent reads its seat from the observation's
 ``seat`` field (``farkle-v3``); ``seat=0`` or ``seat=1`` fixes it instead.
 
-**Three or four players.** Where the target is at most
-:data:`~agents.players.field_optimal.FIELD_TARGET_LIMIT` for the number of seats, the agent plays
+**Three or more players.** Where :data:`~agents.players.field_optimal.TARGET_LIMITS` allows the
+equilibrium for the number of seats and the target, the agent plays
 the exact all-seats equilibrium of :mod:`agents.solver.farkle_field` (every seat maximising its
 own chance of winning). Elsewhere (an approximation, not an optimum) it plays the two-player
 policy of seat 0 against the strongest other seat (the highest banked total), and in the last
@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import BaseAgent, check_mask
-from agents.players.field_optimal import FIELD_TARGET_LIMIT, equilibrium_agent
+from agents.players.field_optimal import TARGET_LIMITS, equilibrium_agent
 from agents.solver.farkle_field import FieldSolution
 from agents.solver.farkle_win import DEFAULT_CAP, STEP, FarkleWinSolution, solve_farkle_win
 from dice_envs.encoding import FarkleBatchView, decode_farkle_batch
@@ -66,7 +66,7 @@ class WinOptimalAgent(BaseAgent):
         self._solution = solution if not isinstance(solution, FieldSolution) else None
         self._cap = cap
         self._field: BaseAgent | None = None
-        if self.num_players > 2 and rules.target <= FIELD_TARGET_LIMIT.get(self.num_players, -1):
+        if self.num_players > 2 and rules.target <= TARGET_LIMITS["equilibrium"].get(self.num_players, -1):
             field = solution if isinstance(solution, FieldSolution) else None
             self._field = equilibrium_agent(rules, self.num_players, seed=seed, solution=field)
 
