@@ -14,6 +14,7 @@ dice_envs.rules.config.ConfigError: agent spec 'optimal' is not available for fa
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -367,7 +368,8 @@ def _load_builtin(resolved: AgentSpec, num_players: int, seed: int | None, kwarg
         from agents.players.field_optimal import best_response_agent
 
         field = spec.strip()[len(_BEST_RESPONSE) :].strip()
-        return best_response_agent(field, rules, num_players, seed=seed, **kwargs)
+        make_field = functools.partial(load, field, rules, num_players, seed=seed)
+        return best_response_agent(field, make_field, rules, num_players, seed=seed, **kwargs)
     args: tuple[Any, ...] = (rules,)
     if key == "human":
         from agents.players.human import HumanAgent

@@ -35,9 +35,15 @@ def builtin_specs(game: str) -> list[str]:
         "threshold:N": "threshold:500",
         "planner:<model>": "planner:pretrained:farkle-scratch",
         "search:<model>": "search:pretrained:" + ("farkle-scratch" if game == "farkle" else f"{game}-search"),
+        "best-response:<spec>": "best-response:greedy",
     }
     specs = [examples.get(s, s) for s in known_specs(game) if s not in not_seats]
     return specs + (["pretrained:farkle"] if game == "farkle" else [])
+
+
+def reduced(spec: str) -> dict:
+    """A best response is solved at reduced targets only (``TARGET_LIMITS``): it plays at 300."""
+    return {"target": 300} if spec.startswith("best-response:") else {}
 
 
 GAME_OF = {env_id: module for env_id, (module, _, _) in ENV_IDS.items()}
@@ -181,7 +187,7 @@ def test_builtin_opponents_play_inside_step(env_id, spec):
     if spec.startswith(("pretrained:", "planner:", "search:")):  # a shipped bot plays its card's rules
         env = gym.make(env_id, opponents=[spec], seat=0, reward="score")
     else:
-        env = make(env_id, opponents=[spec], seat=0, reward="score")
+        env = make(env_id, opponents=[spec], seat=0, reward="score", **reduced(spec))
     rewards, info, _ = rollout(env, seed=2)
     g = env.game
     assert g.done

@@ -207,6 +207,7 @@ def _seat_specs(game: str) -> list[str]:
         "threshold:N": "threshold:500",
         "planner:<model>": "planner:pretrained:farkle-scratch",
         "search:<model>": "search:pretrained:" + ("farkle-scratch" if game == "farkle" else f"{game}-search"),
+        "best-response:<spec>": "best-response:greedy",
     }
     specs = [examples.get(s, s) for s in known_specs(game) if s not in not_seats]
     return specs + (["pretrained:farkle"] if game == "farkle" else [])
@@ -223,6 +224,8 @@ def test_every_builtin_agent_plays_a_whole_game(module, spec):
     import agents
 
     rules = {} if spec.startswith(("pretrained:", "planner:", "search:")) else small(module)
+    if spec.startswith("best-response:"):
+        rules = {"target": 300}  # solved at reduced targets only (TARGET_LIMITS)
     env = module.env(num_players=2, **rules)
     env.reset(seed=5)
     game = module.raw_env.game_name

@@ -62,6 +62,8 @@ def builtin_specs(game: str) -> list[str]:
         elif spec == "search:<model>":
             model = "farkle-scratch-ppo" if game == "farkle" else f"{game}-search"
             specs.append(f"search:pretrained:{model}")
+        elif spec == "best-response:<spec>":
+            specs.append("best-response:greedy")
         elif spec == "pretrained:<name>":
             specs += _pretrained(game)
         elif spec not in ("human", "a path to a .zip model"):
@@ -70,6 +72,11 @@ def builtin_specs(game: str) -> list[str]:
 
 
 CASES = [(game, spec) for game in ENV_IDS for spec in builtin_specs(game)]
+
+
+def _reduced(spec: str) -> dict:
+    """A best response is solved at reduced targets only (``TARGET_LIMITS``): it plays at 300."""
+    return {"target": 300} if spec.startswith("best-response:") else {}
 
 
 def _needs_torch(spec: str) -> None:
@@ -104,7 +111,7 @@ def test_the_spec_list_covers_every_kind_of_builtin_agent() -> None:
 def test_gymnasium_env_pickles_mid_game_and_plays_on(game: str, spec: str) -> None:
     _needs_torch(spec)
     quick = spec not in PICKLE_ONLY
-    env = gym.make(ENV_IDS[game], opponents=[spec], seat=None if quick else 0)
+    env = gym.make(ENV_IDS[game], opponents=[spec], seat=None if quick else 0, **_reduced(spec))
     obs, info = env.reset(seed=3)
     rng = np.random.default_rng(0)
     for _ in range(6 if quick else 0):  # a few moves, the opponent's included
@@ -130,7 +137,7 @@ def test_vector_env_with_opponents_pickles_mid_game_and_plays_on(game: str) -> N
     specs = [s for s in builtin_specs(game) if s not in PICKLE_ONLY and s != "optimal"]
     for spec in specs:
         _needs_torch(spec)
-        env = VECTOR[game](num_envs=3, opponents=[spec])
+        env = VECTOR[game](num_envs=3, opponents=[spec], **_reduced(spec))
         _, info = env.reset(seed=5)
         rng = np.random.default_rng(1)
         for _ in range(5):

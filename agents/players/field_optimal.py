@@ -116,20 +116,44 @@ class SolvedSeatAgent(BaseAgent):
         return int(a + BANK_FLAG) if banks else int(a)
 
 
+class _BestResponseSolve:
+    """``seat`` -> the best response to ``make_field()`` in every other seat (a class, not a
+    closure, so the agent pickles)."""
+
+    def __init__(self, make_field: Callable[[], Any], rules: FarkleRules, num_players: int, cap: int) -> None:
+        self.make_field, self.rules, self.num_players, self.cap = make_field, rules, num_players, cap
+
+    def __call__(self, seat: int) -> FieldSolution:
+        field = [self.make_field() for s in range(self.num_players) if s != seat]
+        return best_response(self.rules, field, seat, cap=self.cap)
+
+
+class _EquilibriumSolve:
+    """Every seat -> the one all-seats equilibrium, solved on first use."""
+
+    def __init__(
+        self, rules: FarkleRules, num_players: int, cap: int, solution: FieldSolution | None
+    ) -> None:
+        self.rules, self.num_players, self.cap, self.solution = rules, num_players, cap, solution
+
+    def __call__(self, seat: int) -> FieldSolution:
+        if self.solution is None:
+            self.solution = equilibrium(self.rules, self.num_players, cap=self.cap)
+        return self.solution
+
+
 def best_response_agent(
-    field_spec: str, rules: FarkleRules, num_players: int, seed: int | None = None, cap: int = 0
+    field_spec: str,
+    make_field: Callable[[], Any],
+    rules: FarkleRules,
+    num_players: int,
+    seed: int | None = None,
+    cap: int = 0,
 ) -> SolvedSeatAgent:
-    """``best-response:<field_spec>``: the best response to ``field_spec`` in every other seat."""
-    import agents
-
-    def solve(seat: int) -> FieldSolution:
-        field = [
-            agents.load(field_spec, rules, num_players, seed=seed) for s in range(num_players) if s != seat
-        ]
-        return best_response(rules, field, seat, cap=cap)
-
-    agents.registry.check_spec(field_spec, rules)
+    """``best-response:<field_spec>``: the best response to ``make_field()`` (a fresh agent of
+    ``field_spec``, built by the caller: the registry sits above this module) in every other seat."""
     check_target("best-response", rules, num_players)
+    solve = _BestResponseSolve(make_field, rules, num_players, cap)
     return SolvedSeatAgent(rules, num_players, solve, f"best-response:{field_spec}", seed)
 
 
@@ -149,11 +173,5 @@ def equilibrium_agent(
             f"solution is for {solution.rules} with cap {solution.cap}, not {rules} with cap {cap}"
         )
     check_target("equilibrium", rules, num_players)
-    shared = [] if solution is None else [solution]
-
-    def solve(seat: int) -> FieldSolution:
-        if not shared:
-            shared.append(equilibrium(rules, num_players, cap=cap))
-        return shared[0]
-
+    solve = _EquilibriumSolve(rules, num_players, cap, solution)
     return SolvedSeatAgent(rules, num_players, solve, "win-optimal", seed)
