@@ -15,7 +15,9 @@ intervals) and the folder it wrote. Without ``--out`` the folder is ``runs/eval-
 ``runs/eval-<game>-2``, ``-3``, ... when that one holds an earlier run. A given ``--out`` is checked
 before any game is played: files of an earlier run there are not overwritten without ``--force``.
 ``--backend ray [--address ...]`` spreads the games over a Ray cluster (same results as the local
-pool for the same seed). Exit status 2 on bad input.
+pool for the same seed). ``--exploitability`` (Farkle at the seats and reduced targets the
+solver covers) adds each agent's exact exploitability, ``OUT/exploitability.json``. Exit status 2
+on bad input.
 """
 
 from __future__ import annotations
@@ -27,11 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from agents.commands.cli import add_rules_option, error
-from agents.evaluation import OUTPUT_FILES, evaluate, parse_rule_overrides, write_outputs
+from agents.evaluation import OUTPUT_FILES, default_players, evaluate, parse_rule_overrides, write_outputs
 from agents.players.human import isatty
 from agents.registry import check_seed_arg
 from dice_envs.io import check_out_dir, fresh_folder
-from dice_envs.rules import GAMES, ConfigError, rules_class
+from dice_envs.rules import GAMES, ConfigError, make_rules, rules_class
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -71,6 +73,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip the exact references (regret of scorecard solitaire agents, win-rate deficit of "
         "2-player Farkle agents against win-optimal; written to OUT/exact.json)",
+    )
+    p.add_argument(
+        "--exploitability",
+        action="store_true",
+        help="farkle at a reduced target (agents.players.field_optimal.TARGET_LIMITS['best-response']): "
+        "also each agent's exact exploitability at these rules and seats (costly; written to "
+        "OUT/exploitability.json)",
     )
     p.add_argument(
         "--record-games",
@@ -142,11 +151,19 @@ def main(argv: list[str] | None = None) -> int:
         return error(exc)
     if any(a.strip().lower() == "human" for a in args.agents) and not isatty(sys.stdin):
         return error("--agents human needs a terminal (stdin is not a tty)")
-    try:  # the output folder is checked before any game is played
+    try:  # the rules of --exploitability and the output folder are checked before any game is played
+        overrides = parse_rule_overrides(args.rules)
+        files = OUTPUT_FILES
+        if args.exploitability:
+            from agents.evaluation.exploitability import EXPLOITABILITY_FILE, check_exploitability
+
+            rules = make_rules(args.game, **overrides)
+            check_exploitability(rules, default_players(rules) if args.players is None else args.players)
+            files = (*files, EXPLOITABILITY_FILE)
         if args.out is None:  # a new folder, never an earlier run's (as dice-envs train picks)
             args.out = fresh_folder(Path("runs") / f"eval-{rules_class(args.game)().game}")
             print(f"no --out given: writing to {args.out}", file=sys.stderr)
-        check_out_dir(args.out, args.force, files=OUTPUT_FILES)
+        check_out_dir(args.out, args.force, files=files)
         if args.record_games is not None and args.record_games.exists() and not args.force:
             raise ConfigError(f"--record-games {args.record_games} exists; pass --force to overwrite it")
     except (ConfigError, OSError) as exc:
@@ -158,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             games=args.games,
             players=args.players,
             seed=args.seed,
-            rules=parse_rule_overrides(args.rules),
+            rules=overrides,
             workers=args.workers,
             progress=not args.quiet,
             optimum=not args.no_optimum,
@@ -189,6 +206,20 @@ def main(argv: list[str] | None = None) -> int:
             paths["exact"] = write_json(args.out / "exact.json", refs)
             if not args.quiet:
                 print("\n".join(exact_table(refs)))
+    if args.exploitability:
+        from agents.evaluation.exploitability import agent_exploitability, exploitability_table
+        from agents.evaluation.regret import write_json
+
+        try:
+            found = {
+                spec: agent_exploitability(spec, result.rules, result.players, seed=args.seed)
+                for spec in result.agents
+            }
+        except ConfigError as exc:  # an agent the solver refuses
+            return error(exc)
+        paths["exploitability"] = write_json(args.out / EXPLOITABILITY_FILE, found)
+        if not args.quiet:
+            print("\n".join(exploitability_table(found)))
     if not args.quiet:
         print(format_table(result.summary()))
         names = ", ".join(p.name for p in paths.values())

@@ -2,7 +2,8 @@
 
 Each table is ranked by the least noisy measure its game has; every ``±`` and ``[..]`` is a 95%
 confidence interval. Each run's ``results.json``, ``games.csv``, plots and ``regret.json`` go to
-``--runs DIR/<game>-<mode>/``.
+``--runs DIR/<game>-<mode>/`` (``exploitability.json``, with ``--exploitability-target``, to
+``DIR/farkle-<N>p/``).
 
     dice-envs leaderboard --out leaderboard.md           # default budget, under 10 minutes on 2 cores
     dice-envs leaderboard --games 1000 --regret-games 1000 --tournament-games 300  # tighter intervals
@@ -31,6 +32,7 @@ from agents.commands import leaderboard_tables as tables
 from agents.commands.benchmark.rates import available_cores, cpu_name
 from agents.commands.cli import error
 from agents.evaluation import OUTPUT_FILES, evaluate, write_outputs
+from agents.evaluation.exploitability import EXPLOITABILITY_FILE, agent_exploitability, check_exploitability
 from agents.players import model as _model
 from agents.registry import check_seed_arg, known_specs, load
 from dice_envs.io import atomic_write_text, check_out_dir
@@ -113,6 +115,26 @@ def _one_regret(spec: str, rules: RuleConfig, games: int, seed: int) -> Any:
     return scorecard_regret(spec, rules, games=games, seed=seed)
 
 
+def _pool_map(run: Any, jobs: list[str], workers: int | None, desc: str | None) -> dict[str, Any]:
+    """``run(job)`` per job, one job per process of a pool of ``workers`` (default: all cores; 1
+    runs here); a progress bar named ``desc`` unless it is None."""
+    n = min((os.cpu_count() or 1) if workers is None else workers, len(jobs))
+    with contextlib.ExitStack() as stack:
+        results: Iterable[Any] = map(run, jobs)
+        if n > 1:
+            import multiprocessing as mp
+            from concurrent.futures import ProcessPoolExecutor
+
+            ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+            pool = stack.enter_context(ProcessPoolExecutor(n, mp_context=ctx, initializer=_one_thread))
+            results = pool.map(run, jobs)
+        if desc is not None:
+            from tqdm.auto import tqdm
+
+            results = tqdm(results, total=len(jobs), desc=desc, unit="agent", dynamic_ncols=True)
+        return dict(zip(jobs, results, strict=True))
+
+
 def regrets(
     rules: RuleConfig, specs: Sequence[str], games: int, seed: int, workers: int | None, progress: bool
 ) -> dict[str, Any]:
@@ -124,36 +146,48 @@ def regrets(
     jobs = [s for s in specs if not (farkle and s == tables.REFERENCE)]
     jobs.sort(key=lambda s: not s.startswith("pretrained:"))  # the slowest first
     run = partial(_one_regret, rules=rules, games=games, seed=seed)
-    n = min((os.cpu_count() or 1) if workers is None else workers, len(jobs))
-    with contextlib.ExitStack() as stack:
-        results: Iterable[Any] = map(run, jobs)
-        if n > 1:
-            import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor
-
-            ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-            pool = stack.enter_context(ProcessPoolExecutor(n, mp_context=ctx, initializer=_one_thread))
-            results = pool.map(run, jobs)
-        if progress:
-            from tqdm.auto import tqdm
-
-            results = tqdm(
-                results, total=len(jobs), desc=f"{rules.game} regret", unit="agent", dynamic_ncols=True
-            )
-        done = dict(zip(jobs, results, strict=True))
+    done = _pool_map(run, jobs, workers, f"{rules.game} regret" if progress else None)
     out = {s: done[s] for s in specs if s in done}
     if farkle and tables.REFERENCE in specs:
         out[tables.REFERENCE] = tables.reference_result()
     return out
 
 
-def run_folders(runs: Path, games: Sequence[str]) -> list[Path]:
-    """The per-run output folders of a leaderboard over ``games``."""
+def _one_exploitability(spec: str, rules: FarkleRules, players: int, seed: int) -> dict[str, Any] | str:
+    """:func:`agent_exploitability` of ``spec``, or why it cannot be measured."""
+    try:
+        return agent_exploitability(spec, rules, players, seed=seed)
+    except (ConfigError, FileNotFoundError, ImportError) as exc:
+        return str(exc)
+
+
+def exploitabilities(
+    rules: FarkleRules, players: int, specs: Sequence[str], seed: int, workers: int | None, progress: bool
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Per spec, :func:`agent_exploitability` with ``players`` seats (one agent per process of a
+    pool of ``workers``), and per spec that could not be measured (not built for these rules, or
+    refused by the solver), why."""
+    jobs = sorted(specs, key=lambda s: not s.startswith("pretrained:"))  # the slowest first
+    run = partial(_one_exploitability, rules=rules, players=players, seed=seed)
+    done = _pool_map(run, jobs, workers, f"farkle {players}p exploitability" if progress else None)
+    found = {s: done[s] for s in specs if isinstance(done[s], dict)}
+    return found, {s: done[s] for s in specs if isinstance(done[s], str)}
+
+
+def run_folders(runs: Path, games: Sequence[str], exploitability_seats: int | None = None) -> list[Path]:
+    """The per-run output folders of a leaderboard over ``games`` (with the exploitability of
+    Farkle at ``exploitability_seats`` seats when given)."""
     folders = [runs / f"{game}-solitaire" for game in games]
-    return folders + ([runs / "farkle-2p"] if "farkle" in games else [])
+    if "farkle" in games:
+        folders.append(runs / "farkle-2p")
+        if exploitability_seats not in (None, 2):
+            folders.append(runs / f"farkle-{exploitability_seats}p")
+    return folders
 
 
-def check_outputs(out: Path, runs: Path, games: Sequence[str], force: bool) -> None:
+def check_outputs(
+    out: Path, runs: Path, games: Sequence[str], force: bool, exploitability_seats: int | None = None
+) -> None:
     """Refuse (``OSError`` naming the path) outputs that exist, unless ``force``, or cannot be written."""
     if out.is_dir():
         raise IsADirectoryError(f"--out {out} is a folder; give the markdown file to write")
@@ -163,8 +197,9 @@ def check_outputs(out: Path, runs: Path, games: Sequence[str], force: bool) -> N
         check_out_dir(out.parent if str(out.parent) else Path("."), force=True)
     except OSError as exc:
         raise type(exc)(f"--out {out}: {exc}") from None
-    for folder in run_folders(runs, games):
-        check_out_dir(folder, force, files=(*OUTPUT_FILES, REGRET_FILE), flag="--runs")
+    files = (*OUTPUT_FILES, REGRET_FILE, EXPLOITABILITY_FILE)
+    for folder in run_folders(runs, games, exploitability_seats):
+        check_out_dir(folder, force, files=files, flag="--runs")
 
 
 def check_numbers(args: argparse.Namespace) -> None:
@@ -180,6 +215,15 @@ def check_numbers(args: argparse.Namespace) -> None:
         if value is not None and value < 1:
             raise ConfigError(f"{flag} must be a positive integer, got {value}")
     check_seed_arg(args.seed, "--seed", none=False)
+    if args.exploitability_target is not None:
+        if "farkle" not in args.only:
+            raise ConfigError("--exploitability-target measures farkle agents: include farkle in --only")
+        check_exploitability(exploitability_rules(args), args.exploitability_seats)
+
+
+def exploitability_rules(args: argparse.Namespace) -> FarkleRules:
+    """The Farkle rules of the exploitability section: the default rules at its target."""
+    return make_rules("farkle", target=args.exploitability_target)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -218,11 +262,27 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="no regret tables (scorecard tables ranked by mean score) and no win-optimal",
     )
+    ap.add_argument(
+        "--exploitability-target",
+        type=int,
+        default=None,
+        metavar="T",
+        help="add a table of Farkle agents ranked by their exact exploitability at this (reduced) "
+        "target; costly, off by default",
+    )
+    ap.add_argument(
+        "--exploitability-seats",
+        type=int,
+        default=3,
+        metavar="N",
+        help="seats of the exploitability table (default 3)",
+    )
     args = ap.parse_args(argv)
     args.only = list(dict.fromkeys(args.only))  # a game named twice is played once
     try:  # every number and output checked before any game is played
         check_numbers(args)
-        check_outputs(args.out, args.runs, args.only, args.force)
+        seats = None if args.exploitability_target is None else args.exploitability_seats
+        check_outputs(args.out, args.runs, args.only, args.force, seats)
     except (ConfigError, OSError) as exc:
         return error(exc)
     try:
@@ -244,7 +304,8 @@ def page_command(args: argparse.Namespace) -> str:
     it goes, how many processes play it or how much it prints).
 
     >>> page_command(argparse.Namespace(games=300, regret_games=300, tournament_games=100,
-    ...     farkle_solitaire_games=None, seed=0, only=["farkle"], no_exact=True))
+    ...     farkle_solitaire_games=None, seed=0, only=["farkle"], no_exact=True,
+    ...     exploitability_target=None, exploitability_seats=3))
     'dice-envs leaderboard --games 300 --tournament-games 100 --seed 0 --only farkle --no-exact'
     """
     words = [f"dice-envs leaderboard --games {args.games}"]
@@ -258,6 +319,9 @@ def page_command(args: argparse.Namespace) -> str:
         words.append("--only " + " ".join(args.only))
     if args.no_exact:
         words.append("--no-exact")
+    if args.exploitability_target is not None:
+        words.append(f"--exploitability-target {args.exploitability_target}")
+        words.append(f"--exploitability-seats {args.exploitability_seats}")
     return " ".join(words)
 
 
@@ -288,6 +352,8 @@ def build_page(args: argparse.Namespace) -> list[str]:
         md += _solitaire(game, args)
         if game == "farkle":
             md += _two_player_farkle(args)
+            if args.exploitability_target is not None:
+                md += _farkle_exploitability(args)
     md.append(f"Total time {time.perf_counter() - t_start:.0f} s.")
     return md
 
@@ -346,6 +412,23 @@ def _two_player_farkle(args: argparse.Namespace) -> list[str]:
     md += tables.tournament_section(res.summary(), exact_above=not args.no_exact)
     md += [f"_{time.perf_counter() - t0:.0f} s; win-rate matrix: `{folder}/win_matrix.png`_", ""]
     return md
+
+
+def _farkle_exploitability(args: argparse.Namespace) -> list[str]:
+    """The Farkle agents ranked by exploitability at the seats and target of the options."""
+    from agents.evaluation.regret import write_json
+
+    t0 = time.perf_counter()
+    rules, players = exploitability_rules(args), args.exploitability_seats
+    found, skipped = exploitabilities(
+        rules, players, candidate_specs("farkle"), args.seed, args.workers, not args.quiet
+    )
+    folder = args.runs / f"farkle-{players}p"
+    folder.mkdir(parents=True, exist_ok=True)
+    saved = {"players": players, "target": rules.target, "agents": found, "skipped": skipped}
+    write_json(folder / EXPLOITABILITY_FILE, saved, overwrite=args.force)
+    md = tables.exploitability_section(found, skipped, players, rules.target)
+    return [*md, f"_{time.perf_counter() - t0:.0f} s; figures: `{folder / EXPLOITABILITY_FILE}`_", ""]
 
 
 def _write_regrets(path: Path, found: dict[str, Any], force: bool) -> None:

@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agents.evaluation.exploitability import exploitability_table
 from agents.evaluation.regret import FARKLE_MISTAKES, FarkleRegretResult, RegretResult
 
 __all__ = [
     "REFERENCE",
+    "exploitability_section",
     "farkle_regret_section",
     "farkle_regret_table",
     "farkle_solitaire_section",
@@ -214,4 +216,29 @@ def farkle_solitaire_section(summary: dict[str, Any]) -> list[str]:
             f"| {rank} | `{spec}` | {s['mean_turns']:.1f} | {s['target_rate']:.1%} | "
             f"{_f(s['mean_turns_to_target'])} | {s['mean_score']:.0f} ± {half:.0f} |"
         )
+    return [*lines, ""]
+
+
+# ------------------------------------------------------------------------ N-player Farkle
+def exploitability_section(
+    found: Mapping[str, dict[str, Any]], skipped: Mapping[str, str], players: int, target: int
+) -> list[str]:
+    """The Farkle agents at ``players`` seats and ``target`` ranked by exploitability (rows of
+    :func:`~agents.evaluation.exploitability.exploitability_table`), then the agents not measured
+    and why."""
+    lines = [
+        f"## farkle — {players} players at target {target}, ranked by exploitability",
+        "",
+        "Exact, no games played: the agent sits in every seat but one and the remaining seat plays "
+        "its exact best response (`agents.solver.farkle_field`, the multi-player guide), once per "
+        "seat. Best response in seat s: that seat's chance of winning. NashConv: the sum of those "
+        f"chances minus 1; exploitability: NashConv / {players}, what a best-responding seat gains "
+        f"over its fair share of 1/{players} on average (0: no seat can exploit the agent). The "
+        "solved game has no turn limit and banks once a seat reaches the target with the lead.",
+        "",
+        *(exploitability_table(dict(found)) or ["No agent could be measured."]),
+    ]
+    if skipped:
+        lines += ["", "Not measured:", ""]
+        lines += [f"- `{spec}`: {why}" for spec, why in skipped.items()]
     return [*lines, ""]
