@@ -225,7 +225,7 @@ def test_every_builtin_agent_plays_a_whole_game(module, spec):
 
     rules = {} if spec.startswith(("pretrained:", "planner:", "search:")) else small(module)
     if spec.startswith("best-response:"):
-        rules = {"target": 300}  # solved at reduced targets only (TARGET_LIMITS)
+        rules = {"target": 300, "bank_minimum": 50}  # solved at reduced targets only (TARGET_LIMITS)
     env = module.env(num_players=2, **rules)
     env.reset(seed=5)
     game = module.raw_env.game_name

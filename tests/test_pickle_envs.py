@@ -38,7 +38,11 @@ AEC = [spiffel_v0, dice_poker_v0, yahtzee_v0, farkle_v1]
 #: Specs that are pickled before their first move only: their first move solves a table for
 #: minutes (win-optimal, the planner's turn search), or building them does (the exact solitaire
 #: optimum of the 15-box games; Spiffel's is tried in play, the same class).
-PICKLE_ONLY = {"win-optimal", "planner:pretrained:farkle-scratch-ppo"}
+PICKLE_ONLY = {
+    "win-optimal",
+    "planner:pretrained:farkle-scratch-ppo",
+    "search:pretrained:farkle-scratch-ppo",  # a planner over the same model
+}
 NOT_BUILT = {("optimal", "dice_poker"), ("optimal", "yahtzee")}
 
 
@@ -75,8 +79,9 @@ CASES = [(game, spec) for game in ENV_IDS for spec in builtin_specs(game)]
 
 
 def _reduced(spec: str) -> dict:
-    """A best response is solved at reduced targets only (``TARGET_LIMITS``): it plays at 300."""
-    return {"target": 300} if spec.startswith("best-response:") else {}
+    """A best response is solved at reduced targets only (``TARGET_LIMITS``): it plays to 300
+    with a bank minimum of 50 (its solve four times cheaper than at the default minimum)."""
+    return {"target": 300, "bank_minimum": 50} if spec.startswith("best-response:") else {}
 
 
 def _needs_torch(spec: str) -> None:
