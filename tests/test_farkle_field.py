@@ -70,7 +70,10 @@ def test_three_win_optimal_seats_win_as_the_equilibrium_says(three: object) -> N
 
 
 def test_exploitability_sums_the_seats_best_responses() -> None:
-    ex = exploitability(SMALL, 2, lambda seat: agents.load("greedy", SMALL, 2), cap=0)
+    cheap = FarkleRules(target=300, bank_minimum=50)  # short turns: a fourth of SMALL's solve
+    ex = exploitability(cheap, 2, lambda seat: agents.load("greedy", cheap, 2), cap=0)
+    by_seat = [best_response(cheap, [agents.load("greedy", cheap, 2)], seat, cap=0) for seat in (0, 1)]
+    assert ex.best_response == pytest.approx([br.win_probability() for br in by_seat], abs=1e-12)
     assert ex.nash_conv == pytest.approx(sum(ex.best_response) - 1.0)
     assert ex.exploitability > 0.01
 
