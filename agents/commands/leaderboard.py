@@ -2,8 +2,8 @@
 
 Each table is ranked by the least noisy measure its game has; every ``±`` and ``[..]`` is a 95%
 confidence interval. Each run's ``results.json``, ``games.csv``, plots and ``regret.json`` go to
-``--runs DIR/<game>-<mode>/`` (``exploitability.json``, with ``--exploitability-target``, to
-``DIR/farkle-<N>p/``).
+``--runs DIR/<game>-<mode>/``; the opt-in N-seat Farkle section (``--field-target``,
+:mod:`agents.commands.leaderboard_field`) writes to ``DIR/farkle-<N>p/``.
 
     dice-envs leaderboard --out leaderboard.md           # default budget, under 10 minutes on 2 cores
     dice-envs leaderboard --games 1000 --regret-games 1000 --tournament-games 300  # tighter intervals
@@ -28,11 +28,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from agents.commands import leaderboard_field as field
 from agents.commands import leaderboard_tables as tables
 from agents.commands.benchmark.rates import available_cores, cpu_name
 from agents.commands.cli import error
 from agents.evaluation import OUTPUT_FILES, evaluate, write_outputs
-from agents.evaluation.exploitability import EXPLOITABILITY_FILE, agent_exploitability, check_exploitability
 from agents.players import model as _model
 from agents.registry import check_seed_arg, known_specs, load
 from dice_envs.io import atomic_write_text, check_out_dir
@@ -153,40 +153,15 @@ def regrets(
     return out
 
 
-def _one_exploitability(spec: str, rules: FarkleRules, players: int, seed: int) -> dict[str, Any] | str:
-    """:func:`agent_exploitability` of ``spec``, or why it cannot be measured."""
-    try:
-        return agent_exploitability(spec, rules, players, seed=seed)
-    except (ConfigError, FileNotFoundError, ImportError) as exc:
-        return str(exc)
-
-
-def exploitabilities(
-    rules: FarkleRules, players: int, specs: Sequence[str], seed: int, workers: int | None, progress: bool
-) -> tuple[dict[str, Any], dict[str, str]]:
-    """Per spec, :func:`agent_exploitability` with ``players`` seats (one agent per process of a
-    pool of ``workers``), and per spec that could not be measured (not built for these rules, or
-    refused by the solver), why."""
-    jobs = sorted(specs, key=lambda s: not s.startswith("pretrained:"))  # the slowest first
-    run = partial(_one_exploitability, rules=rules, players=players, seed=seed)
-    done = _pool_map(run, jobs, workers, f"farkle {players}p exploitability" if progress else None)
-    found = {s: done[s] for s in specs if isinstance(done[s], dict)}
-    return found, {s: done[s] for s in specs if isinstance(done[s], str)}
-
-
-def run_folders(runs: Path, games: Sequence[str], exploitability_seats: int | None = None) -> list[Path]:
-    """The per-run output folders of a leaderboard over ``games`` (with the exploitability of
-    Farkle at ``exploitability_seats`` seats when given)."""
+def run_folders(runs: Path, games: Sequence[str], field_folder: Path | None = None) -> list[Path]:
+    """The per-run output folders of a leaderboard over ``games`` (and of its N-seat section)."""
     folders = [runs / f"{game}-solitaire" for game in games]
-    if "farkle" in games:
-        folders.append(runs / "farkle-2p")
-        if exploitability_seats not in (None, 2):
-            folders.append(runs / f"farkle-{exploitability_seats}p")
-    return folders
+    folders += [runs / "farkle-2p"] if "farkle" in games else []
+    return folders + ([field_folder] if field_folder is not None and field_folder not in folders else [])
 
 
 def check_outputs(
-    out: Path, runs: Path, games: Sequence[str], force: bool, exploitability_seats: int | None = None
+    out: Path, runs: Path, games: Sequence[str], force: bool, field_folder: Path | None = None
 ) -> None:
     """Refuse (``OSError`` naming the path) outputs that exist, unless ``force``, or cannot be written."""
     if out.is_dir():
@@ -197,8 +172,8 @@ def check_outputs(
         check_out_dir(out.parent if str(out.parent) else Path("."), force=True)
     except OSError as exc:
         raise type(exc)(f"--out {out}: {exc}") from None
-    files = (*OUTPUT_FILES, REGRET_FILE, EXPLOITABILITY_FILE)
-    for folder in run_folders(runs, games, exploitability_seats):
+    files = (*OUTPUT_FILES, REGRET_FILE, *field.FIELD_FILES)
+    for folder in run_folders(runs, games, field_folder):
         check_out_dir(folder, force, files=files, flag="--runs")
 
 
@@ -215,15 +190,7 @@ def check_numbers(args: argparse.Namespace) -> None:
         if value is not None and value < 1:
             raise ConfigError(f"{flag} must be a positive integer, got {value}")
     check_seed_arg(args.seed, "--seed", none=False)
-    if args.exploitability_target is not None:
-        if "farkle" not in args.only:
-            raise ConfigError("--exploitability-target measures farkle agents: include farkle in --only")
-        check_exploitability(exploitability_rules(args), args.exploitability_seats)
-
-
-def exploitability_rules(args: argparse.Namespace) -> FarkleRules:
-    """The Farkle rules of the exploitability section: the default rules at its target."""
-    return make_rules("farkle", target=args.exploitability_target)
+    field.check_options(args)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -243,8 +210,8 @@ def main(argv: list[str] | None = None) -> int:
         "--regret-games",
         type=int,
         default=300,
-        help="games per agent of each regret measure: scorecard solitaire, and 2-player Farkle "
-        "against win-optimal (default 300)",
+        help="games per agent of each regret measure: scorecard solitaire, 2-player Farkle against "
+        "win-optimal and N-seat Farkle (--field-target) (default 300)",
     )
     ap.add_argument(
         "--tournament-games", type=int, default=100, help="Farkle deals per pairing, ×2 seats (default 100)"
@@ -262,27 +229,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="no regret tables (scorecard tables ranked by mean score) and no win-optimal",
     )
-    ap.add_argument(
-        "--exploitability-target",
-        type=int,
-        default=None,
-        metavar="T",
-        help="add a table of Farkle agents ranked by their exact exploitability at this (reduced) "
-        "target; costly, off by default",
-    )
-    ap.add_argument(
-        "--exploitability-seats",
-        type=int,
-        default=3,
-        metavar="N",
-        help="seats of the exploitability table (default 3)",
-    )
+    field.add_options(ap)
     args = ap.parse_args(argv)
     args.only = list(dict.fromkeys(args.only))  # a game named twice is played once
     try:  # every number and output checked before any game is played
         check_numbers(args)
-        seats = None if args.exploitability_target is None else args.exploitability_seats
-        check_outputs(args.out, args.runs, args.only, args.force, seats)
+        check_outputs(args.out, args.runs, args.only, args.force, field.field_folder(args))
     except (ConfigError, OSError) as exc:
         return error(exc)
     try:
@@ -305,7 +257,7 @@ def page_command(args: argparse.Namespace) -> str:
 
     >>> page_command(argparse.Namespace(games=300, regret_games=300, tournament_games=100,
     ...     farkle_solitaire_games=None, seed=0, only=["farkle"], no_exact=True,
-    ...     exploitability_target=None, exploitability_seats=3))
+    ...     field_target=None, field_seats=3, exploitability=False))
     'dice-envs leaderboard --games 300 --tournament-games 100 --seed 0 --only farkle --no-exact'
     """
     words = [f"dice-envs leaderboard --games {args.games}"]
@@ -319,9 +271,9 @@ def page_command(args: argparse.Namespace) -> str:
         words.append("--only " + " ".join(args.only))
     if args.no_exact:
         words.append("--no-exact")
-    if args.exploitability_target is not None:
-        words.append(f"--exploitability-target {args.exploitability_target}")
-        words.append(f"--exploitability-seats {args.exploitability_seats}")
+    if args.field_target is not None:
+        words.append(f"--field-target {args.field_target} --field-seats {args.field_seats}")
+        words += ["--exploitability"] if args.exploitability else []
     return " ".join(words)
 
 
@@ -352,8 +304,8 @@ def build_page(args: argparse.Namespace) -> list[str]:
         md += _solitaire(game, args)
         if game == "farkle":
             md += _two_player_farkle(args)
-            if args.exploitability_target is not None:
-                md += _farkle_exploitability(args)
+            if args.field_target is not None:
+                md += field.section(args, candidate_specs("farkle"), _pool_map)
     md.append(f"Total time {time.perf_counter() - t_start:.0f} s.")
     return md
 
@@ -412,23 +364,6 @@ def _two_player_farkle(args: argparse.Namespace) -> list[str]:
     md += tables.tournament_section(res.summary(), exact_above=not args.no_exact)
     md += [f"_{time.perf_counter() - t0:.0f} s; win-rate matrix: `{folder}/win_matrix.png`_", ""]
     return md
-
-
-def _farkle_exploitability(args: argparse.Namespace) -> list[str]:
-    """The Farkle agents ranked by exploitability at the seats and target of the options."""
-    from agents.evaluation.regret import write_json
-
-    t0 = time.perf_counter()
-    rules, players = exploitability_rules(args), args.exploitability_seats
-    found, skipped = exploitabilities(
-        rules, players, candidate_specs("farkle"), args.seed, args.workers, not args.quiet
-    )
-    folder = args.runs / f"farkle-{players}p"
-    folder.mkdir(parents=True, exist_ok=True)
-    saved = {"players": players, "target": rules.target, "agents": found, "skipped": skipped}
-    write_json(folder / EXPLOITABILITY_FILE, saved, overwrite=args.force)
-    md = tables.exploitability_section(found, skipped, players, rules.target)
-    return [*md, f"_{time.perf_counter() - t0:.0f} s; figures: `{folder / EXPLOITABILITY_FILE}`_", ""]
 
 
 def _write_regrets(path: Path, found: dict[str, Any], force: bool) -> None:

@@ -19,6 +19,7 @@ __all__ = [
     "farkle_regret_section",
     "farkle_regret_table",
     "farkle_solitaire_section",
+    "field_regret_section",
     "reference_result",
     "scorecard_section",
     "scorecard_table",
@@ -238,7 +239,44 @@ def exploitability_section(
         "",
         *(exploitability_table(dict(found)) or ["No agent could be measured."]),
     ]
-    if skipped:
-        lines += ["", "Not measured:", ""]
-        lines += [f"- `{spec}`: {why}" for spec, why in skipped.items()]
-    return [*lines, ""]
+    return [*lines, *_not_measured(skipped), ""]
+
+
+def _not_measured(skipped: Mapping[str, str]) -> list[str]:
+    """The agents a table left out, and why."""
+    if not skipped:
+        return []
+    return ["", "Not measured:", "", *(f"- `{spec}`: {why}" for spec, why in skipped.items())]
+
+
+def field_regret_section(
+    found: Mapping[str, dict[str, Any]], skipped: Mapping[str, str], players: int, target: int
+) -> list[str]:
+    """The Farkle agents at ``players`` seats and ``target`` ranked by the chance of winning
+    their decisions lose against the equilibrium (figures of
+    :meth:`~agents.evaluation.field_regret.FieldRegretResult.to_dict`)."""
+    order = sorted(found, key=lambda spec: found[spec]["mean"])
+    rows = [
+        f"| {rank} | `{spec}` | {r['mean']:.2%} ± {_half(r['ci95']):.2%} | {r['wrong_decisions']:.1%} "
+        f"| {r['decisions']:,} | {r['unscored']:,} |"
+        for rank, spec in enumerate(order, 1)
+        for r in [found[spec]]
+    ]
+    games = _count([r["games"] for r in found.values()]) if found else "0"
+    lines = [
+        f"## farkle — {players} players at target {target}, ranked by chance of winning lost "
+        f"against `{REFERENCE}`",
+        "",
+        f"{games} games per agent, its seat rotating, `{REFERENCE}` (the exact {players}-seat "
+        "equilibrium, the multi-player guide) in every other seat. Each decision of the agent is "
+        "scored by the equilibrium's tables for its seat: the chance of winning after the best legal "
+        "action minus that after the chosen one, every seat playing the tables from then on. "
+        "Throw-ons past the solved game's forced bank (the target with the lead) hold no value there: "
+        "they are counted, not scored.",
+        "",
+        "| rank | agent | chance of winning lost per game ± 95% CI | wrong decisions | decisions scored "
+        "| not scored |",
+        "|---:|---|---:|---:|---:|---:|",
+        *(rows or ["No agent could be measured."]),
+    ]
+    return [*lines, *_not_measured(skipped), ""]

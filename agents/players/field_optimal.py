@@ -81,8 +81,9 @@ class SolvedSeatAgent(BaseAgent):
             self._solutions[seat] = self._solve(seat)
         return self._solutions[seat]
 
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        legal = check_mask(action_mask, self.rules)
+    def _tables(self, observation: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray, int]:
+        """The decoded ``observation`` and the ``(B, W)`` tables of its turn, with the value
+        component of the seat it plays."""
         view = decode(observation, self.rules, self.num_players)
         seat, n = view.seat, self.num_players
         totals = [0] * n
@@ -94,18 +95,40 @@ class SolvedSeatAgent(BaseAgent):
         if key not in self._turns:
             self._turns[key] = sol.turn(totals, seat, view.final_round)
         B, W = self._turns[key]
-        c = 0 if sol.seat is not None else seat
+        return view, B, W, (0 if sol.seat is not None else seat)
+
+    def _options(self, view: Any, legal: np.ndarray) -> list[tuple[int, int, int]]:
+        """``(turn total in steps, dice left, action)`` of each legal selection that throws on."""
         tt = turn.farkle_turn_tables()
         throw = int(turn.throw_of_dice(tt, np.array([list(view.dice) + [0] * (6 - len(view.dice))]))[0])
         options = []
         for a in legal.tolist():
             mask, bank = turn.split_action(a)
-            if bank:
-                continue
-            t2, left = turn.set_aside(tt, throw, view.turn_total, mask)
-            options.append((int(t2) // STEP, int(left), a))
+            if not bank:
+                t2, left = turn.set_aside(tt, throw, view.turn_total, mask)
+                options.append((int(t2) // STEP, int(left), a))
+        return options
+
+    def action_values(self, observation: np.ndarray, action_mask: np.ndarray) -> np.ndarray:
+        """``(n_actions,)``: the seat's chance of winning after each action when every seat plays
+        the solved tables from then on; ``-inf`` where not legal, ``nan`` for throwing on past
+        the model's forced bank (``target + cap`` with the lead: the solved game banks there, so
+        it holds no value for throwing on)."""
+        legal = check_mask(action_mask, self.rules)
+        view, B, W, c = self._tables(observation)
+        out = np.full(len(action_mask), -np.inf)
+        for t2, left, a in self._options(view, legal):
+            w = float(W[t2, left, c])
+            out[a] = np.nan if w < 0 else w
+            if action_mask[a + BANK_FLAG]:
+                out[a + BANK_FLAG] = float(B[t2, c])
+        return out
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        legal = check_mask(action_mask, self.rules)
+        view, B, W, c = self._tables(observation)
         best: tuple[float, int, bool] | None = None
-        for t2, left, a in sorted(options):  # the solver's order: points, then dice left
+        for t2, left, a in sorted(self._options(view, legal)):  # the solver's order: points, dice left
             banks = bool(B[t2, c] >= 0 and B[t2, c] >= W[t2, left, c] - _TOL)
             q = float(B[t2, c] if banks else W[t2, left, c])
             if best is None or q > best[0] + _TOL:

@@ -3,7 +3,8 @@ all-seats equilibrium.
 
 The game solved is the rules' game without a turn limit (``max_turns`` is ignored), with one
 modelling choice shared with :mod:`agents.solver.farkle_win`: a seat whose banked total plus
-turn total reaches ``target + cap`` (and passes every other seat) banks. The state between turns
+turn total reaches ``target + cap`` (and passes every other seat) banks; ``cap`` defaults to 0
+here (the two-player solver's default cap would multiply the final-round positions). The state between turns
 is every seat's banked total (steps of 50), the seat to move, and whether the final round has
 begun (somebody reached the target; the seats after it in the order then take one last turn
 each, the highest total wins, equal totals share). Inside a turn: the turn total and the dice
@@ -34,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.solver.farkle_win import DEFAULT_CAP, STEP, option_groups
+from agents.solver.farkle_win import STEP, option_groups
 from dice_envs.engine import farkle_turn as turn
 from dice_envs.rules import ConfigError, FarkleRules
 
@@ -357,7 +358,7 @@ def best_response(
     rules: FarkleRules,
     field: list[Any],
     seat: int,
-    cap: int = DEFAULT_CAP,
+    cap: int = 0,
     tol: float = _TOL,
     max_sweeps: int = 500,
 ) -> FieldSolution:
@@ -378,7 +379,7 @@ def best_response(
 
 
 def equilibrium(
-    rules: FarkleRules, players: int, cap: int = DEFAULT_CAP, tol: float = _TOL, max_sweeps: int = 500
+    rules: FarkleRules, players: int, cap: int = 0, tol: float = _TOL, max_sweeps: int = 500
 ) -> FieldSolution:
     """Every seat maximises its own chance of winning (ties as the module says): every seat's
     chance at every turn start, ``K = players``."""
@@ -407,7 +408,7 @@ class Exploitability:
 
 
 def exploitability(
-    rules: FarkleRules, players: int, make_agent: Any, cap: int = DEFAULT_CAP, tol: float = _TOL
+    rules: FarkleRules, players: int, make_agent: Any, cap: int = 0, tol: float = _TOL
 ) -> Exploitability:
     """The best response of every seat to ``make_agent(seat)`` in all the others."""
     brs = []
