@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Agent
+from agents.evaluation.regret import TIE
 from agents.evaluation.stats import mean_ci
 from agents.players.field_optimal import check_target, equilibrium_agent
 from agents.registry import load
@@ -33,9 +34,6 @@ from dice_envs.outcome import is_legal
 from dice_envs.rules import ConfigError, FarkleRules, RuleConfig, make_rules
 
 __all__ = ["FieldRegretResult", "field_regret"]
-
-#: Value differences up to this are ties (the solved agents break ties within ``1e-12``).
-TIE = 1e-9
 
 
 @dataclass(frozen=True)
