@@ -268,7 +268,7 @@ def test_act_equals_act_batch_and_rows_are_legal():
 def test_three_players_and_solitaire_play_legal_games():
     from agents.evaluation import play_game
 
-    rules = make_rules("farkle", target=500)
+    rules = make_rules("farkle", target=300, bank_minimum=50)  # three seats: the equilibrium, in seconds
     for n in (1, 3):
         seats = [agents.load("win-optimal", game=rules, num_players=n)] + [
             agents.load("heuristic", game=rules, num_players=n) for _ in range(n - 1)

@@ -56,7 +56,7 @@ def test_the_equilibrium_loses_nothing_and_a_weak_agent_loses_equity(solution) -
     assert greedy.ci95[0] > 0.0 and 0.0 < greedy.wrong <= 1.0
     bot = agents.load("greedy", CHEAP, 3, seed=1)
     again = field_regret(bot, CHEAP, 3, games=30, seed=1, solution=solution)
-    assert again.per_game == greedy.per_game  # a spec or the agent it builds: the same games
+    assert again.per_game == greedy.per_game  # exact: the same games, summed in the same order
 
 
 def test_bad_input_is_refused() -> None:
