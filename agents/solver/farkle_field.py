@@ -108,7 +108,10 @@ class _Model:
         steps = np.arange(rules.bank_minimum // STEP + 2)
         self.tb = int(np.argmax(turn.may_bank(steps * STEP, rules.bank_minimum)))
         self.U = self.X + max(cap // STEP, self.tb)
-        self._last: dict[tuple[int, int, int], np.ndarray] = {}
+        # totals (steps) stay below R: the forced bank plus a selection per seat; -1 marks a
+        # finished seat that cannot win any more (:meth:`final_values`)
+        self.R = self.U + players * (self.pad + 2) + 2
+        self._final: dict[int, dict[int, np.ndarray]] = {}
 
     # ------------------------------------------------------------------ positions
     def tops(self, totals: np.ndarray, m: int) -> np.ndarray:
@@ -217,14 +220,35 @@ class _Model:
 
     # ------------------------------------------------------------------ final round
     def final_values(self, m: int, totals: np.ndarray) -> np.ndarray:
-        """Values ``(n, K)`` of final-round positions with seat ``m`` to move."""
+        """Values ``(n, K)`` of final-round positions with seat ``m`` to move, memoised per seat.
+
+        Where seat ``m`` and every seat after it maximise, a position's value depends only on the
+        totals of the seats still to play, the highest finished total and which finished seats
+        hold it (a finished seat below it cannot win any more), so positions are memoised on
+        those; a fixed agent still to play sees every total, so there on every total. Without
+        the memo, each seat's final-round turns were solved again for every earlier turn that
+        reaches them: four seats at target 200 did not finish in ten minutes."""
+        keys = totals.copy()
+        if all(p is None for p in self.policies[m:]):
+            done = keys[:, :m]
+            top = done.max(axis=1, keepdims=True)
+            keys[:, :m] = np.where(done == top, top, -1)
+        if keys.max() >= self.R - 1:
+            raise AssertionError(f"a final-round total of {keys.max()} steps is past the code's range")
+        code = (keys + 1) @ (self.R ** np.arange(self.N, dtype=np.int64))
+        uniq, first, inv = np.unique(code, return_index=True, return_inverse=True)
+        memo = self._final.setdefault(m, {})
+        todo = np.array([i for i, c in enumerate(uniq.tolist()) if c not in memo], dtype=np.int64)
+        if todo.size:
+            memo.update(zip(uniq[todo].tolist(), self._final_turns(m, keys[first[todo]]), strict=True))
+        return np.array([memo[c] for c in uniq.tolist()]).reshape(len(uniq), self.K)[inv.reshape(-1)]
+
+    def _final_turns(self, m: int, totals: np.ndarray) -> np.ndarray:
+        """The final-round turns of seat ``m`` from ``totals`` solved (or played), in chunks."""
         out = np.zeros((len(totals), self.K))
         size = _CHUNK if self.policies[m] is None else 8 * _CHUNK
         for lo in range(0, len(totals), size):
             chunk = totals[lo : lo + size]
-            if m == self.N - 1 and self.policies[m] is None:
-                out[lo : lo + size] = self.last_values(chunk)
-                continue
             ends, need, _rows = self.turn_ends(chunk, m)
             after = np.zeros((*ends.shape[:2], self.K))
             after[need] = self.after_final(m, ends[need])
@@ -242,30 +266,7 @@ class _Model:
 
     def after_final(self, m: int, ends: np.ndarray) -> np.ndarray:
         """Values of positions ``(n, N)`` reached when seat ``m``'s turn ends in the final round."""
-        if m == self.N - 1:
-            return self.shares(ends)
-        uniq, inv = np.unique(ends, axis=0, return_inverse=True)
-        return self.final_values(m + 1, uniq)[inv.reshape(-1)]
-
-    def last_values(self, totals: np.ndarray) -> np.ndarray:
-        """The last seat maximising its last turn: its values depend only on its total, the
-        highest other total and which seats hold it (memoised on those)."""
-        m = self.N - 1
-        others = totals[:, :m]
-        top = others.max(axis=1)
-        at = (others == top[:, None]) @ (1 << np.arange(m))
-        keys = list(zip(totals[:, m].tolist(), top.tolist(), at.tolist(), strict=True))
-        todo = sorted(set(keys) - self._last.keys())
-        if todo:
-            rep = np.zeros((len(todo), self.N), dtype=np.int64)
-            for i, (own, mx, bits) in enumerate(todo):
-                rep[i, :m] = np.where((bits >> np.arange(m)) & 1, mx, -1)
-                rep[i, m] = own
-            rows = int(self.tops(rep, m).max()) + self.pad + 1
-            after = self.shares(self.ends(rep, m, rows).reshape(-1, self.N))
-            vals = self.solve_turns(m, rep, after.reshape(len(rep), rows + 2, self.K))
-            self._last.update(zip(todo, vals, strict=True))
-        return np.array([self._last[k] for k in keys]).reshape(len(keys), self.K)
+        return self.shares(ends) if m == self.N - 1 else self.final_values(m + 1, ends)
 
     # ------------------------------------------------------------------ before the final round
     def solve(self, tol: float, max_sweeps: int, log: list[dict[str, float]]) -> np.ndarray:
