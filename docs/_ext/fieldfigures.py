@@ -76,7 +76,7 @@ def fragment(record: dict[str, Any]) -> str:
     text += (
         "\n\nThe largest target solved within 30 minutes so far: "
         + "; ".join(f"{n} players, {t:,}" for n, t in sorted(largest.items()))
-        + " (a larger one may solve in time; the record holds every solve tried)."
+        + " (larger targets were not tried, or did not finish in that time)."
     )
     page = f"../{RECORD.with_suffix('')}"
     return (
