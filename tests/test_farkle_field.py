@@ -9,6 +9,7 @@ import pytest
 import agents
 from agents.players.field_optimal import TARGET_LIMITS, equilibrium_agent
 from agents.players.win_optimal import WinOptimalAgent
+from agents.solver import farkle_field
 from agents.solver.farkle_field import best_response, equilibrium, exploitability
 from agents.solver.farkle_win import solve_farkle_win
 from dice_envs.encoding import encode
@@ -44,6 +45,27 @@ def test_a_best_response_beats_what_the_equilibrium_leaves_a_weak_field() -> Non
     br = best_response(SMALL, [agents.load("greedy", SMALL, 2)], seat=1, cap=0)
     eq = equilibrium(SMALL, 2, cap=0)
     assert br.win_probability() > eq.win_probability(1) + 0.01
+
+
+def test_the_final_round_skips_only_what_cannot_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A best response's final round leaves out the positions its seat has lost already and the
+    ends the field's agents never reach: the values are those of the full computation, bit for bit."""
+    cheap = FarkleRules(target=50, bank_minimum=50)
+    greedy = agents.load("greedy", cheap, 3)
+
+    def model() -> farkle_field._Model:  # a fresh one each time: final-round values are memoised
+        return farkle_field._Model(cheap, 3, 0, [None, greedy, greedy], 1, [0, -1, -1])
+
+    totals = np.array([[s0, 0, 0] for s0 in range(1, 12)])  # seat 0 has reached the target
+    fast = model().final_values(1, totals)
+    lost = model().lost(2, np.array([[3, 5, 0], [5, 3, 0], [5, 5, 0]]))
+    assert lost.tolist() == [True, False, False]
+    monkeypatch.setattr(
+        farkle_field, "_support", lambda dist: np.ones((len(dist[0]), dist[0].shape[1] + 2), bool)
+    )
+    monkeypatch.setattr(farkle_field._Model, "lost", lambda self, m, totals: np.zeros(len(totals), bool))
+    full = model().final_values(1, totals)
+    assert np.array_equal(fast, full) and 0.0 < full.min() < full.max() < 1.0
 
 
 def test_three_player_values_are_chances_that_sum_to_one(three: object) -> None:

@@ -150,12 +150,7 @@ class _Model:
                 obj, tops, self.tb, B, after[:, rows].copy(), after[:, rows + 1].copy(), _TOL, *self.g
             )
             return out if full else out[0]
-        pb, pf, pbust = self.field_turns(m, totals, tops, rows)
-        return (
-            np.einsum("nt,ntk->nk", pb, after[:, :rows])
-            + pf[:, None] * after[:, rows]
-            + pbust[:, None] * after[:, rows + 1]
-        )
+        return _mix(self.field_turns(m, totals, tops, rows), after)
 
     def field_turns(self, m: int, totals: np.ndarray, tops: np.ndarray, rows: int) -> tuple[np.ndarray, ...]:
         """How the turns of seat ``m``'s agent end, exactly: ``(P(bank t), P(farkle),
@@ -246,14 +241,35 @@ class _Model:
     def _final_turns(self, m: int, totals: np.ndarray) -> np.ndarray:
         """The final-round turns of seat ``m`` from ``totals`` solved (or played), in chunks."""
         out = np.zeros((len(totals), self.K))
+        live = np.flatnonzero(~self.lost(m, totals))
         size = _CHUNK if self.policies[m] is None else 8 * _CHUNK
-        for lo in range(0, len(totals), size):
-            chunk = totals[lo : lo + size]
-            ends, need, _rows = self.turn_ends(chunk, m)
+        for lo in range(0, len(live), size):
+            at = live[lo : lo + size]
+            chunk = totals[at]
+            ends, need, rows = self.turn_ends(chunk, m)
             after = np.zeros((*ends.shape[:2], self.K))
+            if self.policies[m] is None:
+                after[need] = self.after_final(m, ends[need])
+                out[at] = self.solve_turns(m, chunk, after)
+                continue
+            # the ends the agent never reaches need no value: with `lost`, 6.7x fewer decisions read
+            # (27.5M to 4.1M) by seat 0's three-seat best response to a field that banks when it may
+            # (target 50, bank minimum 50); this alone 2.3x fewer
+            dist = self.field_turns(m, chunk, self.tops(chunk, m), rows)
+            need &= _support(dist)
             after[need] = self.after_final(m, ends[need])
-            out[lo : lo + size] = self.solve_turns(m, chunk, after)
+            out[at] = _mix(dist, after)
         return out
+
+    def lost(self, m: int, totals: np.ndarray) -> np.ndarray:
+        """Which final-round positions with seat ``m`` to move the responding seat of a best
+        response has lost already: it has had its last turn and so has a seat holding more (their
+        totals no longer change), so its value there is 0 (computing it gave exactly 0 too).
+        17% fewer decisions read in the best response of :meth:`_final_turns`' note."""
+        r = self.obj.index(0) if self.K == 1 else m
+        if r >= m:
+            return np.zeros(len(totals), dtype=bool)
+        return (totals[:, :m] > totals[:, [r]]).any(axis=1)
 
     def turn_ends(self, totals: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray, int]:
         """:meth:`ends` of the mover's turns, which of them can happen (a bank from a bankable
@@ -280,12 +296,13 @@ class _Model:
         for m in range(N):  # the parts of every turn's outcome that lie in the final round
             ends, need, rows = self.turn_ends(grid, m)
             reach = need & (ends[:, :, m] >= X)
-            vals = np.zeros((*ends.shape[:2], K))
-            if reach.any():
-                vals[reach] = self.after_final(m, ends[reach])
             dist = None
             if self.policies[m] is not None:
                 dist = self.field_turns(m, grid, self.tops(grid, m), rows)
+            vals = np.zeros((*ends.shape[:2], K))
+            value = reach if dist is None else reach & _support(dist)
+            if value.any():
+                vals[value] = self.after_final(m, ends[value])
             for li, idx in enumerate(at_level):
                 part = None if dist is None else tuple(d[idx] for d in dist)
                 fixed[m, li] = (ends[idx], reach[idx], vals[idx], part)
@@ -335,6 +352,21 @@ class _Model:
         B = after[:rows].copy()
         B[~need[:rows]] = -1.0
         return B, W[:, :, 0, :]
+
+
+def _mix(dist: tuple[np.ndarray, ...], after: np.ndarray) -> np.ndarray:
+    """Values ``(n, K)`` of turns ending as :meth:`_Model.field_turns` says, given the values
+    ``after`` ``(n, rows + 2, K)`` of their ends (:meth:`_Model.ends`)."""
+    pb, pf, pbust = dist
+    rows = pb.shape[1]
+    out = np.einsum("nt,ntk->nk", pb, after[:, :rows])
+    return out + pf[:, None] * after[:, rows] + pbust[:, None] * after[:, rows + 1]
+
+
+def _support(dist: tuple[np.ndarray, ...]) -> np.ndarray:
+    """``(n, rows + 2)``: the ends of :meth:`_Model.ends` that turns ending as ``dist`` reach."""
+    pb, pf, pbust = dist
+    return np.concatenate([pb, pf[:, None], pbust[:, None]], axis=1) > 0
 
 
 def _solve(
