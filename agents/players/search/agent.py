@@ -36,7 +36,7 @@ from agents.players.search.win import WIN_FEATURES, win_feature_size
 from agents.players.search.win_agent import WinSearchAgent
 from agents.solver.plans import State, TurnPlan
 from agents.solver.scorecard import turn_solver
-from dice_envs.rules import ConfigError, ScorecardRules
+from dice_envs.rules import ConfigError, FarkleRules, ScorecardRules
 
 __all__ = ["ALGORITHM", "SearchAgent", "is_value_card", "load_value_model"]
 
@@ -107,12 +107,17 @@ class SearchAgent(PlanningAgent):
         cls,
         model: str,
         path: str | Path,
-        rules: ScorecardRules,
+        rules: ScorecardRules | FarkleRules,
         num_players: int = 1,
         seed: int | None = None,
-    ) -> SearchAgent | WinSearchAgent:
+    ) -> Any:
         """The agent of the value model at ``path`` (checked by :func:`load_value_model`): a
-        :class:`~agents.players.search.win_agent.WinSearchAgent` for a win model (``reward: win``)."""
+        :class:`~agents.players.search.win_agent.WinSearchAgent` for a win model (``reward: win``),
+        a :class:`~agents.players.search.farkle.FarkleSearchAgent` for a Farkle one."""
+        if isinstance(rules, FarkleRules):
+            from agents.players.search.farkle import FarkleSearchAgent
+
+            return FarkleSearchAgent.from_file(model, path, rules, num_players, seed)
         net, card = load_value_model(path, rules, num_players)
         agent: SearchAgent | WinSearchAgent
         if card.get("reward") == "win":
