@@ -4,7 +4,8 @@ Fitted value iteration over visited states (docs/guide/search.md), for ``reward:
 expected points of a solitaire game) or ``reward: win`` (the chance to win a two-player game, from
 self-play; Farkle with any number of seats: :mod:`agents.training.search.farkle`). Each iteration
 plays ``games_per_iteration`` games with the search agent over the current network (:func:`play`),
-each turn searched exactly to its end; the targets are the searched values of the turn starts met (a Bellman backup with the turn's chance summed exactly);
+each turn searched exactly to its end; the targets are the searched values of the turn starts
+met (a Bellman backup with the turn's chance summed exactly);
 :func:`fit` fits the network to the targets of the last ``buffer_iterations`` iterations. It
 never reads the exact solver's values. Evaluations (every ``eval_every`` iterations and after the
 last) play dice seeds never used for training. What a run writes:
