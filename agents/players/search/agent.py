@@ -50,12 +50,16 @@ def is_value_card(card: dict[str, Any]) -> bool:
 
 
 def load_value_model(
-    path: str | Path, rules: ScorecardRules | None = None, num_players: int = 1
+    path: str | Path, rules: ScorecardRules | FarkleRules | None = None, num_players: int = 1
 ) -> tuple[ValueNet, dict[str, Any]]:
     """The network and card of the value model ``path`` (its ``.npz``), checked: the card is a
     value model's, its feature set is known, the weights' SHA-256 is the card's and (with
-    ``rules``) the card fits those rules and seats (:func:`agents.models.card.fit_card`).
-    ``ConfigError`` says what failed."""
+    ``rules``) the card fits those rules and seats (:func:`agents.models.card.fit_card`; Farkle:
+    :func:`~agents.players.search.farkle.load_farkle_value`). ``ConfigError`` says what failed."""
+    if isinstance(rules, FarkleRules):
+        from agents.players.search.farkle import load_farkle_value
+
+        return load_farkle_value(path, rules, num_players)
     path = Path(path)
     card = read_card(path)
     if not is_value_card(card):

@@ -46,6 +46,7 @@ __all__ = [
     "FarkleValue",
     "farkle_feature_size",
     "farkle_features",
+    "load_farkle_value",
     "random_farkle_net",
     "search_cap",
     "search_solution",
@@ -163,23 +164,33 @@ class FarkleSearchAgent(SolvedSeatAgent):
     ) -> FarkleSearchAgent:
         """The agent of the Farkle value model at ``path``: its card must be a Farkle value
         model's for these rules and this number of seats (``ConfigError`` names what differs)."""
-        card = read_card(path)
-        value: dict[str, Any] = card.get("value") or {}
-        if value.get("features") != FARKLE_FEATURES:
-            raise ConfigError(
-                f"{path}: the card's feature set {value.get('features')!r} is not {FARKLE_FEATURES!r}"
-            )
-        if card.get("num_players") != num_players:
-            raise ConfigError(
-                f"{path} was trained for {card.get('num_players')}-player Farkle (its value has a chance "
-                f"per seat); it plays no {num_players}-player game"
-            )
-        check_card(card, rules, num_players)
+        net, card = load_farkle_value(path, rules, num_players)
         n = int(num_players)
-        net = ValueNet.load(path, card, inputs=farkle_feature_size(n), outputs=n)
         agent = cls(rules, n, seed, net=net, model=model)
         agent.card = card
         return agent
+
+
+def load_farkle_value(
+    path: str | Path, rules: FarkleRules, num_players: int
+) -> tuple[ValueNet, dict[str, Any]]:
+    """The network and card of the Farkle value model ``path``: its card must be a Farkle value
+    model's for these rules and this number of seats (``ConfigError`` names what differs), its
+    weights the card's (SHA-256)."""
+    card = read_card(path)
+    value: dict[str, Any] = card.get("value") or {}
+    if value.get("features") != FARKLE_FEATURES:
+        raise ConfigError(
+            f"{path}: the card's feature set {value.get('features')!r} is not {FARKLE_FEATURES!r}"
+        )
+    if card.get("num_players") != num_players:
+        raise ConfigError(
+            f"{path} was trained for {card.get('num_players')}-player Farkle (its value has a chance "
+            f"per seat); it plays no {num_players}-player game"
+        )
+    check_card(card, rules, num_players)
+    n = int(num_players)
+    return ValueNet.load(path, card, inputs=farkle_feature_size(n), outputs=n), card
 
 
 class _Recording:
