@@ -134,3 +134,19 @@ def test_the_search_over_the_exact_table_is_the_solved_agent():
     mine = SolvedSeatAgent(RULES, 2, _EquilibriumSolve(RULES, 2, 0, searched), "searched")
     out_b = run_games(RULES, [mine], np.zeros((20, 2), dtype=np.int64), list(range(20)))
     assert np.array_equal(out_a.scores, out_b.scores)
+
+
+def test_three_seats_train_and_play(tmp_path):
+    """Three seats: a tiny run (the final round searched over two turns) writes a model that
+    loads for three seats only and plays legally against two others."""
+    from agents.training.search.config import SearchConfig
+
+    cfg = SearchConfig.from_dict({**TINY, "num_players": 3, "eval_games": 6, "final_eval_games": 6})
+    path = train(cfg, out=tmp_path / "fs3", command="test").model_path
+    agent = agents.load(str(path), game=RULES, num_players=3)
+    assert agent.card["num_players"] == 3 and agent.card["evaluation"]["games"] == 6
+    with pytest.raises(ConfigError, match="trained for 3-player Farkle"):
+        agents.load(str(path), game=RULES, num_players=2)
+    lineups = np.array([[0, 1, 1], [1, 0, 1], [1, 1, 0]] * 2)  # the agent in each seat
+    out = run_games(RULES, [agent, agents.load("heuristic", game=RULES, num_players=3)], lineups, range(6))
+    assert np.allclose(win_shares(out.winners).sum(axis=1), 1.0) and agent.decisions > 6
