@@ -19,6 +19,7 @@ from agents.models.card import fit_card, make_card, read_card
 from agents.models.seat_views import seat_view
 from agents.players.model import ModelAgent, pretrained_names, resolve_model_path
 from agents.players.search.agent import SearchAgent
+from agents.players.search.farkle import FarkleSearchAgent
 from agents.players.search.win_agent import WinSearchAgent
 from dice_envs.encoding import decode, encode, observation_size
 from dice_envs.engine import new_game
@@ -40,7 +41,7 @@ ENV_IDS = {
 BOTS = pretrained_names()
 
 #: What a shipped bot loads as: a policy (ModelAgent) or a value model played by search.
-PLAYS_A_MODEL = (ModelAgent, SearchAgent, WinSearchAgent)
+PLAYS_A_MODEL = (ModelAgent, SearchAgent, WinSearchAgent, FarkleSearchAgent)
 
 
 def _card(name: str) -> dict:
@@ -77,7 +78,7 @@ def test_load_reads_game_rules_and_players_from_the_card(name: str) -> None:
 def test_every_bot_is_an_opponent_in_2_3_and_8_seat_games(name: str, seats: int) -> None:
     game = _card(name)["game"]
     if _card(name).get("reward") == "win" and seats != 2:  # a win value model judges one other card
-        with pytest.raises(ConfigError, match="two-player game"):
+        with pytest.raises(ConfigError, match=r"two-player game|trained for 2-player Farkle"):
             gym.make(ENV_IDS[game], opponents=[f"pretrained:{name}"] * (seats - 1), seat=0)
         return
     env = gym.make(ENV_IDS[game], opponents=[f"pretrained:{name}"] * (seats - 1), seat=0)

@@ -282,7 +282,8 @@ def test_search_over_a_policy_model_says_what_fits():
 @pytest.mark.parametrize(
     ("values", "match"),
     [
-        ({"game": "farkle"}, "trains spiffel"),
+        ({"game": "farkle"}, "trains Farkle for the win"),
+        ({"game": "chess"}, "trains spiffel"),
         ({"hidden": [0]}, "hidden"),
         ({"iterations": 0}, "iterations"),
         ({"num_players": 2}, "solitaire"),

@@ -59,6 +59,7 @@ def _check_value_model(path: Path, card: dict[str, Any]) -> None:
     """A search bot: its weights are the card's, its recipe gives the card's config, and the card's
     games, steps, learning curve and evaluation are those of that config."""
     from agents.players.search.agent import load_value_model
+    from agents.players.search.farkle import FARKLE_FEATURES
     from agents.players.search.value import FEATURES
     from agents.players.search.win import WIN_FEATURES
     from agents.training.recipes import read_recipe
@@ -76,11 +77,15 @@ def _check_value_model(path: Path, card: dict[str, Any]) -> None:
     win = cfg["reward"] == "win"
     assert (card["trainer"], card["seed"], card["num_players"]) == ("search", cfg["seed"], cfg["num_players"])
     assert card.get("reward", "score") == cfg["reward"] and "no solver values read" in card["learner"]
-    assert card["value"]["features"] == (WIN_FEATURES if win else FEATURES)
+    farkle = card["game"] == "farkle"
+    assert card["value"]["features"] == (FARKLE_FEATURES if farkle else WIN_FEATURES if win else FEATURES)
     assert card["value"]["hidden"] == cfg["hidden"] == net.hidden
     assert card["games"] == cfg["iterations"] * cfg["games_per_iteration"]
-    turns = card["games"] * card["num_players"] * len(rules.categories)
-    assert turns <= card["steps"] <= turns * rules.num_throws  # one to num_throws actions a turn
+    if farkle:  # a game has at least one decision
+        assert card["steps"] >= card["games"]
+    else:
+        turns = card["games"] * card["num_players"] * len(rules.categories)
+        assert turns <= card["steps"] <= turns * rules.num_throws  # one to num_throws actions a turn
     curve = card["learning_curve"]
     assert curve[-1]["games"] == card["games"] and curve[-1]["wall_s"] <= card["wall_time_s"]
     assert card["evaluation"]["games"] == cfg["final_eval_games"]

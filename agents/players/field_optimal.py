@@ -53,6 +53,8 @@ def check_target(kind: str, rules: FarkleRules, num_players: int) -> None:
 
 
 _TOL = 1e-12
+#: Turns' tables kept per agent at most (the oldest dropped first).
+_MEMO = 4096
 
 
 class SolvedSeatAgent(BaseAgent):
@@ -93,6 +95,8 @@ class SolvedSeatAgent(BaseAgent):
         sol = self.solution(seat)
         key = (seat, tuple(totals), view.final_round)
         if key not in self._turns:
+            if len(self._turns) >= _MEMO:  # the oldest turn out: a long match meets many
+                del self._turns[next(iter(self._turns))]
             self._turns[key] = sol.turn(totals, seat, view.final_round)
         B, W = self._turns[key]
         return view, B, W, (0 if sol.seat is not None else seat)

@@ -29,7 +29,9 @@ the :doc:`multi-player guide </guide/multiplayer>` records what each player coun
 
 from __future__ import annotations
 
+import functools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,10 +41,20 @@ from agents.solver.farkle_win import STEP, option_groups
 from dice_envs.engine import farkle_turn as turn
 from dice_envs.rules import ConfigError, FarkleRules
 
-__all__ = ["FieldSolution", "best_response", "equilibrium", "exploitability"]
+__all__ = [
+    "FieldSolution",
+    "TurnValues",
+    "best_response",
+    "equilibrium",
+    "exploitability",
+    "searched_solution",
+]
 
 _TOL = 1e-12
 _CHUNK = 512
+#: Values ``(n, K)`` of turn starts before the final round: ``value(movers, totals)`` with the
+#: seats to move ``(n,)`` and every seat's banked total ``(n, N)`` (steps of 50, each below the target).
+TurnValues = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 def _kernel() -> Any:
@@ -66,13 +78,14 @@ class FieldSolution:
     players: int
     cap: int
     seat: int | None  # the responding seat, None for the equilibrium
-    values: np.ndarray = field(repr=False)
+    values: np.ndarray | TurnValues = field(repr=False)
     log: list[dict[str, float]] = field(default_factory=list, repr=False)
     model: Any = field(default=None, repr=False, compare=False)
 
     def win_probability(self, seat: int | None = None) -> float:
         """The chance that ``seat`` wins from the start (the responding seat by default)."""
-        v = self.values[(0,) + (0,) * self.players]
+        zero = np.zeros((1, self.players), dtype=np.int64)
+        v = self.values(zero[:, 0], zero)[0] if callable(self.values) else self.values[(0, *zero[0])]
         if self.seat is not None:
             if seat not in (None, self.seat):
                 raise ValueError(f"this best response solved seat {self.seat} only, not {seat!r}")
@@ -335,8 +348,11 @@ class _Model:
             f"value iteration did not converge to {tol} in {max_sweeps} sweeps (last {change:.3g})"
         )
 
-    def turn(self, totals: np.ndarray, m: int, final: bool, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(B, W)`` of one turn of maximising seat ``m`` (see :meth:`FieldSolution.turn`)."""
+    def turn(
+        self, totals: np.ndarray, m: int, final: bool, V: np.ndarray | TurnValues
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(B, W)`` of one turn of maximising seat ``m`` (see :meth:`FieldSolution.turn`) over the
+        turn-start values ``V`` before the final round (a table or a :data:`TurnValues`)."""
         if self.policies[m] is not None:
             raise ValueError(f"seat {m} plays a fixed agent in this solve, not a solved policy")
         tot = np.asarray(totals, dtype=np.int64)[None, :]
@@ -347,7 +363,8 @@ class _Model:
         if last.any():
             after[last] = self.after_final(m, ends[last])
         before = need & ~last
-        after[before] = V[(np.full(int(before.sum()), (m + 1) % self.N), *tuple(ends[before].T))]
+        nxt, e = np.full(int(before.sum()), (m + 1) % self.N), ends[before]
+        after[before] = V(nxt, e) if callable(V) else V[(nxt, *tuple(e.T))]
         _, _, W = self.solve_turns(m, tot, after[None], full=True)
         B = after[:rows].copy()
         B[~need[:rows]] = -1.0
@@ -385,6 +402,19 @@ def _solve(
     V = model.solve(tol, max_sweeps, log)
     V.setflags(write=False)
     return FieldSolution(rules, players, cap, seat, V, log, model)
+
+
+def searched_solution(rules: FarkleRules, players: int, value: TurnValues, cap: int = 0) -> FieldSolution:
+    """Every seat maximising its own chance of winning by exact search of its turn over ``value``,
+    the turn starts' values before the final round (``K = players``); the final round is searched
+    exactly to the game's end (its last turns kept per rules, seats and cap: they do not depend on
+    ``value``). Nothing is solved: each :meth:`FieldSolution.turn` is one search."""
+    return FieldSolution(rules, players, cap, None, value, [], _searched_model(rules, players, cap))
+
+
+@functools.lru_cache(maxsize=4)
+def _searched_model(rules: FarkleRules, players: int, cap: int) -> _Model:
+    return _Model(rules, players, cap, [None] * players, players, list(range(players)))
 
 
 def best_response(

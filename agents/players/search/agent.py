@@ -36,7 +36,7 @@ from agents.players.search.win import WIN_FEATURES, win_feature_size
 from agents.players.search.win_agent import WinSearchAgent
 from agents.solver.plans import State, TurnPlan
 from agents.solver.scorecard import turn_solver
-from dice_envs.rules import ConfigError, ScorecardRules
+from dice_envs.rules import ConfigError, FarkleRules, ScorecardRules
 
 __all__ = ["ALGORITHM", "SearchAgent", "is_value_card", "load_value_model"]
 
@@ -50,12 +50,16 @@ def is_value_card(card: dict[str, Any]) -> bool:
 
 
 def load_value_model(
-    path: str | Path, rules: ScorecardRules | None = None, num_players: int = 1
+    path: str | Path, rules: ScorecardRules | FarkleRules | None = None, num_players: int = 1
 ) -> tuple[ValueNet, dict[str, Any]]:
     """The network and card of the value model ``path`` (its ``.npz``), checked: the card is a
     value model's, its feature set is known, the weights' SHA-256 is the card's and (with
-    ``rules``) the card fits those rules and seats (:func:`agents.models.card.fit_card`).
-    ``ConfigError`` says what failed."""
+    ``rules``) the card fits those rules and seats (:func:`agents.models.card.fit_card`; Farkle:
+    :func:`~agents.players.search.farkle.load_farkle_value`). ``ConfigError`` says what failed."""
+    if isinstance(rules, FarkleRules):
+        from agents.players.search.farkle import load_farkle_value
+
+        return load_farkle_value(path, rules, num_players)
     path = Path(path)
     card = read_card(path)
     if not is_value_card(card):
@@ -107,12 +111,17 @@ class SearchAgent(PlanningAgent):
         cls,
         model: str,
         path: str | Path,
-        rules: ScorecardRules,
+        rules: ScorecardRules | FarkleRules,
         num_players: int = 1,
         seed: int | None = None,
-    ) -> SearchAgent | WinSearchAgent:
+    ) -> Any:
         """The agent of the value model at ``path`` (checked by :func:`load_value_model`): a
-        :class:`~agents.players.search.win_agent.WinSearchAgent` for a win model (``reward: win``)."""
+        :class:`~agents.players.search.win_agent.WinSearchAgent` for a win model (``reward: win``),
+        a :class:`~agents.players.search.farkle.FarkleSearchAgent` for a Farkle one."""
+        if isinstance(rules, FarkleRules):
+            from agents.players.search.farkle import FarkleSearchAgent
+
+            return FarkleSearchAgent.from_file(model, path, rules, num_players, seed)
         net, card = load_value_model(path, rules, num_players)
         agent: SearchAgent | WinSearchAgent
         if card.get("reward") == "win":

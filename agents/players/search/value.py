@@ -86,7 +86,8 @@ def state_features(solver: TurnSolver, mask: np.ndarray, u: np.ndarray, z: np.nd
 class ValueNet:
     """A multilayer perceptron (ReLU) from :func:`state_features` to points / :data:`VALUE_SCALE`.
 
-    ``weights[i]`` is ``(in, out)``, ``biases[i]`` ``(out,)``; the last layer has one output.
+    ``weights[i]`` is ``(in, out)``, ``biases[i]`` ``(out,)``; the last layer has one output
+    (a Farkle value net one per seat: :mod:`agents.players.search.farkle`).
     """
 
     weights: list[np.ndarray]
@@ -94,12 +95,20 @@ class ValueNet:
 
     @classmethod
     def random(
-        cls, solver: TurnSolver, hidden: Sequence[int] = (256, 256), seed: int = 0, inputs: int | None = None
+        cls,
+        solver: TurnSolver | None,
+        hidden: Sequence[int] = (256, 256),
+        seed: int = 0,
+        inputs: int | None = None,
+        outputs: int = 1,
     ) -> ValueNet:
         """Random initial weights (He-uniform, zero biases) for the rules of ``solver``, reading
-        ``inputs`` features (default: :func:`feature_size`)."""
+        ``inputs`` features (default: :func:`feature_size`), with ``outputs`` outputs."""
         rng = np.random.default_rng(seed)
-        sizes = [inputs or feature_size(solver), *[int(h) for h in hidden], 1]
+        if inputs is None:
+            assert solver is not None, "ValueNet.random needs a solver or inputs"
+            inputs = feature_size(solver)
+        sizes = [inputs, *[int(h) for h in hidden], outputs]
         weights = [rng.uniform(-1, 1, (a, b)) * np.sqrt(6.0 / a) for a, b in itertools.pairwise(sizes)]
         weights[-1] *= 0.1  # a small first output: values start near 0
         return cls(weights, [np.zeros(b) for b in sizes[1:]])
@@ -111,10 +120,14 @@ class ValueNet:
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """Points ``(n,)`` of feature rows ``x`` ``(n, in)``."""
+        return self.outputs(x)[:, 0] * VALUE_SCALE
+
+    def outputs(self, x: np.ndarray) -> np.ndarray:
+        """The last layer's outputs ``(n, out)`` of feature rows ``x`` ``(n, in)``."""
         h = x
         for w, b in zip(self.weights[:-1], self.biases[:-1], strict=True):
             h = np.maximum(h @ w + b, 0.0)
-        return (h @ self.weights[-1] + self.biases[-1])[:, 0] * VALUE_SCALE
+        return h @ self.weights[-1] + self.biases[-1]
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The weights as named arrays (what :meth:`save` writes)."""
@@ -124,8 +137,9 @@ class ValueNet:
         return out
 
     @classmethod
-    def from_arrays(cls, arrays: Any, where: str = "value weights") -> ValueNet:
-        """The network of named arrays ``w0, b0, w1, b1, ...`` (``ConfigError`` if they do not chain)."""
+    def from_arrays(cls, arrays: Any, where: str = "value weights", outputs: int = 1) -> ValueNet:
+        """The network of named arrays ``w0, b0, w1, b1, ...`` with ``outputs`` outputs
+        (``ConfigError`` if they do not chain)."""
         n = len([k for k in arrays if str(k).startswith("w")])
         try:
             weights = [np.asarray(arrays[f"w{i}"], dtype=np.float64) for i in range(n)]
@@ -140,8 +154,8 @@ class ValueNet:
             )
             if not ok:
                 raise ConfigError(f"{where}: layer {i} has shapes {w.shape} / {b.shape} that do not chain")
-        if not n or weights[-1].shape[1] != 1:
-            raise ConfigError(f"{where}: the last layer must have one output")
+        if not n or weights[-1].shape[1] != outputs:
+            raise ConfigError(f"{where}: the last layer must have {outputs} output(s)")
         return cls(weights, biases)
 
     def to_bytes(self) -> bytes:
@@ -150,16 +164,16 @@ class ValueNet:
 
     @classmethod
     def load(
-        cls, path: str | Path, card: dict[str, Any] | None = None, inputs: int | None = None
+        cls, path: str | Path, card: dict[str, Any] | None = None, inputs: int | None = None, outputs: int = 1
     ) -> ValueNet:
         """Read weights written from :meth:`to_bytes` (:func:`agents.models.files.read_arrays`:
         size limits checked first, plain finite numbers, nothing unpickled), checked against the
         model's ``card`` (the file's SHA-256, the hidden widths) and the feature width ``inputs``
-        of the game it plays. ``ConfigError`` names the file and what is wrong."""
+        of the game it plays and its ``outputs``. ``ConfigError`` names the file and what is wrong."""
         from agents.models.files import read_arrays
 
         sha256 = None if card is None else str(card.get("weights_sha256"))
-        net = cls.from_arrays(read_arrays(path, sha256), str(path))
+        net = cls.from_arrays(read_arrays(path, sha256), str(path), outputs)
         if card is not None:
             hidden = (card.get("value") or {}).get("hidden")
             if net.hidden != hidden:

@@ -1,6 +1,7 @@
 """The hyper-parameters of the search learner (:mod:`agents.training.search.learner`) in one dataclass.
 
-A recipe is a YAML mapping with ``trainer: search`` (``configs/train/*-search*.yaml``);
+A recipe is a YAML mapping with ``trainer: search`` (``configs/train/*-search*.yaml``; Farkle,
+any number of seats, for the win: ``configs/train/farkle-search.yaml``);
 ``dice-envs train --config <recipe>`` reads it here. Unknown keys, wrong types and values out of
 range are refused naming the key and what is allowed (:class:`agents.training.config.RunConfig`).
 
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from agents.training.config import RunConfig, knob
-from dice_envs.rules import GAMES, ConfigError, RuleConfig, ScorecardRules, make_rules
+from dice_envs.rules import GAMES, ConfigError, FarkleRules, RuleConfig, ScorecardRules, make_rules
 
 __all__ = ["SearchConfig"]
 
@@ -81,10 +82,10 @@ class SearchConfig(RunConfig):
         within=(0, 10**6),
     )
 
-    def rule_config(self) -> ScorecardRules:
+    def rule_config(self) -> ScorecardRules | FarkleRules:
         """The rules of the game trained."""
         rules: RuleConfig = make_rules(self.game, **self.rules)
-        assert isinstance(rules, ScorecardRules)
+        assert isinstance(rules, ScorecardRules | FarkleRules)
         return rules
 
     def spec_lists(self) -> dict[str, list[str]]:
@@ -98,15 +99,18 @@ class SearchConfig(RunConfig):
 
     def validate(self) -> None:
         """Raise :class:`ConfigError` naming the first bad value and what is allowed."""
-        scorecard = [g for g in GAMES if g != "farkle"]
-        if self.game not in scorecard:
+        if self.game not in GAMES:
             raise ConfigError(
-                f"config 'game': the search learner trains {', '.join(scorecard)}, got {self.game!r} "
-                "(two-player Farkle searches over a model's critic: planner:<model>)"
+                f"config 'game': the search learner trains {', '.join(GAMES)}, got {self.game!r}"
             )
         if self.trainer != "search":
             raise ConfigError(f"config 'trainer' must be 'search' here, got {self.trainer!r}")
-        if (self.num_players, self.reward) not in ((1, "score"), (2, "win")):
+        if self.game == "farkle" and (self.reward != "win" or not 2 <= self.num_players <= 8):
+            raise ConfigError(
+                "the search learner trains Farkle for the win (reward win) with 2 to 8 players; "
+                f"got num_players {self.num_players!r}, reward {self.reward!r}"
+            )
+        if self.game != "farkle" and (self.num_players, self.reward) not in ((1, "score"), (2, "win")):
             raise ConfigError(
                 "the search learner trains solitaire play for points (num_players 1, reward score) "
                 "or two-player play for the win (num_players 2, reward win); "
@@ -119,10 +123,10 @@ class SearchConfig(RunConfig):
         self._check_agent_specs()
         if self.reward == "win":
             for key in ("eval_games", "final_eval_games"):
-                if getattr(self, key) % 2:
+                if getattr(self, key) % self.num_players:
                     raise ConfigError(
-                        f"config {key!r} must be even for reward win (each deal is played from both "
-                        f"seats), got {getattr(self, key)!r}"
+                        f"config {key!r} must be a multiple of num_players {self.num_players} for reward "
+                        f"win (each deal is played from every seat), got {getattr(self, key)!r}"
                     )
 
     def _check_agent_specs(self) -> None:
@@ -140,6 +144,6 @@ class SearchConfig(RunConfig):
         resolved = self.agent_specs  # an unknown spec is refused naming its key
         if self.reward == "win":
             try:
-                check_fit(resolved[self.eval_opponent], self.rule_config(), 2)
+                check_fit(resolved[self.eval_opponent], self.rule_config(), self.num_players)
             except ConfigError as exc:
                 raise ConfigError(f"config 'eval_opponent': {exc}") from None

@@ -2,9 +2,10 @@
 
 Fitted value iteration over visited states (docs/guide/search.md), for ``reward: score`` (the
 expected points of a solitaire game) or ``reward: win`` (the chance to win a two-player game, from
-self-play). Each iteration plays ``games_per_iteration`` games with the search agent over the
-current network (:func:`play`), each turn searched exactly to its end; the targets are the
-searched values of the turn starts met (a Bellman backup with the turn's chance summed exactly);
+self-play; Farkle with any number of seats: :mod:`agents.training.search.farkle`). Each iteration
+plays ``games_per_iteration`` games with the search agent over the current network (:func:`play`),
+each turn searched exactly to its end; the targets are the searched values of the turn starts
+met (a Bellman backup with the turn's chance summed exactly);
 :func:`fit` fits the network to the targets of the last ``buffer_iterations`` iterations. It
 never reads the exact solver's values. Evaluations (every ``eval_every`` iterations and after the
 last) play dice seeds never used for training. What a run writes:
@@ -22,6 +23,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from agents.players.search.agent import SearchAgent
+from agents.players.search.farkle import random_farkle_net
 from agents.players.search.play import play_games
 from agents.players.search.value import VALUE_SCALE, LearnedValues, ValueNet, state_features
 from agents.players.search.win import random_win_net, win_features
@@ -32,9 +34,10 @@ from agents.solver.scorecard import TurnSolver, turn_solver
 from agents.training.artifacts import RunReporter, check_resume
 from agents.training.products import TrainResult
 from agents.training.score_table import format_table, solitaire_rows
-from agents.training.search import products
+from agents.training.search import farkle, products
 from agents.training.search.config import SearchConfig
 from dice_envs.io import atomic_write_text
+from dice_envs.rules import FarkleRules
 
 __all__ = [
     "EVAL_SEED_OFFSET",
@@ -96,9 +99,12 @@ def match(
 
 def evaluate(cfg: SearchConfig, net: ValueNet, games: int, seed: int) -> tuple[float, float]:
     """``net``'s agent over ``games`` games and the standard error: the mean score (points), or
-    the win rate against ``cfg.eval_opponent`` (win)."""
+    the win rate against ``cfg.eval_opponent`` (win; Farkle: in every other seat)."""
     rules = cfg.rule_config()
     with single_thread_blas():
+        if isinstance(rules, FarkleRules):
+            opponent = cfg.agent_specs[cfg.eval_opponent].build(cfg.num_players)
+            return farkle.evaluate_farkle(rules, cfg.num_players, net, opponent, games, seed)
         if cfg.reward == "win":
             opponent = cfg.agent_specs[cfg.eval_opponent].build(2)
             return match(WinSearchAgent(rules, 2, net=net), opponent, rules, games, seed)
@@ -116,8 +122,12 @@ class Iteration(NamedTuple):
     train_return: float  #: the games' mean result (points; for the win the score difference)
 
 
-def play(cfg: SearchConfig, solver: TurnSolver, net: ValueNet, seed: int) -> Iteration:
+def play(cfg: SearchConfig, solver: TurnSolver | None, net: ValueNet, seed: int) -> Iteration:
     """The ``games_per_iteration`` training games of ``net`` from dice seed ``seed``."""
+    rules = cfg.rule_config()
+    if isinstance(rules, FarkleRules):
+        return Iteration(*farkle.play_farkle(rules, cfg.num_players, net, cfg.games_per_iteration, seed))
+    assert solver is not None
     if cfg.reward == "win":
         won = play_win_games(solver, net, cfg.games_per_iteration, seed)
         states = np.column_stack([won.own, won.other, won.d]).astype(np.int64)
@@ -128,11 +138,14 @@ def play(cfg: SearchConfig, solver: TurnSolver, net: ValueNet, seed: int) -> Ite
 
 def _fit_buffer(cfg: SearchConfig, model: Any, opt: Any, solver: Any, buffer: list[Any], it: int) -> float:
     """:func:`fit` to the buffer's states and targets: points / VALUE_SCALE with squared error, or
-    the win chance with binary cross-entropy on the logit."""
+    the win chance with binary cross-entropy on the logit (Farkle: every seat's, on the softmax)."""
     import torch
 
     states = np.concatenate([s for s, _ in buffer])
     targets = np.concatenate([t for _, t in buffer])
+    rules = cfg.rule_config()
+    if isinstance(rules, FarkleRules):
+        return fit(cfg, model, opt, *farkle.farkle_xy(rules, states, targets), it, farkle.farkle_loss)
     if cfg.reward == "win":
         x = win_features(solver, states[:, :3], states[:, 3:5], states[:, 5])
         return fit(cfg, model, opt, x, np.clip(targets, 0.0, 1.0), it, torch.nn.BCEWithLogitsLoss())
@@ -157,7 +170,8 @@ def fit(
     total = 0.0
     for _ in range(cfg.fit_steps):
         idx = torch.as_tensor(rng.integers(0, len(x), cfg.batch_size))
-        loss = loss_fn(model(x[idx])[:, 0], y[idx])
+        out = model(x[idx])
+        loss = loss_fn(out if y.ndim > 1 else out[:, 0], y[idx])
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -187,9 +201,13 @@ def run(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainRes
     :func:`agents.training.train.output_folder`; the module docstring); the run's products."""
     import torch
 
-    solver = turn_solver(cfg.rule_config())
-    win = cfg.reward == "win"
-    net = (random_win_net if win else ValueNet.random)(solver, cfg.hidden, seed=cfg.seed)
+    rules = cfg.rule_config()
+    solver, win = None, cfg.reward == "win"
+    if isinstance(rules, FarkleRules):
+        net = random_farkle_net(cfg.num_players, cfg.hidden, seed=cfg.seed)
+    else:
+        solver = turn_solver(rules)
+        net = (random_win_net if win else ValueNet.random)(solver, cfg.hidden, seed=cfg.seed)
     torch.manual_seed(cfg.seed)
     model = _torch_net(net, cfg.torch_threads)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
@@ -230,7 +248,7 @@ def run(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainRes
                 "iteration": it + 1,
                 "games": games,
                 "train_return": out.train_return,
-                "value_start": float(out.targets[0]),
+                "value_start": float(np.ravel(out.targets)[0]),
                 "loss": loss,
             }
             last = it + 1 == cfg.iterations  # 0 = only at the end, for both
@@ -269,8 +287,8 @@ def final_evaluation(cfg: SearchConfig, net: ValueNet) -> tuple[dict[str, Any], 
         lo, hi = mean - 1.96 * se, mean + 1.96 * se
         if cfg.reward == "win":
             line = (
-                f"{cfg.game}, 2 players: win rate {mean:.4f} ± {se:.4f} (s.e.), 95% CI [{lo:.4f}, "
-                f"{hi:.4f}] against {cfg.eval_opponent} over {games} games"
+                f"{cfg.game}, {cfg.num_players} players: win rate {mean:.4f} ± {se:.4f} (s.e.), "
+                f"95% CI [{lo:.4f}, {hi:.4f}] against {cfg.eval_opponent} over {games} games"
             )
             return {"games": games, "opponent": cfg.eval_opponent, "win_rate": mean, "stderr": se}, line
         line = (

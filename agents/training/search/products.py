@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from agents.players.search.agent import ALGORITHM
+from agents.players.search.farkle import FARKLE_FEATURES
 from agents.players.search.value import FEATURES, ValueNet, npz_bytes
 from agents.players.search.win import WIN_FEATURES
 from agents.training.artifacts import ProgressLog, numbered_files, plot_learning_curve, resume_point
@@ -30,6 +31,9 @@ LEARNERS = {
     "win": "fitted value iteration over self-play turn starts of two-player games; targets: exact "
     "expectimax of the turn over the current win network (agents.training.search.learner); no solver "
     "values read",
+    "farkle": "fitted value iteration over self-play turn starts; targets: the exact turn search of "
+    "the mover over the current network's chances of every seat, the final round searched to the end "
+    "(agents.training.search.farkle); no solver values read",
 }
 _CKPT = re.compile(r"^iter-(\d{7})\.npz$")
 _KEEP = 2
@@ -129,8 +133,9 @@ def save_model(
     data = net.to_bytes()
     model_path = atomic_write_bytes(folder / f"{cfg.name}.npz", data, overwrite=True)
     rows = ProgressLog.read(folder / "progress.csv")
-    win = cfg.reward == "win"
-    value = {"features": WIN_FEATURES if win else FEATURES, "hidden": net.hidden, "activation": "relu"}
+    win, farkle = cfg.reward == "win", cfg.game == "farkle"
+    features = FARKLE_FEATURES if farkle else WIN_FEATURES if win else FEATURES
+    value = {"features": features, "hidden": net.hidden, "activation": "relu"}
     card = make_card(
         cfg.rule_config(),
         cfg.num_players,
@@ -143,17 +148,17 @@ def save_model(
         seed=cfg.seed,
         provenance=True,
         trainer="search",
-        learner=LEARNERS[cfg.reward],
+        learner=LEARNERS["farkle" if farkle else cfg.reward],
         **({"reward": "win"} if win else {}),
         games=games,
-        value={**value, "output": "sigmoid"} if win else value,
+        value={**value, "output": "softmax" if farkle else "sigmoid"} if win else value,
         weights_sha256=hashlib.sha256(data).hexdigest(),
         learning_curve=learning_curve(rows),
     )
     card_path = write_card(model_path, card)
     if win:
-        title = f"{cfg.name}: search learner for the win on {cfg.game}, 2 players"
-        ylabel, references = f"win rate against {cfg.eval_opponent}", {"even": 0.5}
+        title = f"{cfg.name}: search learner for the win on {cfg.game}, {cfg.num_players} players"
+        ylabel, references = f"win rate against {cfg.eval_opponent}", {"even": 1.0 / cfg.num_players}
     else:
         optimum = known_optimum(cfg.rule_config())  # a constant of the default rules: no solve
         title, ylabel = f"{cfg.name}: search learner on {cfg.game}", "mean score"
