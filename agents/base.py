@@ -120,6 +120,14 @@ class RandomAgent(BaseAgent):
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         return int(self.rng.choice(check_mask(action_mask, self.rules)))
 
+    def action_probabilities(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """``(B, n_actions)``: the chance of each action per row, uniform over the legal ones (what
+        an exact solver reads instead of one draw, e.g. a best response to this agent)."""
+        if self.rules is not None:
+            check_mask_width(action_masks, self.rules)
+        m = legal_rows(action_masks)
+        return m / m.sum(axis=1, keepdims=True)
+
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         if self.rules is not None:
             check_mask_width(action_masks, self.rules)

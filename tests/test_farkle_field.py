@@ -121,3 +121,46 @@ def test_bad_input_is_refused_by_name() -> None:
     assert (
         agents.load("win-optimal", FarkleRules(), 3)._field is None
     )  # the approximation: too large to solve
+
+
+def test_a_solved_agent_decides_a_batch_as_row_by_row(three: object) -> None:
+    from dice_envs.engine.farkle import FarkleEngine
+
+    batch, rows = equilibrium_agent(SMALL, 3, solution=three), equilibrium_agent(SMALL, 3, solution=three)
+    eng, seen = FarkleEngine(SMALL, 64, 3, seed=3), 0
+    while not eng.done.all():
+        live = np.flatnonzero(~eng.done)
+        obs, masks = eng.observe(eng.current[live], live), eng.action_masks()[live]
+        chosen = batch.act_batch(obs, masks)
+        assert chosen.tolist() == [rows.act(o, m) for o, m in zip(obs, masks, strict=True)]
+        actions = np.zeros(64, dtype=np.int64)
+        actions[live] = chosen
+        eng.step(actions)
+        seen += len(live)
+    assert seen > 500
+
+
+class _Mixes:
+    """Plays ``agent``'s choice with probability 1, as a mixing agent (``action_probabilities``)."""
+
+    def __init__(self, agent: object) -> None:
+        self.agent = agent
+
+    def action_probabilities(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        chosen = self.agent.act_batch(observations, masks)
+        return np.eye(masks.shape[1])[chosen]
+
+
+def test_a_mixing_agent_is_read_as_its_mixed_strategy() -> None:
+    rules = FarkleRules(target=300, bank_minimum=50)
+    greedy = [agents.load("greedy", rules, 2)]
+    plain = best_response(rules, greedy, seat=1)
+    mixed = best_response(rules, [_Mixes(a) for a in greedy], seat=1)
+    assert np.abs(plain.values - mixed.values).max() < 1e-12
+    # random, read as uniform over the legal actions: every turn of it ends somewhere, exactly once
+    model = farkle_field._Model(rules, 2, 0, [None, agents.load("random", rules, 2)], 1, [0, -1])
+    totals = np.array([[0, 0], [2, 4], [5, 1]])
+    tops = model.tops(totals, 1)
+    pb, pf, pbust = model.field_turns(1, totals, tops, int(tops.max()) + model.pad + 1)
+    assert np.allclose(pb.sum(axis=1) + pf + pbust, 1.0, atol=1e-12)
+    assert (pf > 0).all() and (pbust > 0).all()

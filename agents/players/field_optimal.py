@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import BaseAgent, check_mask
+from agents.base import BaseAgent, check_mask, check_mask_width, legal_rows
 from agents.solver.farkle_field import FieldSolution, best_response, equilibrium
 from agents.solver.farkle_win import STEP
-from dice_envs.encoding import decode
+from dice_envs.encoding import decode, decode_farkle_batch
 from dice_envs.engine import farkle_turn as turn
 from dice_envs.rules import ConfigError, FarkleRules
 from dice_envs.rules.farkle import BANK_FLAG
@@ -53,8 +53,9 @@ def check_target(kind: str, rules: FarkleRules, num_players: int) -> None:
 
 
 _TOL = 1e-12
-#: Turns' tables kept per agent at most (the oldest dropped first).
-_MEMO = 4096
+#: Turns' tables kept per agent at most (the oldest dropped first; a few KB each): a best response
+#: to the agent meets every turn of the field many times.
+_MEMO = 1 << 16
 
 
 class SolvedSeatAgent(BaseAgent):
@@ -83,23 +84,50 @@ class SolvedSeatAgent(BaseAgent):
             self._solutions[seat] = self._solve(seat)
         return self._solutions[seat]
 
-    def _tables(self, observation: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray, int]:
-        """The decoded ``observation`` and the ``(B, W)`` tables of its turn, with the value
-        component of the seat it plays."""
+    def _seat_totals(self, seat: np.ndarray, banked: np.ndarray, others: np.ndarray) -> np.ndarray:
+        """Every seat's banked total ``(B, N)`` (points) from the own seat's view."""
+        n = self.num_players
+        totals = np.zeros((len(seat), n), dtype=np.int64)
+        rows = np.arange(len(seat))
+        totals[rows, seat] = banked
+        for i in range(others.shape[1]):
+            totals[rows, (seat + 1 + i) % n] = others[:, i]
+        return totals
+
+    def _lookup(
+        self, seat: np.ndarray, totals: np.ndarray, final: np.ndarray
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per row, the ``(B, W)`` tables of its turn in the value component of the seat it plays
+        (``B[t]``, ``W[t, n]``), memoised per turn; the turns not met yet are searched batched,
+        one :meth:`FieldSolution.turns` per seat."""
+        keys = [
+            (int(s), tuple(t), bool(f))
+            for s, t, f in zip(seat.tolist(), totals.tolist(), final.tolist(), strict=True)
+        ]
+        found = {k: self._turns[k] for k in keys if k in self._turns}
+        for s in sorted({k[0] for k in keys}):
+            new = list(dict.fromkeys(k for k in keys if k[0] == s and k not in found))
+            if not new:
+                continue
+            sol = self.solution(s)
+            c = 0 if sol.seat is not None else s
+            B, W = sol.turns(np.array([k[1] for k in new]), s, np.array([k[2] for k in new]))
+            for i, k in enumerate(new):
+                found[k] = (B[i, :, c].copy(), W[i, :, :, c].copy())
+                if len(self._turns) >= _MEMO:  # the oldest turn out: a long match meets many
+                    del self._turns[next(iter(self._turns))]
+                self._turns[k] = found[k]
+        return [found[k] for k in keys]
+
+    def _tables(self, observation: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray]:
+        """The decoded ``observation`` and the ``(B, W)`` tables of its turn (see :meth:`_lookup`)."""
         view = decode(observation, self.rules, self.num_players)
-        seat, n = view.seat, self.num_players
-        totals = [0] * n
-        totals[seat] = view.banked
-        for i, other in enumerate(view.others_banked):
-            totals[(seat + 1 + i) % n] = other
-        sol = self.solution(seat)
-        key = (seat, tuple(totals), view.final_round)
-        if key not in self._turns:
-            if len(self._turns) >= _MEMO:  # the oldest turn out: a long match meets many
-                del self._turns[next(iter(self._turns))]
-            self._turns[key] = sol.turn(totals, seat, view.final_round)
-        B, W = self._turns[key]
-        return view, B, W, (0 if sol.seat is not None else seat)
+        seat = np.array([view.seat])
+        totals = self._seat_totals(
+            seat, np.array([view.banked]), np.array([view.others_banked], dtype=np.int64)
+        )
+        B, W = self._lookup(seat, totals, np.array([view.final_round]))[0]
+        return view, B, W
 
     def _options(self, view: Any, legal: np.ndarray) -> list[tuple[int, int, int]]:
         """``(turn total in steps, dice left, action)`` of each legal selection that throws on."""
@@ -119,28 +147,74 @@ class SolvedSeatAgent(BaseAgent):
         the model's forced bank (``target + cap`` with the lead: the solved game banks there, so
         it holds no value for throwing on)."""
         legal = check_mask(action_mask, self.rules)
-        view, B, W, c = self._tables(observation)
+        view, B, W = self._tables(observation)
         out = np.full(len(action_mask), -np.inf)
         for t2, left, a in self._options(view, legal):
-            w = float(W[t2, left, c])
+            w = float(W[t2, left])
             out[a] = np.nan if w < 0 else w
             if action_mask[a + BANK_FLAG]:
-                out[a + BANK_FLAG] = float(B[t2, c])
+                out[a + BANK_FLAG] = float(B[t2])
         return out
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         legal = check_mask(action_mask, self.rules)
-        view, B, W, c = self._tables(observation)
+        view, B, W = self._tables(observation)
         best: tuple[float, int, bool] | None = None
         for t2, left, a in sorted(self._options(view, legal)):  # the solver's order: points, dice left
-            banks = bool(B[t2, c] >= 0 and B[t2, c] >= W[t2, left, c] - _TOL)
-            q = float(B[t2, c] if banks else W[t2, left, c])
+            banks = bool(B[t2] >= 0 and B[t2] >= W[t2, left] - _TOL)
+            q = float(B[t2] if banks else W[t2, left])
             if best is None or q > best[0] + _TOL:
                 best = (q, a, banks)
         if best is None:
             raise ValueError("the action mask has no legal selection")
         _, a, banks = best
         return int(a + BANK_FLAG) if banks else int(a)
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """:meth:`act` of every row, the same choices: the tables of the batch's turns are
+        searched in one call per seat, and the selections scanned in the solver's order over all
+        rows at once (a best response to this agent reads millions of its decisions)."""
+        check_mask_width(action_masks, self.rules)
+        legal = legal_rows(action_masks)[:, :BANK_FLAG]  # the selections that throw on
+        bv = decode_farkle_batch(observations, self.rules, self.num_players)
+        tables = self._lookup(
+            bv.seat, self._seat_totals(bv.seat, bv.banked, bv.others_banked), bv.final_round
+        )
+        tt = turn.farkle_turn_tables()
+        throw = turn.throw_of_dice(tt, bv.dice)
+        t2 = (bv.turn_total[:, None] + tt.points[throw]) // STEP  # (n, 64) per selection
+        left = tt.next_dice[throw]
+        n = len(tables)
+        # the batch's distinct turns, padded to one length, then each row's values gathered
+        ids = {id(b): i for i, (b, _) in enumerate(tables)}
+        first = sorted(set(ids.values()))
+        inv = np.searchsorted(first, [ids[id(b)] for b, _ in tables])
+        size = max(len(tables[i][0]) for i in first)
+        Bs, Ws = np.full((len(first), size), -1.0), np.full((len(first), size, 7), -1.0)
+        for j, i in enumerate(first):
+            B, W = tables[i]
+            Bs[j, : len(B)], Ws[j, : len(W)] = B, W
+        t2 = np.where(legal, t2, 0)
+        bank = np.where(legal, Bs[inv[:, None], t2], -1.0)
+        cont = np.where(legal, Ws[inv[:, None], t2, left], -1.0)
+        banks = (bank >= 0) & (bank >= cont - _TOL)
+        q = np.where(banks, bank, cont)
+        # act's scan: selections by (turn total, dice left, action); a later one only if better by _TOL
+        order = np.argsort(
+            np.where(legal, (t2 * 8 + left) * BANK_FLAG + np.arange(BANK_FLAG), np.iinfo(np.int64).max),
+            axis=1,
+            kind="stable",
+        )
+        rows = np.arange(n)
+        best_q, best_a = np.full(n, -np.inf), np.full(n, -1)
+        for j in range(BANK_FLAG):
+            a = order[:, j]
+            qa = q[rows, a]
+            take = legal[rows, a] & ((best_a < 0) | (qa > best_q + _TOL))
+            best_q, best_a = np.where(take, qa, best_q), np.where(take, a, best_a)
+        if (best_a < 0).any():
+            raise ValueError("an action mask of the batch has no legal selection")
+        return np.where(banks[rows, best_a], best_a + BANK_FLAG, best_a).astype(np.int64)
 
 
 class _BestResponseSolve:

@@ -98,7 +98,15 @@ class FieldSolution:
         """``(B, W)`` of the mover's turn from banked ``totals`` (points): ``B[t, :]`` the values
         after banking ``t`` steps, ``W[t, n, :]`` after throwing ``n`` dice on (``-1`` where the
         turn banks). The mover must be a maximising seat."""
-        return self.model.turn(np.asarray(totals, dtype=np.int64) // STEP, mover, final, self.values)
+        B, W = self.turns(np.asarray([totals]), mover, np.asarray([final]))
+        return B[0], W[0]
+
+    def turns(self, totals: np.ndarray, mover: int, final: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`turn` of many positions at once (one kernel call): ``totals`` ``(n, N)``
+        points, ``final`` ``(n,)``; ``B`` ``(n, rows, K)`` and ``W`` ``(n, rows, 7, K)``, ``rows``
+        the most any of them needs."""
+        totals = np.asarray(totals, dtype=np.int64) // STEP
+        return self.model.turns(totals, mover, np.asarray(final, dtype=bool), self.values)
 
 
 class _Model:
@@ -194,7 +202,8 @@ class _Model:
                     r = np.repeat(rows_i, scoring.size)
                     th = np.tile(scoring, rows_i.size)
                     pp = np.repeat(mass[rows_i, t, k], scoring.size) * np.tile(sp, rows_i.size)
-                    actions = self.decide(m, totals[r], t, th)
+                    i, actions, w = self.decide(m, totals[r], t, th)
+                    r, th, pp = r[i], th[i], pp[i] * w
                     mask, bank = turn.split_action(actions)
                     t2, left = turn.set_aside(tt, th, t * STEP, mask)
                     t2 = t2 // STEP
@@ -204,8 +213,13 @@ class _Model:
                     np.add.at(mass, (r[on], t2[on], left[on]), pp[on])
         return pbank, pf, pbust
 
-    def decide(self, m: int, totals: np.ndarray, t: int, throws: np.ndarray) -> np.ndarray:
-        """The actions of seat ``m``'s agent at these decisions (legality checked)."""
+    def decide(
+        self, m: int, totals: np.ndarray, t: int, throws: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """What seat ``m``'s agent does at these decisions, as ``(decision, action, probability)``
+        rows: one per decision for an agent that decides (``act_batch``), one per action it may
+        take for an agent that mixes (``action_probabilities(observations, masks)``, e.g.
+        ``random``: read as its mixed strategy, not as one draw of it). Legality is checked."""
         from dice_envs.engine.farkle import FarkleEngine
         from dice_envs.opponents import batch_actions
 
@@ -221,10 +235,19 @@ class _Model:
         eng.done[:] = False
         eng.to_throw[:] = 0
         masks = eng.action_masks()
-        actions = batch_actions(self.policies[m], eng.observe(m), masks)
+        agent = self.policies[m]
+        if callable(getattr(agent, "action_probabilities", None)):
+            probs = np.asarray(agent.action_probabilities(eng.observe(m), masks), dtype=np.float64)
+            if (probs[masks == 0] > 0).any() or not np.allclose(probs.sum(axis=1), 1.0):
+                raise ValueError(
+                    f"the agent of seat {m} gave illegal actions or probabilities not summing to 1"
+                )
+            i, actions = np.nonzero(probs > 0)
+            return i, actions, probs[i, actions]
+        actions = batch_actions(agent, eng.observe(m), masks)
         if not masks[np.arange(n), actions].all():
             raise ValueError(f"the agent of seat {m} chose an illegal action in a solved position")
-        return actions
+        return np.arange(n), actions, np.ones(n)
 
     # ------------------------------------------------------------------ final round
     def final_values(self, m: int, totals: np.ndarray) -> np.ndarray:
@@ -348,27 +371,26 @@ class _Model:
             f"value iteration did not converge to {tol} in {max_sweeps} sweeps (last {change:.3g})"
         )
 
-    def turn(
-        self, totals: np.ndarray, m: int, final: bool, V: np.ndarray | TurnValues
+    def turns(
+        self, totals: np.ndarray, m: int, final: np.ndarray, V: np.ndarray | TurnValues
     ) -> tuple[np.ndarray, np.ndarray]:
-        """``(B, W)`` of one turn of maximising seat ``m`` (see :meth:`FieldSolution.turn`) over the
-        turn-start values ``V`` before the final round (a table or a :data:`TurnValues`)."""
+        """``(B, W)`` of turns of maximising seat ``m`` from ``totals`` ``(n, N)`` (steps; see
+        :meth:`FieldSolution.turns`) over the turn-start values ``V`` before the final round (a
+        table or a :data:`TurnValues`)."""
         if self.policies[m] is not None:
             raise ValueError(f"seat {m} plays a fixed agent in this solve, not a solved policy")
-        tot = np.asarray(totals, dtype=np.int64)[None, :]
-        ends, need, rows = self.turn_ends(tot, m)
-        ends, need = ends[0], need[0]
-        after = np.zeros((rows + 2, self.K))
-        last = need & (final | (ends[:, m] >= self.X))
+        ends, need, rows = self.turn_ends(totals, m)
+        after = np.zeros((*ends.shape[:2], self.K))
+        last = need & (final[:, None] | (ends[:, :, m] >= self.X))
         if last.any():
             after[last] = self.after_final(m, ends[last])
         before = need & ~last
         nxt, e = np.full(int(before.sum()), (m + 1) % self.N), ends[before]
         after[before] = V(nxt, e) if callable(V) else V[(nxt, *tuple(e.T))]
-        _, _, W = self.solve_turns(m, tot, after[None], full=True)
-        B = after[:rows].copy()
-        B[~need[:rows]] = -1.0
-        return B, W[:, :, 0, :]
+        _, _, W = self.solve_turns(m, totals, after, full=True)
+        B = after[:, :rows].copy()
+        B[~need[:, :rows]] = -1.0
+        return B, W.transpose(2, 0, 1, 3)
 
 
 def _mix(dist: tuple[np.ndarray, ...], after: np.ndarray) -> np.ndarray:

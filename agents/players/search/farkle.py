@@ -200,8 +200,10 @@ class _Recording:
     def __init__(self, sol: FieldSolution, starts: dict[tuple[int, ...], np.ndarray]) -> None:
         self.sol, self.starts, self.seat, self.cap = sol, starts, None, sol.cap
 
-    def turn(self, totals: list[int], mover: int, final: bool) -> tuple[np.ndarray, np.ndarray]:
-        B, W = self.sol.turn(totals, mover, final)
-        if not final:
-            self.starts[(mover, *totals)] = W[0, 6].copy()  # the turn's first throw: its start
+    def turns(self, totals: np.ndarray, mover: int, final: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        B, W = self.sol.turns(totals, mover, final)
+        for i in np.flatnonzero(~np.asarray(final)):
+            self.starts[(mover, *np.asarray(totals)[i].tolist())] = W[
+                i, 0, 6
+            ].copy()  # the first throw: its start
         return B, W
