@@ -162,9 +162,18 @@ def versus(agent, rules, players: int, spec: str, games: int, seeds: list[int]) 
     return row
 
 
+def rule_changes(rules) -> dict:
+    """The rules' values that differ from their game's defaults (``{}`` for the default game)."""
+    from dice_envs.rules import make_rules
+
+    default = make_rules(rules.game).to_dict()
+    return {k: v for k, v in rules.to_dict().items() if v != default.get(k)}
+
+
 def figures_of(agent, name: str, rules, players: int, args: argparse.Namespace, references: dict) -> dict:
     """The figures of ``agent`` recorded under ``name``: ``--games`` games per opponent (solitaire:
-    per agent) for each seed of ``args.seeds``, pooled."""
+    per agent) for each seed of ``args.seeds``, pooled; ``rules``: the rules that differ from the
+    game's defaults (absent when none do)."""
     games, seeds = args.games, args.seeds
     t0 = time.perf_counter()
     result: dict = {
@@ -174,6 +183,8 @@ def figures_of(agent, name: str, rules, players: int, args: argparse.Namespace, 
         "games": games * len(seeds),
         "seed": seeds[0] if len(seeds) == 1 else list(seeds),
     }
+    if changed := rule_changes(rules):
+        result["rules"] = changed
     if players == 1:
         result.update(solitaire(agent, rules, games, seeds, args.regret_games, references))
     else:

@@ -150,3 +150,21 @@ def test_three_seats_train_and_play(tmp_path):
     lineups = np.array([[0, 1, 1], [1, 0, 1], [1, 1, 0]] * 2)  # the agent in each seat
     out = run_games(RULES, [agent, agents.load("heuristic", game=RULES, num_players=3)], lineups, range(6))
     assert np.allclose(win_shares(out.winners).sum(axis=1), 1.0) and agent.decisions > 6
+
+
+def test_the_shipped_three_seat_bot_plays_its_card_and_gives_nothing_away():
+    """``pretrained:farkle-search-3p`` loads for three seats at target 300 only, and over a few
+    games against the three-seat equilibrium none of its decisions gives up any chance of winning
+    (with the bank minimum above the target the open game is three turn starts, all learned)."""
+    from agents.evaluation.field_regret import field_regret
+
+    rules = make_rules("farkle", target=300)
+    agent = agents.load("pretrained:farkle-search-3p", game=rules, num_players=3)
+    assert isinstance(agent, FarkleSearchAgent)
+    assert agent.card["num_players"] == 3 and agent.card["rules"]["target"] == 300
+    with pytest.raises(ConfigError, match="trained for 3-player Farkle"):
+        agents.load("pretrained:farkle-search-3p", game=rules, num_players=2)
+    with pytest.raises(ConfigError, match="the model was trained for 300"):
+        agents.load("pretrained:farkle-search-3p", game=make_rules("farkle"), num_players=3)
+    lost = field_regret(agent, rules, players=3, games=30, seed=0)
+    assert lost.decisions > 30 and lost.mean == pytest.approx(0.0, abs=1e-9)

@@ -106,6 +106,22 @@ def test_a_retyped_figure_is_rendered_back_and_an_unknown_block_refused() -> Non
         render_blocks("<!-- figures:bogus -->\n<!-- /figures -->", records)
 
 
+def test_a_multiplayer_bot_under_other_rules_is_shown_with_them() -> None:
+    """A bot measured under rules other than its game's defaults names them in the table, its
+    record the same as what measure_bots.py records for them."""
+    from dice_envs.rules import make_rules
+
+    assert _measure_bots().rule_changes(make_rules("farkle", target=300)) == {"target": 300}
+    assert _measure_bots().rule_changes(make_rules("farkle")) == {}
+    table = render_table("multiplayer", _records())
+    for name, e in _records().items():
+        if e["num_players"] > 1:
+            rules = "".join(f", {k.replace('_', ' ')} {v:,}" for k, v in e.get("rules", {}).items())
+            label = f"{bot_figures.GAME_NAMES[e['game']]}, {e['num_players']} players{rules}"
+            assert f"| `{name}` | {label} |" in table, name
+    assert "| `farkle-search-3p` | Farkle, 3 players, target 300 |" in table
+
+
 def test_the_headline_shows_optimal_best_bot_ppo_and_heuristic_per_solitaire_game() -> None:
     table = render_table("headline", _records())
     for game, best, ppo in [

@@ -76,12 +76,15 @@ def test_load_reads_game_rules_and_players_from_the_card(name: str) -> None:
 @pytest.mark.parametrize("seats", [2, 3, 8])
 @pytest.mark.parametrize("name", BOTS)
 def test_every_bot_is_an_opponent_in_2_3_and_8_seat_games(name: str, seats: int) -> None:
-    game = _card(name)["game"]
-    if _card(name).get("reward") == "win" and seats != 2:  # a win value model judges one other card
-        with pytest.raises(ConfigError, match=r"two-player game|trained for 2-player Farkle"):
-            gym.make(ENV_IDS[game], opponents=[f"pretrained:{name}"] * (seats - 1), seat=0)
+    card = _card(name)
+    game, default = card["game"], make_rules(card["game"]).to_dict()
+    rules = {k: v for k, v in card["rules"].items() if v != default[k]}  # the card's (a reduced target)
+    opponents = [f"pretrained:{name}"] * (seats - 1)
+    if card.get("reward") == "win" and seats != card["num_players"]:  # a win value model: its seats
+        with pytest.raises(ConfigError, match=r"two-player game|trained for \d-player Farkle"):
+            gym.make(ENV_IDS[game], opponents=opponents, seat=0, **rules)
         return
-    env = gym.make(ENV_IDS[game], opponents=[f"pretrained:{name}"] * (seats - 1), seat=0)
+    env = gym.make(ENV_IDS[game], opponents=opponents, seat=0, **rules)
     info = _play(env, seed=seats)
     assert len(info["final_scores"]) == seats
     bot = env.unwrapped.opponents[0]

@@ -58,16 +58,16 @@ def _check_policy(path: Path, card: dict[str, Any]) -> None:
 def _check_value_model(path: Path, card: dict[str, Any]) -> None:
     """A search bot: its weights are the card's, its recipe gives the card's config, and the card's
     games, steps, learning curve and evaluation are those of that config."""
+    from agents.models.card import card_rules
     from agents.players.search.agent import load_value_model
     from agents.players.search.farkle import FARKLE_FEATURES
     from agents.players.search.value import FEATURES
     from agents.players.search.win import WIN_FEATURES
     from agents.training.recipes import read_recipe
     from agents.training.search.config import SearchConfig
-    from dice_envs.rules import make_rules
 
     assert hashlib.sha256(path.read_bytes()).hexdigest() == card["weights_sha256"]
-    rules = make_rules(card["game"])
+    rules = card_rules(card)
     net, _ = load_value_model(path, rules, card["num_players"])  # the card fits and is read as shipped
     cfg, recipe = card["config"], _recipe(card["command"])
     made = SearchConfig.from_yaml(recipe).to_dict()
@@ -96,6 +96,7 @@ def _check_value_model(path: Path, card: dict[str, Any]) -> None:
 @pytest.mark.parametrize("name", SHIPPED)
 def test_shipped_bot_loads_plainly_and_by_name(name: str) -> None:
     import agents
+    from agents.models.card import card_rules
     from dice_envs.encoding import encode
     from dice_envs.engine import new_game
     from dice_envs.rules import make_rules
@@ -108,13 +109,15 @@ def test_shipped_bot_loads_plainly_and_by_name(name: str) -> None:
         _check_value_model(path, card)
     else:
         _check_policy(path, card)
-    assert card["rules"] == make_rules(card["game"]).to_dict()  # shipped bots play the default rules
+    # shipped bots play the default rules but for those their recipe changes (a reduced target)
+    assert card["rules"] == make_rules(card["game"], **card["config"]["rules"]).to_dict()
+    rules = card_rules(card)
     if card.get("reward") != "win":  # a win model is measured by its win rate (its card's evaluation)
         measured = json.loads((PRETRAINED / "measurements.json").read_text())[name]
         assert measured["games"] >= 5000
     players = card["num_players"]
-    agent = agents.load(f"pretrained:{name}", game=card["game"], num_players=players, seed=0)
-    game = new_game(card["game"], players, seed=5)
+    agent = agents.load(f"pretrained:{name}", game=rules, num_players=players, seed=0)
+    game = new_game(rules, players, seed=5)
     for _ in range(30):
         mask = game.action_mask()
         action = agent.act(encode(game, game.current_player), mask)

@@ -138,6 +138,16 @@ def _ranking(records: Mapping[str, Any]) -> str:
     return _table(head, body, 3) + "\n" + _sources(used)
 
 
+def _game_label(entry: Mapping[str, Any]) -> str:
+    """The game, its seats and the rules that differ from the game's defaults (``rules``), e.g.
+    ``Farkle, 3 players, target 300``."""
+    changed = [
+        f"{k.replace('_', ' ')} {f'{v:,}' if type(v) is int else str(v).lower()}"
+        for k, v in entry.get("rules", {}).items()
+    ]
+    return ", ".join([GAME_NAMES[entry["game"]], f"{entry['num_players']} players", *changed])
+
+
 def _multiplayer(records: Mapping[str, Any]) -> str:
     """Every multi-player bot's share of wins against each opponent it was measured against."""
     body, used = [], []
@@ -151,7 +161,7 @@ def _multiplayer(records: Mapping[str, Any]) -> str:
             body.append(
                 [
                     f"`{name}`",
-                    f"{GAME_NAMES[e['game']]}, {e['num_players']} players",
+                    _game_label(e),
                     f"`{opp}`",
                     share,
                     f"{v['games']:,}",
