@@ -192,13 +192,10 @@ class _Model:
                 throws, probs = farkle_throws(k)
                 bust = turn.is_farkle(tt, throws)
                 lost = p * probs[bust].sum()
-                if t == 0:
-                    pbust[at] += lost
-                else:
-                    pf[at] += lost
+                (pbust if t == 0 else pf)[at] += lost
                 scoring, sp = throws[~bust], probs[~bust]
-                for lo in range(0, at.size, max(1, 65536 // scoring.size)):
-                    rows_i = at[lo : lo + max(1, 65536 // scoring.size)]
+                size = max(1, 65536 // scoring.size)  # decisions read per call: 65,536 at most
+                for rows_i in np.array_split(at, range(size, at.size, size)):
                     r = np.repeat(rows_i, scoring.size)
                     th = np.tile(scoring, rows_i.size)
                     pp = np.repeat(mass[rows_i, t, k], scoring.size) * np.tile(sp, rows_i.size)
@@ -226,24 +223,20 @@ class _Model:
         n = len(totals)
         eng = FarkleEngine(self.rules, n, self.N, seed=0)
         eng.banked[:] = totals * STEP
-        eng.turns[:] = 0
-        eng.current[:] = m
-        eng.turn_total[:] = t * STEP
-        eng.roll[:] = throws
-        eng.first_throw[:] = t == 0
+        eng.turns[:], eng.current[:], eng.turn_total[:], eng.roll[:] = 0, m, t * STEP, throws
+        eng.first_throw[:], eng.done[:], eng.to_throw[:] = t == 0, False, 0
         eng.final_round_by[:] = np.where((totals >= self.X).any(axis=1), 0, -1)
-        eng.done[:] = False
-        eng.to_throw[:] = 0
         masks = eng.action_masks()
         agent = self.policies[m]
         if callable(getattr(agent, "action_probabilities", None)):
             probs = np.asarray(agent.action_probabilities(eng.observe(m), masks), dtype=np.float64)
-            if (probs[masks == 0] > 0).any() or not np.allclose(probs.sum(axis=1), 1.0):
+            i, actions = np.nonzero(probs)
+            p = probs[i, actions]
+            if not masks[i, actions].all() or not np.allclose(np.bincount(i, p, n), 1.0) or (p < 0).any():
                 raise ValueError(
-                    f"the agent of seat {m} gave illegal actions or probabilities not summing to 1"
+                    f"the agent of seat {m} gave chances to illegal actions, or not summing to 1"
                 )
-            i, actions = np.nonzero(probs > 0)
-            return i, actions, probs[i, actions]
+            return i, actions, p
         actions = batch_actions(agent, eng.observe(m), masks)
         if not masks[np.arange(n), actions].all():
             raise ValueError(f"the agent of seat {m} chose an illegal action in a solved position")
