@@ -96,17 +96,18 @@ class SolvedSeatAgent(BaseAgent):
 
     def _lookup(
         self, seat: np.ndarray, totals: np.ndarray, final: np.ndarray
-    ) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Per row, the ``(B, W)`` tables of its turn in the value component of the seat it plays
-        (``B[t]``, ``W[t, n]``), memoised per turn; the turns not met yet are searched batched,
-        one :meth:`FieldSolution.turns` per seat."""
-        keys = [
-            (int(s), tuple(t), bool(f))
-            for s, t, f in zip(seat.tolist(), totals.tolist(), final.tolist(), strict=True)
-        ]
+    ) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+        """The distinct turns of the rows and, per row, which: ``(inverse, tables)`` with the
+        ``(B, W)`` tables of each distinct turn in the value component of the seat it plays
+        (``B[t]``, ``W[t, n]``), memoised per turn; the turns not met yet are searched batched, one
+        :meth:`FieldSolution.turns` per seat. (Rows are grouped in numpy, not keyed one by one: a
+        best response to this agent reads millions of its decisions over a few thousand turns.)"""
+        rows = np.column_stack([seat, totals, final]).astype(np.int64)
+        uniq, inverse = np.unique(rows, axis=0, return_inverse=True)
+        keys = [(int(r[0]), tuple(r[1:-1].tolist()), bool(r[-1])) for r in uniq]
         found = {k: self._turns[k] for k in keys if k in self._turns}
         for s in sorted({k[0] for k in keys}):
-            new = list(dict.fromkeys(k for k in keys if k[0] == s and k not in found))
+            new = [k for k in keys if k[0] == s and k not in found]
             if not new:
                 continue
             sol = self.solution(s)
@@ -117,7 +118,7 @@ class SolvedSeatAgent(BaseAgent):
                 if len(self._turns) >= _MEMO:  # the oldest turn out: a long match meets many
                     del self._turns[next(iter(self._turns))]
                 self._turns[k] = found[k]
-        return [found[k] for k in keys]
+        return inverse.reshape(-1), [found[k] for k in keys]
 
     def _tables(self, observation: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray]:
         """The decoded ``observation`` and the ``(B, W)`` tables of its turn (see :meth:`_lookup`)."""
@@ -126,7 +127,7 @@ class SolvedSeatAgent(BaseAgent):
         totals = self._seat_totals(
             seat, np.array([view.banked]), np.array([view.others_banked], dtype=np.int64)
         )
-        B, W = self._lookup(seat, totals, np.array([view.final_round]))[0]
+        B, W = self._lookup(seat, totals, np.array([view.final_round]))[1][0]
         return view, B, W
 
     def _options(self, view: Any, legal: np.ndarray) -> list[tuple[int, int, int]]:
@@ -172,49 +173,40 @@ class SolvedSeatAgent(BaseAgent):
 
     def act_batch(self, observations: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         """:meth:`act` of every row, the same choices: the tables of the batch's turns are
-        searched in one call per seat, and the selections scanned in the solver's order over all
-        rows at once (a best response to this agent reads millions of its decisions)."""
+        searched in one call per seat, and the legal selections scanned in the solver's order
+        over all rows at once (a best response to this agent reads millions of its decisions)."""
         check_mask_width(action_masks, self.rules)
         legal = legal_rows(action_masks)[:, :BANK_FLAG]  # the selections that throw on
+        counts = legal.sum(axis=1)
+        if (counts == 0).any():
+            raise ValueError("an action mask of the batch has no legal selection")
         bv = decode_farkle_batch(observations, self.rules, self.num_players)
-        tables = self._lookup(
-            bv.seat, self._seat_totals(bv.seat, bv.banked, bv.others_banked), bv.final_round
-        )
+        totals = self._seat_totals(bv.seat, bv.banked, bv.others_banked)
+        inv, tables = self._lookup(bv.seat, totals, bv.final_round)
+        size = max(len(B) for B, _ in tables)  # the distinct turns' tables, padded to one length
+        Bs, Ws = np.full((len(tables), size), -1.0), np.full((len(tables), size, 7), -1.0)
+        for j, (B, W) in enumerate(tables):
+            Bs[j, : len(B)], Ws[j, : len(W)] = B, W
         tt = turn.farkle_turn_tables()
         throw = turn.throw_of_dice(tt, bv.dice)
-        t2 = (bv.turn_total[:, None] + tt.points[throw]) // STEP  # (n, 64) per selection
-        left = tt.next_dice[throw]
-        n = len(tables)
-        # the batch's distinct turns, padded to one length, then each row's values gathered
-        ids = {id(b): i for i, (b, _) in enumerate(tables)}
-        first = sorted(set(ids.values()))
-        inv = np.searchsorted(first, [ids[id(b)] for b, _ in tables])
-        size = max(len(tables[i][0]) for i in first)
-        Bs, Ws = np.full((len(first), size), -1.0), np.full((len(first), size, 7), -1.0)
-        for j, i in enumerate(first):
-            B, W = tables[i]
-            Bs[j, : len(B)], Ws[j, : len(W)] = B, W
-        t2 = np.where(legal, t2, 0)
-        bank = np.where(legal, Bs[inv[:, None], t2], -1.0)
-        cont = np.where(legal, Ws[inv[:, None], t2, left], -1.0)
+        r, a = np.nonzero(legal)  # every legal selection (rows in order): 4 a row, not 64
+        t2 = (bv.turn_total[r] + tt.points[throw[r], a]) // STEP
+        left = tt.next_dice[throw[r], a]
+        bank, cont = Bs[inv[r], t2], Ws[inv[r], t2, left]
         banks = (bank >= 0) & (bank >= cont - _TOL)
         q = np.where(banks, bank, cont)
-        # act's scan: selections by (turn total, dice left, action); a later one only if better by _TOL
-        order = np.argsort(
-            np.where(legal, (t2 * 8 + left) * BANK_FLAG + np.arange(BANK_FLAG), np.iinfo(np.int64).max),
-            axis=1,
-            kind="stable",
-        )
-        rows = np.arange(n)
-        best_q, best_a = np.full(n, -np.inf), np.full(n, -1)
-        for j in range(BANK_FLAG):
-            a = order[:, j]
-            qa = q[rows, a]
-            take = legal[rows, a] & ((best_a < 0) | (qa > best_q + _TOL))
-            best_q, best_a = np.where(take, qa, best_q), np.where(take, a, best_a)
-        if (best_a < 0).any():
-            raise ValueError("an action mask of the batch has no legal selection")
-        return np.where(banks[rows, best_a], best_a + BANK_FLAG, best_a).astype(np.int64)
+        # act's scan: in each row, selections by (turn total, dice left, action); a later one
+        # replaces the best only if better by more than _TOL
+        order = np.lexsort((a, left, t2, r))
+        starts = np.cumsum(counts) - counts
+        best = order[starts]
+        best_q = q[best]
+        for j in range(1, int(counts.max())):  # the rows with a j-th legal selection
+            k = np.flatnonzero(counts > j)
+            cand = order[starts[k] + j]
+            take = q[cand] > best_q[k] + _TOL
+            best[k[take]], best_q[k[take]] = cand[take], q[cand[take]]
+        return np.where(banks[best], a[best] + BANK_FLAG, a[best]).astype(np.int64)
 
 
 class _BestResponseSolve:
