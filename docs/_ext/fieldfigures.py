@@ -21,7 +21,10 @@ RECORD = Path("benchmarks/2026-12-07-epyc-2core/farkle-multiplayer.json")
 #: The fragment written, relative to the docs folder.
 FRAGMENT = Path("_generated") / "farkle-multiplayer.inc"
 #: The dated records of three-seat exploitability, relative to the docs folder.
-EXPLOITABILITY = [Path("benchmarks/2026-12-07-xeon-2core/farkle-exploitability-3p.json")]
+EXPLOITABILITY = [
+    Path("benchmarks/2026-12-07-xeon-2core/farkle-exploitability-3p.json"),
+    Path("benchmarks/2026-12-07-xeon-2core/farkle-exploitability-3p-rollers.json"),
+]
 #: Their fragment, included by the leaderboard page.
 EXPLOITABILITY_FRAGMENT = Path("_generated") / "farkle-exploitability.inc"
 DOCS = Path(__file__).resolve().parents[1]
