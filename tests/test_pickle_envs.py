@@ -20,6 +20,7 @@ from agents.models.card import read_card
 from agents.players.model import pretrained_names, resolve_model_path
 from agents.registry import known_specs
 from dice_envs.multiagent import dice_poker_v0, farkle_v1, spiffel_v0, yahtzee_v0
+from dice_envs.rules import make_rules
 from dice_envs.vector import DicePokerVectorEnv, FarkleVectorEnv, SpiffelVectorEnv, YahtzeeVectorEnv
 
 ENV_IDS = {
@@ -47,10 +48,12 @@ NOT_BUILT = {("optimal", "dice_poker"), ("optimal", "yahtzee")}
 
 
 def _pretrained(game: str) -> list[str]:
+    """The shipped bots of ``game`` that play its default rules (the environments here)."""
+    cards = {n: read_card(resolve_model_path(f"pretrained:{n}")) for n in pretrained_names()}
     return [
         f"pretrained:{n}"
-        for n in pretrained_names()
-        if read_card(resolve_model_path(f"pretrained:{n}"))["game"] == game
+        for n, card in cards.items()
+        if card["game"] == game and make_rules(game, **card.get("rules", {})) == make_rules(game)
     ]
 
 
