@@ -115,7 +115,9 @@ def test_the_game_pages_show_the_record_and_the_record_is_what_the_code_computes
         if game == "yahtzee":  # the one the suite computes (above)
             exact = score_distribution(game)
             assert entry["scores"] == exact.scores.tolist()
-            assert np.allclose(entry["probabilities"], exact.probabilities, rtol=0, atol=1e-15)
+            # another CPU rounds the optimal policy's near-ties differently: the record made on an AMD
+            # EPYC and an Intel Xeon's solve differ by up to 1.1e-9 in a probability (4e-9 in the CDF)
+            assert np.allclose(entry["probabilities"], exact.probabilities, rtol=0, atol=1e-8)
         assert entry["sampled"]["games"] >= 100_000 and entry["sampled"]["p_value"] > 1e-4
         page = gamepages.score_section(game, f"{game}_scores.png")
         assert f"{entry['mean']:.4f} (the solver's optimum: {expected_score(game):.4f})" in page
