@@ -3,6 +3,7 @@ agent and its learner (agents.players.search.win, win_agent, win_play; the learn
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
@@ -186,3 +187,81 @@ def test_config_errors(values, match_):
 def test_a_win_network_does_not_fit_other_features():
     with pytest.raises(ConfigError, match="features"):
         WinSearch(SOLVER, random_win_net(turn_solver(make_rules("dice_poker")), hidden=(4,)))
+
+
+def _points_net():
+    from agents.players.search.value import ValueNet
+
+    return ValueNet.random(SOLVER, hidden=(6,), seed=4)
+
+
+def test_points_features_read_the_projected_difference():
+    from agents.players.search.value import LearnedValues
+    from agents.players.search.win import card_points
+
+    values = LearnedValues(_points_net(), SOLVER)
+    five = 1 << SOLVER.five
+    own = np.array([[0, 0, 0], [five | 1, 3, 1]])
+    other = np.array([[five, 0], [3, 7]])  # the first has its five-of-a-kind box filled
+    d = np.array([-30, 12])
+    x = win_features(SOLVER, own, other, d, values)
+    assert x.shape == (2, win_feature_size(SOLVER, points=True))
+    assert_close(x[:, : win_feature_size(SOLVER)], win_features(SOLVER, own, other, d))  # v1 first
+    e_own = values[own[:, 0], own[:, 1], own[:, 2]]
+    seen = [0.5 * (values[five, 0, 0] + values[five, 0, 1]), values[3, 7, 0]]  # OTHER_Z_WEIGHTS
+    assert_close(card_points(values, np.column_stack([other, [-1, -1]])), seen)
+    p = d + e_own - np.array(seen)
+    assert_close(x[:, -6:-3], np.column_stack([e_own, seen, p]) / 100)
+    assert_close(x[:, -1], np.clip(p / 60, -1, 1))
+    # the search reads them: another points network changes the leaf values
+    net = random_win_net(SOLVER, hidden=(8,), seed=1, points=True)
+    other_values = LearnedValues(type(_points_net()).random(SOLVER, hidden=(6,), seed=5), SOLVER)
+    a = WinSearch(SOLVER, net, values).box_values(own[:1], other[:1], d[:1])
+    b = WinSearch(SOLVER, net, other_values).box_values(own[:1], other[:1], d[:1])
+    assert np.isfinite(a).any() and not np.allclose(a[np.isfinite(a)], b[np.isfinite(b)])
+    with pytest.raises(ConfigError, match="without a points network"):
+        WinSearch(SOLVER, net)
+
+
+def test_a_win_model_with_points_keeps_its_points_network(tmp_path):
+    from agents.models.files import read_arrays
+    from agents.players.model import resolve_model_path
+    from agents.players.search.agent import load_value_model
+    from agents.players.search.value import ValueNet
+    from agents.players.search.win import POINTS_PREFIX, read_points_net
+
+    cfg = SearchConfig.from_dict({**TINY, "iterations": 1, "points_model": "pretrained:spiffel-search"})
+    result = run(cfg, tmp_path / "run", False, "dice-envs train --config x.yaml")
+    card = json.loads(result.card_path.read_text())
+    assert card["value"]["features"] == "win-turn-start-points-v1"
+    assert card["value"]["points"]["model"] == "pretrained:spiffel-search"
+    shipped, _ = load_value_model(resolve_model_path("pretrained:spiffel-search"), RULES, 1)
+    bot = agents.load(f"search:{result.model_path}", game="spiffel", num_players=2)
+    kept = bot.search.points.net
+    for a, b in zip(kept.weights + kept.biases, shipped.weights + shipped.biases, strict=True):
+        assert np.array_equal(a, b)  # the same points network, carried in the win model's file
+    engine = ScorecardEngine(RULES, 2, seed=0, num_players=2)
+    acts = bot.act_batch(engine.observe(engine.current), engine.action_masks())
+    assert engine.action_masks()[np.arange(2), acts].all()
+    # a file without its points network is refused, naming what is missing
+    arrays = {k: v for k, v in read_arrays(result.model_path).items() if not k.startswith(POINTS_PREFIX)}
+    bare = tmp_path / "bare.npz"
+    bare.write_bytes(ValueNet.from_arrays(arrays).to_bytes())
+    with pytest.raises(ConfigError, match="points_w0"):
+        read_points_net(
+            bare, {**card, "weights_sha256": hashlib.sha256(bare.read_bytes()).hexdigest()}, SOLVER
+        )
+
+
+@pytest.mark.parametrize(
+    ("values", "match_"),
+    [
+        ({"points_model": "pretrained:no-such-bot"}, "no pretrained model"),
+        ({"points_model": "pretrained:dice_poker-search"}, "points_model"),
+        ({"points_model": "pretrained:spiffel-search-win"}, "2-player spiffel model"),
+        ({"num_players": 1, "reward": "score", "points_model": "pretrained:spiffel-search"}, "reward win"),
+    ],
+)
+def test_a_wrong_points_model_is_refused_before_any_work(values, match_):
+    with pytest.raises(ConfigError, match=match_):
+        SearchConfig.from_dict({**TINY, **values})

@@ -32,7 +32,7 @@ import numpy as np
 from agents.models.card import fit_card, read_card
 from agents.players.scorecard import PlanningAgent
 from agents.players.search.value import FEATURES, LearnedValues, ValueNet, feature_size
-from agents.players.search.win import WIN_FEATURES, win_feature_size
+from agents.players.search.win import WIN_FEATURES, WIN_POINTS_FEATURES, read_points_net, win_feature_size
 from agents.players.search.win_agent import WinSearchAgent
 from agents.solver.plans import State, TurnPlan
 from agents.solver.scorecard import turn_solver
@@ -65,16 +65,22 @@ def load_value_model(
     if not is_value_card(card):
         raise ConfigError(f"{path}: not a value model (its card's algorithm is {card.get('algorithm')!r})")
     value = card.get("value") or {}
-    if value.get("features") not in (FEATURES, WIN_FEATURES):
+    known = (FEATURES, WIN_FEATURES, WIN_POINTS_FEATURES)
+    if value.get("features") not in known:
         raise ConfigError(
             f"{path}: the card's feature set {value.get('features')!r} is not one this version "
-            f"reads ({FEATURES!r}, {WIN_FEATURES!r})"
+            f"reads ({', '.join(map(repr, known))})"
         )
     inputs = None
     if rules is not None:
         fit_card(card, rules, num_players)
-        width = feature_size if value["features"] == FEATURES else win_feature_size
-        inputs = width(turn_solver(rules))
+        solver = turn_solver(rules)
+        features = value["features"]
+        inputs = (
+            feature_size(solver)
+            if features == FEATURES
+            else win_feature_size(solver, features != WIN_FEATURES)
+        )
     return ValueNet.load(path, card, inputs), card
 
 
@@ -125,7 +131,10 @@ class SearchAgent(PlanningAgent):
         net, card = load_value_model(path, rules, num_players)
         agent: SearchAgent | WinSearchAgent
         if card.get("reward") == "win":
-            agent = WinSearchAgent(rules, num_players, seed, net=net, model=model)
+            points = None
+            if card["value"]["features"] == WIN_POINTS_FEATURES:
+                points = read_points_net(path, card, turn_solver(rules))
+            agent = WinSearchAgent(rules, num_players, seed, net=net, model=model, points=points)
         else:
             agent = cls(rules, num_players, seed, net=net, model=model)
         agent.card = card

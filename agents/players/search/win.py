@@ -43,15 +43,20 @@ from typing import Any
 
 import numpy as np
 
-from agents.players.search.value import ValueNet, feature_size, state_features
+from agents.players.search.value import LearnedValues, ValueNet, feature_size, state_features
 from agents.solver.plans import TurnPlan
 from agents.solver.scorecard import NEG, TurnSolver
+from dice_envs.rules import ConfigError
 
 __all__ = [
     "OTHER_Z_WEIGHTS",
+    "POINTS_PREFIX",
     "WIN_FEATURES",
+    "WIN_POINTS_FEATURES",
     "WinSearch",
+    "card_points",
     "random_win_net",
+    "read_points_net",
     "win_feature_size",
     "win_features",
     "win_prob",
@@ -59,6 +64,10 @@ __all__ = [
 
 #: The name of the feature set :func:`win_features` computes (written on model cards).
 WIN_FEATURES = "win-turn-start-v1"
+#: ... and with a points network's expected points to come of both cards (``points=``).
+WIN_POINTS_FEATURES = "win-turn-start-points-v1"
+#: A win model's file keeps the points network it reads under these array names (``points_w0``...).
+POINTS_PREFIX = "points_"
 #: The weights of the other player's five-of-a-kind states 0 (the box holds 0) and 1 (it holds 50,
 #: no bonus paid) where its box is filled: a fixed guess at a state the observation does not show.
 OTHER_Z_WEIGHTS = (0.5, 0.5)
@@ -67,18 +76,42 @@ D_SCALE = 100.0
 _RAMPS = (10.0, 30.0, 60.0)
 
 
-def win_feature_size(solver: TurnSolver) -> int:
-    """Length of :func:`win_features` rows for the rules of ``solver``."""
-    return 2 * feature_size(solver) - solver.Z + 3 + len(_RAMPS) + 1
+def win_feature_size(solver: TurnSolver, points: bool = False) -> int:
+    """Length of :func:`win_features` rows for the rules of ``solver`` (``points``: with the
+    points-to-come columns)."""
+    extra = 3 + len(_RAMPS) if points else 0
+    return 2 * feature_size(solver) - solver.Z + 3 + len(_RAMPS) + 1 + extra
 
 
-def win_features(solver: TurnSolver, own: np.ndarray, other: np.ndarray, d: np.ndarray) -> np.ndarray:
+def card_points(points: LearnedValues, cards: np.ndarray) -> np.ndarray:
+    """Expected points to come ``(n,)`` of cards ``(n, 3)`` of ``(mask, u, z)``, read from a points
+    network; ``z = -1`` marks a card seen from outside (its five-of-a-kind state unknown: an open
+    box is state 0, a filled one weighed by :data:`OTHER_Z_WEIGHTS`)."""
+    cards = np.asarray(cards, dtype=np.int64).reshape(-1, 3)
+    mask, u, z = cards.T
+    known = points[mask, u, np.maximum(z, 0)]
+    filled = (mask >> points.solver.five) & 1 == 1
+    seen = sum(w * points[mask, u, np.full_like(z, s)] for s, w in enumerate(OTHER_Z_WEIGHTS))
+    return np.where(z >= 0, known, np.where(filled, seen, points[mask, u, np.zeros_like(z)]))
+
+
+def win_features(
+    solver: TurnSolver,
+    own: np.ndarray,
+    other: np.ndarray,
+    d: np.ndarray,
+    points: LearnedValues | None = None,
+) -> np.ndarray:
     """Features ``(n, win_feature_size)`` of turn starts: ``own`` ``(n, 3)`` of ``(mask, u, z)``,
     ``other`` ``(n, 2)`` of ``(mask, u)``, ``d`` ``(n,)`` own total minus other total.
 
     The own card's :func:`state_features`, the other card's without its five-of-a-kind state,
     ``d / 100``, its sign (ahead, level), clipped ramps ``clip(d / s, -1, 1)`` and whether the
     other player has scored one box more (the player to move is the second seat of the round).
+    With ``points`` (a points network's values, :func:`card_points`), also each card's expected
+    points to come ``e / 100`` and the projected difference ``p = d + e_own - e_other`` as
+    ``p / 100`` and the same clipped ramps: the network then learns how a projected lead turns
+    into a chance instead of how many points each card still holds.
     """
     own = np.asarray(own, dtype=np.int64).reshape(-1, 3)
     other = np.asarray(other, dtype=np.int64).reshape(-1, 2)
@@ -91,6 +124,12 @@ def win_features(solver: TurnSolver, own: np.ndarray, other: np.ndarray, d: np.n
     cols += [np.clip(d / s, -1.0, 1.0) for s in _RAMPS]
     second = _popcount(other[:, 0]) > _popcount(own[:, 0])
     cols.append(second.astype(float))
+    if points is not None:
+        e_own = card_points(points, own)
+        e_other = card_points(points, np.column_stack([other, np.full(len(other), -1)]))
+        p = d + e_own - e_other
+        cols += [e_own / D_SCALE, e_other / D_SCALE, p / D_SCALE]
+        cols += [np.clip(p / s, -1.0, 1.0) for s in _RAMPS]
     return np.concatenate([f_own, f_other, np.stack(cols, axis=1)], axis=1)
 
 
@@ -98,9 +137,40 @@ def _popcount(mask: np.ndarray) -> np.ndarray:
     return ((np.asarray(mask, dtype=np.int64)[..., None] >> np.arange(32)) & 1).sum(axis=-1)
 
 
-def random_win_net(solver: TurnSolver, hidden: Sequence[int] = (256, 256), seed: int = 0) -> ValueNet:
-    """Random initial weights of a win network (He-uniform, zero biases): chances start near 1/2."""
-    return ValueNet.random(solver, hidden, seed, inputs=win_feature_size(solver))
+def random_win_net(
+    solver: TurnSolver, hidden: Sequence[int] = (256, 256), seed: int = 0, points: bool = False
+) -> ValueNet:
+    """Random initial weights of a win network (He-uniform, zero biases): chances start near 1/2
+    (``points``: reading the points-to-come columns too)."""
+    return ValueNet.random(solver, hidden, seed, inputs=win_feature_size(solver, points))
+
+
+def read_points_net(path: Any, card: dict[str, Any], solver: TurnSolver) -> ValueNet:
+    """The points network a win model's file keeps beside the win network (arrays
+    ``points_w0, points_b0, ...``), checked like the file's own (:func:`agents.models.files.read_arrays`:
+    the card's SHA-256, plain finite numbers) and against the card's ``value.points.hidden`` and the
+    game's state features; ``ConfigError`` names the file and what is wrong."""
+    from agents.models.files import read_arrays
+
+    arrays = read_arrays(path, str(card.get("weights_sha256")))
+    inner = {k.removeprefix(POINTS_PREFIX): a for k, a in arrays.items() if k.startswith(POINTS_PREFIX)}
+    if not inner:
+        raise ConfigError(
+            f"{path}: a {WIN_POINTS_FEATURES!r} model keeps its points network as "
+            f"{POINTS_PREFIX}w0, {POINTS_PREFIX}b0, ...; the file has none"
+        )
+    net = ValueNet.from_arrays(inner, f"{path} (its points network)")
+    hidden = ((card.get("value") or {}).get("points") or {}).get("hidden")
+    if net.hidden != hidden:
+        raise ConfigError(
+            f"{path}: the points network's hidden widths {net.hidden} are not its card's {hidden!r}"
+        )
+    if net.weights[0].shape[0] != feature_size(solver):
+        raise ConfigError(
+            f"{path}: the points network reads {net.weights[0].shape[0]} features; "
+            f"{solver.rules.game} states have {feature_size(solver)}"
+        )
+    return net
 
 
 def win_prob(net: ValueNet, x: np.ndarray, dtype: Any = np.float64) -> np.ndarray:
@@ -114,18 +184,18 @@ def win_prob(net: ValueNet, x: np.ndarray, dtype: Any = np.float64) -> np.ndarra
 
 
 class WinSearch:
-    """The turn search of the player to move over a win-chance network ``net``."""
+    """The turn search of the player to move over a win-chance network ``net`` (reading the
+    expected points to come of a points network's values ``points``, when given)."""
 
-    def __init__(self, solver: TurnSolver, net: ValueNet) -> None:
-        want = win_feature_size(solver)
+    def __init__(self, solver: TurnSolver, net: ValueNet, points: LearnedValues | None = None) -> None:
+        want = win_feature_size(solver, points is not None)
         if net.weights[0].shape[0] != want:
-            from dice_envs.rules import ConfigError
-
             raise ConfigError(
-                f"the win network reads {net.weights[0].shape[0]} features; "
-                f"{solver.rules.game} turn starts have {want}"
+                f"the win network reads {net.weights[0].shape[0]} features; {solver.rules.game} "
+                f"turn starts have {want} {'with' if points is not None else 'without'} a points network"
             )
         self.solver, self.net = solver, net
+        self.points = points
         self._net32 = ValueNet(
             [w.astype(np.float32) for w in net.weights], [b.astype(np.float32) for b in net.biases]
         )
@@ -157,7 +227,7 @@ class WinSearch:
             if not rows.any():
                 continue
             own = np.column_stack([other[rows], np.full(rows.sum(), z)])
-            x = win_features(self.solver, own, card[rows], d[rows])
+            x = win_features(self.solver, own, card[rows], d[rows], self.points)
             out[rows] += weight[rows] * win_prob(self._net32, x, np.float32)
         return out
 

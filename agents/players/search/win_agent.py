@@ -25,7 +25,7 @@ import numpy as np
 
 from agents.base import check_mask, check_mask_width, legal_rows
 from agents.players.scorecard import ScorecardAgent, choose_actions
-from agents.players.search.value import ValueNet
+from agents.players.search.value import LearnedValues, ValueNet
 from agents.players.search.win import WinSearch
 from agents.solver.plans import PlanCache, TurnPlan
 from agents.solver.scorecard import turn_solver
@@ -62,7 +62,8 @@ class WinSearchAgent(ScorecardAgent):
     (the other card's unseen five-of-a-kind state weighed by
     :data:`~agents.players.search.win.OTHER_Z_WEIGHTS`).
 
-    ``net``: the network (:func:`agents.players.search.win.random_win_net` shape); ``model``: the model's
+    ``net``: the network (:func:`agents.players.search.win.random_win_net` shape); ``points``: the
+    points network whose expected points to come it reads, if it reads them; ``model``: the model's
     path or ``pretrained:<name>`` for the spec.
     """
 
@@ -75,6 +76,7 @@ class WinSearchAgent(ScorecardAgent):
         seed: int | None = None,
         net: ValueNet | None = None,
         model: str = "",
+        points: ValueNet | None = None,
     ) -> None:
         if not isinstance(rules, ScorecardRules):
             raise ConfigError(f"search over a win model plays the scorecard games, got {rules.game!r}")
@@ -83,7 +85,8 @@ class WinSearchAgent(ScorecardAgent):
         if net is None:
             raise ConfigError("WinSearchAgent needs a win network (net=)")
         super().__init__(rules, num_players, seed)
-        self.search = WinSearch(turn_solver(rules), net)
+        solver = turn_solver(rules)
+        self.search = WinSearch(solver, net, None if points is None else LearnedValues(points, solver))
         self.spec = f"search:{model}" if model else "search"
         self._plans = PlanCache(self._search, size=_CACHE, chunk=_CHUNK)
         self.card: dict[str, Any] = {}

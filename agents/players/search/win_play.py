@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from agents.players.search.play import engine_states, play_turns
-from agents.players.search.value import ValueNet
+from agents.players.search.value import LearnedValues, ValueNet
 from agents.players.search.win import WinSearch
 from agents.solver.scorecard import TurnSolver
 from dice_envs.engine.scorecard import ScorecardEngine
@@ -50,9 +50,17 @@ def win_shares(totals: np.ndarray) -> np.ndarray:
     return np.where(diff > 0, 1.0, np.where(diff == 0, 0.5, 0.0))
 
 
-def play_win_games(solver: TurnSolver, net: ValueNet, games: int, seed: int, chunk: int = 512) -> WinPlayed:
-    """Self-play ``games`` two-player games with dice seed ``seed``, each turn searched over ``net``."""
-    search = WinSearch(solver, net)
+def play_win_games(
+    solver: TurnSolver,
+    net: ValueNet,
+    games: int,
+    seed: int,
+    chunk: int = 512,
+    points: LearnedValues | None = None,
+) -> WinPlayed:
+    """Self-play ``games`` two-player games with dice seed ``seed``, each turn searched over ``net``
+    (reading the expected points to come of a points network's values ``points``, when given)."""
+    search = WinSearch(solver, net, points)
     totals, own, other, ds, targets, steps = [], [], [], [], [], 0
     for lo in range(0, games, chunk):
         n = min(chunk, games - lo)

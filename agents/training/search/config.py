@@ -18,10 +18,13 @@ dice_envs.rules.config.ConfigError: unknown search config key 'iteration' (did y
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from agents.training.config import RunConfig, knob
 from dice_envs.rules import GAMES, ConfigError, FarkleRules, RuleConfig, ScorecardRules, make_rules
+
+if TYPE_CHECKING:
+    from agents.players.search.value import ValueNet
 
 __all__ = ["SearchConfig"]
 
@@ -69,6 +72,11 @@ class SearchConfig(RunConfig):
     eval_opponent: str = knob(
         "optimal", "reward win: the opponent of the evaluation games (an agent spec; seats balanced)"
     )
+    points_model: str = knob(
+        "",
+        "reward win: a solitaire value model (pretrained:<name> or its .npz; e.g. pretrained:spiffel-search) "
+        "whose expected points to come of both cards the win network reads; empty: it reads the cards alone",
+    )
     final_eval_games: int = knob(10_000, "games of the evaluation written on the card", within=(0, 10**7))
     final_eval_opponents: list = knob(
         [],
@@ -92,6 +100,28 @@ class SearchConfig(RunConfig):
         """``eval_opponent`` (a win run's) and ``final_eval_opponents``."""
         win = [self.eval_opponent] if self.reward == "win" else []
         return {"eval_opponent": win, "final_eval_opponents": self.final_eval_opponents}
+
+    def points_net(self) -> ValueNet | None:
+        """The points network of ``points_model`` (None without one), checked: a solitaire value
+        model of this game and rules; ``ConfigError`` naming the key otherwise."""
+        if not self.points_model:
+            return None
+        from agents.players.model import resolve_model_path
+        from agents.players.search.agent import load_value_model
+        from agents.players.search.value import FEATURES
+
+        where = f"config 'points_model' ({self.points_model})"
+        if self.reward != "win" or self.game == "farkle":
+            raise ConfigError(f"{where} is for two-player scorecard runs (reward win)")
+        try:
+            net, card = load_value_model(resolve_model_path(self.points_model), self.rule_config(), 1)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        if card["value"]["features"] != FEATURES:
+            raise ConfigError(
+                f"{where}: not a points model (its card's features are {card['value']['features']!r})"
+            )
+        return net
 
     def seed_of(self, iteration: int) -> int:
         """The dice seed of iteration ``iteration``'s first training game."""
@@ -121,6 +151,8 @@ class SearchConfig(RunConfig):
         self._check_knobs()
         self._check_layers("hidden", 4096)
         self._check_agent_specs()
+        if self.points_model:
+            self.points_net()  # read and checked before any work
         if self.reward == "win":
             for key in ("eval_games", "final_eval_games"):
                 if getattr(self, key) % self.num_players:

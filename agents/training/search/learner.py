@@ -107,7 +107,8 @@ def evaluate(cfg: SearchConfig, net: ValueNet, games: int, seed: int) -> tuple[f
             return farkle.evaluate_farkle(rules, cfg.num_players, net, opponent, games, seed)
         if cfg.reward == "win":
             opponent = cfg.agent_specs[cfg.eval_opponent].build(2)
-            return match(WinSearchAgent(rules, 2, net=net), opponent, rules, games, seed)
+            bot = WinSearchAgent(rules, 2, net=net, points=cfg.points_net())
+            return match(bot, opponent, rules, games, seed)
         solver = turn_solver(rules)
         scores = play_games(solver, LearnedValues(net, solver), games, seed).scores
     return float(scores.mean()), float(scores.std(ddof=1) / np.sqrt(len(scores)))
@@ -122,21 +123,30 @@ class Iteration(NamedTuple):
     train_return: float  #: the games' mean result (points; for the win the score difference)
 
 
-def play(cfg: SearchConfig, solver: TurnSolver | None, net: ValueNet, seed: int) -> Iteration:
-    """The ``games_per_iteration`` training games of ``net`` from dice seed ``seed``."""
+def play(
+    cfg: SearchConfig,
+    solver: TurnSolver | None,
+    net: ValueNet,
+    seed: int,
+    points: LearnedValues | None = None,
+) -> Iteration:
+    """The ``games_per_iteration`` training games of ``net`` from dice seed ``seed`` (a win network
+    reading ``points``, the values of ``cfg.points_model``, when it has one)."""
     rules = cfg.rule_config()
     if isinstance(rules, FarkleRules):
         return Iteration(*farkle.play_farkle(rules, cfg.num_players, net, cfg.games_per_iteration, seed))
     assert solver is not None
     if cfg.reward == "win":
-        won = play_win_games(solver, net, cfg.games_per_iteration, seed)
+        won = play_win_games(solver, net, cfg.games_per_iteration, seed, points=points)
         states = np.column_stack([won.own, won.other, won.d]).astype(np.int64)
         return Iteration(states, won.targets, won.steps, float((won.totals[:, 0] - won.totals[:, 1]).mean()))
     out = play_games(solver, LearnedValues(net, solver), cfg.games_per_iteration, seed)
     return Iteration(out.states, out.targets, out.steps, float(out.scores.mean()))
 
 
-def _fit_buffer(cfg: SearchConfig, model: Any, opt: Any, solver: Any, buffer: list[Any], it: int) -> float:
+def _fit_buffer(
+    cfg: SearchConfig, model: Any, opt: Any, solver: Any, buffer: list[Any], it: int, points: Any = None
+) -> float:
     """:func:`fit` to the buffer's states and targets: points / VALUE_SCALE with squared error, or
     the win chance with binary cross-entropy on the logit (Farkle: every seat's, on the softmax)."""
     import torch
@@ -147,7 +157,7 @@ def _fit_buffer(cfg: SearchConfig, model: Any, opt: Any, solver: Any, buffer: li
     if isinstance(rules, FarkleRules):
         return fit(cfg, model, opt, *farkle.farkle_xy(rules, states, targets), it, farkle.farkle_loss)
     if cfg.reward == "win":
-        x = win_features(solver, states[:, :3], states[:, 3:5], states[:, 5])
+        x = win_features(solver, states[:, :3], states[:, 3:5], states[:, 5], points)
         return fit(cfg, model, opt, x, np.clip(targets, 0.0, 1.0), it, torch.nn.BCEWithLogitsLoss())
     x = state_features(solver, *states.T)
     return fit(cfg, model, opt, x, targets / VALUE_SCALE, it, lambda p, y: ((p - y) ** 2).mean())
@@ -202,12 +212,17 @@ def run(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainRes
     import torch
 
     rules = cfg.rule_config()
-    solver, win = None, cfg.reward == "win"
+    solver, win, points = None, cfg.reward == "win", None
     if isinstance(rules, FarkleRules):
         net = random_farkle_net(cfg.num_players, cfg.hidden, seed=cfg.seed)
     else:
         solver = turn_solver(rules)
-        net = (random_win_net if win else ValueNet.random)(solver, cfg.hidden, seed=cfg.seed)
+        if win:
+            net = random_win_net(solver, cfg.hidden, seed=cfg.seed, points=bool(cfg.points_model))
+            points_net = cfg.points_net()  # read once; its values are kept as they are read
+            points = None if points_net is None else LearnedValues(points_net, solver)
+        else:
+            net = ValueNet.random(solver, cfg.hidden, seed=cfg.seed)
     torch.manual_seed(cfg.seed)
     model = _torch_net(net, cfg.torch_threads)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.learning_rate)
@@ -237,11 +252,11 @@ def run(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainRes
     try:
         for it in range(start, cfg.iterations):
             with single_thread_blas():
-                out = play(cfg, solver, net, cfg.seed_of(it))
+                out = play(cfg, solver, net, cfg.seed_of(it), points)
             games += cfg.games_per_iteration
             steps += out.steps
             buffer = [*buffer, (out.states, out.targets)][-cfg.buffer_iterations :]
-            loss = _fit_buffer(cfg, model, opt, solver, buffer, it)
+            loss = _fit_buffer(cfg, model, opt, solver, buffer, it, points)
             net = _numpy_net(model)
             row: dict[str, Any] = {
                 "steps": steps,

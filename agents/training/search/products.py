@@ -16,7 +16,7 @@ import numpy as np
 from agents.players.search.agent import ALGORITHM
 from agents.players.search.farkle import FARKLE_FEATURES
 from agents.players.search.value import FEATURES, ValueNet, npz_bytes
-from agents.players.search.win import WIN_FEATURES
+from agents.players.search.win import POINTS_PREFIX, WIN_FEATURES, WIN_POINTS_FEATURES
 from agents.training.artifacts import ProgressLog, numbered_files, plot_learning_curve, resume_point
 from agents.training.products import TrainResult
 from agents.training.search.config import SearchConfig
@@ -130,12 +130,19 @@ def save_model(
     from agents.models.card import make_card, write_card
     from agents.solver.scorecard import known_optimum
 
-    data = net.to_bytes()
+    points = cfg.points_net()  # None without a points_model (reward win only)
+    arrays = net.arrays()
+    if points is not None:  # the win network's points network travels in the same file
+        arrays.update({f"{POINTS_PREFIX}{k}": a for k, a in points.arrays().items()})
+    data = npz_bytes(arrays)
     model_path = atomic_write_bytes(folder / f"{cfg.name}.npz", data, overwrite=True)
     rows = ProgressLog.read(folder / "progress.csv")
     win, farkle = cfg.reward == "win", cfg.game == "farkle"
     features = FARKLE_FEATURES if farkle else WIN_FEATURES if win else FEATURES
-    value = {"features": features, "hidden": net.hidden, "activation": "relu"}
+    value: dict[str, Any] = {"features": features, "hidden": net.hidden, "activation": "relu"}
+    if points is not None:
+        value["features"] = WIN_POINTS_FEATURES
+        value["points"] = {"model": cfg.points_model, "features": FEATURES, "hidden": points.hidden}
     card = make_card(
         cfg.rule_config(),
         cfg.num_players,
