@@ -265,3 +265,15 @@ def test_a_win_model_with_points_keeps_its_points_network(tmp_path):
 def test_a_wrong_points_model_is_refused_before_any_work(values, match_):
     with pytest.raises(ConfigError, match=match_):
         SearchConfig.from_dict({**TINY, **values})
+
+
+def test_lambda_returns_carry_the_games_back_to_their_first_turns(net):
+    n, turns = 3, 2 * SOLVER.k
+    v = play_win_games(SOLVER, net, games=n, seed=7).targets.reshape(turns, n)
+    half = play_win_games(SOLVER, net, games=n, seed=7, td_lambda=0.5).targets.reshape(turns, n)
+    full = play_win_games(SOLVER, net, games=n, seed=7, td_lambda=1.0).targets.reshape(turns, n)
+    assert_close(half[-1], v[-1])  # the last turn is searched to the end either way
+    assert_close(half[:-1], 0.5 * v[:-1] + 0.5 * (1.0 - half[1:]))  # the same games, other targets
+    assert_close(full[0], 1.0 - v[-1])  # λ = 1: the last turn's exact chance, seen by seat 0
+    with pytest.raises(ConfigError, match="td_lambda"):
+        SearchConfig.from_dict({"name": "x", "td_lambda": 0.5})

@@ -40,7 +40,7 @@ class WinPlayed(NamedTuple):
     own: np.ndarray  #: (m, 3) the mover's card (mask, u, z) at each turn start
     other: np.ndarray  #: (m, 2) the other card (mask, u)
     d: np.ndarray  #: (m,) the mover's total minus the other's
-    targets: np.ndarray  #: (m,) the searched win chance of each of those turns
+    targets: np.ndarray  #: (m,) the searched win chance of each of those turns (or its λ-return)
     steps: int  #: actions taken in all
 
 
@@ -57,15 +57,22 @@ def play_win_games(
     seed: int,
     chunk: int = 512,
     points: LearnedValues | None = None,
+    td_lambda: float = 0.0,
 ) -> WinPlayed:
     """Self-play ``games`` two-player games with dice seed ``seed``, each turn searched over ``net``
-    (reading the expected points to come of a points network's values ``points``, when given)."""
+    (reading the expected points to come of a points network's values ``points``, when given).
+
+    The target of a turn start is its searched win chance ``V`` (``td_lambda = 0``) or its
+    λ-return ``G = (1 - λ) V + λ (1 - G')``, ``G'`` the target of the other player's next turn
+    start in the same game and ``G = V`` at the game's last turn (searched exactly to the end):
+    with ``λ > 0`` what the game then did reaches the early turns in fewer iterations."""
     search = WinSearch(solver, net, points)
     totals, own, other, ds, targets, steps = [], [], [], [], [], 0
     for lo in range(0, games, chunk):
         n = min(chunk, games - lo)
         engine = ScorecardEngine(solver.rules, n, seed=seed + lo, num_players=2)
         g = np.arange(n)
+        searched = []
         for _ in range(2 * solver.k):
             seat = engine.current.copy()
             mine = engine_states(solver, engine, g, seat)
@@ -75,9 +82,12 @@ def play_win_games(
             own.append(mine)
             other.append(theirs)
             ds.append(d)
-            targets.append(np.array([p.value for p in plans]))
+            searched.append(np.array([p.value for p in plans]))
             steps += play_turns(engine, plans, g)
         assert engine.done.all()
+        for i in range(len(searched) - 2, -1, -1):  # the turns alternate seats: the λ-return
+            searched[i] = (1.0 - td_lambda) * searched[i] + td_lambda * (1.0 - searched[i + 1])
+        targets += searched
         totals.append(engine.totals.astype(np.int64))
     return WinPlayed(
         np.concatenate(totals),

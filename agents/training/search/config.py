@@ -77,6 +77,12 @@ class SearchConfig(RunConfig):
         "reward win: a solitaire value model (pretrained:<name> or its .npz; e.g. pretrained:spiffel-search) "
         "whose expected points to come of both cards the win network reads; empty: it reads the cards alone",
     )
+    td_lambda: float = knob(
+        0.0,
+        "reward win (scorecard games): each turn start's target is the λ-return of the searched win "
+        "chances along its game (0: the searched chance itself)",
+        within="[0, 1]",
+    )
     final_eval_games: int = knob(10_000, "games of the evaluation written on the card", within=(0, 10**7))
     final_eval_opponents: list = knob(
         [],
@@ -153,6 +159,10 @@ class SearchConfig(RunConfig):
         self._check_agent_specs()
         if self.points_model:
             self.points_net()  # read and checked before any work
+        if self.td_lambda and (self.reward != "win" or self.game == "farkle"):
+            raise ConfigError(
+                f"config 'td_lambda' is for two-player scorecard runs (reward win), got {self.td_lambda!r}"
+            )
         if self.reward == "win":
             for key in ("eval_games", "final_eval_games"):
                 if getattr(self, key) % self.num_players:

@@ -137,7 +137,9 @@ def play(
         return Iteration(*farkle.play_farkle(rules, cfg.num_players, net, cfg.games_per_iteration, seed))
     assert solver is not None
     if cfg.reward == "win":
-        won = play_win_games(solver, net, cfg.games_per_iteration, seed, points=points)
+        won = play_win_games(
+            solver, net, cfg.games_per_iteration, seed, points=points, td_lambda=cfg.td_lambda
+        )
         states = np.column_stack([won.own, won.other, won.d]).astype(np.int64)
         return Iteration(states, won.targets, won.steps, float((won.totals[:, 0] - won.totals[:, 1]).mean()))
     out = play_games(solver, LearnedValues(net, solver), cfg.games_per_iteration, seed)
