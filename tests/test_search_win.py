@@ -196,31 +196,53 @@ def _points_net():
 
 
 def test_points_features_read_the_projected_difference():
-    from agents.players.search.value import LearnedValues
+    from agents.players.search.value import LearnedValues, feature_size, state_features
     from agents.players.search.win import card_points
 
     values = LearnedValues(_points_net(), SOLVER)
     five = 1 << SOLVER.five
     own = np.array([[0, 0, 0], [five | 1, 3, 1]])
-    other = np.array([[five, 0], [3, 7]])  # the first has its five-of-a-kind box filled
+    other = np.array([[five, 0, 1], [3, 7, 0]])  # with points the other card has its z too
     d = np.array([-30, 12])
     x = win_features(SOLVER, own, other, d, values)
     assert x.shape == (2, win_feature_size(SOLVER, points=True))
-    assert_close(x[:, : win_feature_size(SOLVER)], win_features(SOLVER, own, other, d))  # v1 first
-    e_own = values[own[:, 0], own[:, 1], own[:, 2]]
-    seen = [0.5 * (values[five, 0, 0] + values[five, 0, 1]), values[3, 7, 0]]  # OTHER_Z_WEIGHTS
-    assert_close(card_points(values, np.column_stack([other, [-1, -1]])), seen)
-    p = d + e_own - np.array(seen)
-    assert_close(x[:, -6:-3], np.column_stack([e_own, seen, p]) / 100)
+    fs = feature_size(SOLVER)
+    assert_close(x[:, :fs], state_features(SOLVER, *own.T))
+    assert_close(x[:, fs : 2 * fs], state_features(SOLVER, *other.T))  # z one-hot included
+    e_own, e_other = values.values(own), values.values(other)
+    p = d + e_own - e_other
+    assert_close(x[:, -6:-3], np.column_stack([e_own, e_other, p]) / 100)
     assert_close(x[:, -1], np.clip(p / 60, -1, 1))
+    # a card seen from outside (z = -1): an open five-of-a-kind box is state 0, a filled one
+    # weighed by OTHER_Z_WEIGHTS
+    seen = card_points(values, np.array([[five, 0, -1], [3, 7, -1]]))
+    assert_close(seen, [0.5 * (values[five, 0, 0] + values[five, 0, 1]), values[3, 7, 0]])
     # the search reads them: another points network changes the leaf values
     net = random_win_net(SOLVER, hidden=(8,), seed=1, points=True)
     other_values = LearnedValues(type(_points_net()).random(SOLVER, hidden=(6,), seed=5), SOLVER)
-    a = WinSearch(SOLVER, net, values).box_values(own[:1], other[:1], d[:1])
-    b = WinSearch(SOLVER, net, other_values).box_values(own[:1], other[:1], d[:1])
+    a = WinSearch(SOLVER, net, values).box_values(own[:1], other[:1, :2], d[:1])
+    b = WinSearch(SOLVER, net, other_values).box_values(own[:1], other[:1, :2], d[:1])
     assert np.isfinite(a).any() and not np.allclose(a[np.isfinite(a)], b[np.isfinite(b)])
     with pytest.raises(ConfigError, match="without a points network"):
         WinSearch(SOLVER, net)
+
+
+def test_with_points_the_search_knows_its_own_five_of_a_kind_state():
+    """The leaf of scoring five sixes in the five-of-a-kind box (z 1: the bonus in reach) and of
+    scratching it (z 0) differ by more than the points: the network reads the mover's z."""
+    from agents.players.search.value import LearnedValues
+
+    values = LearnedValues(_points_net(), SOLVER)
+    net = random_win_net(SOLVER, hidden=(8,), seed=1, points=True)
+    search = WinSearch(SOLVER, net, values)
+    card = np.array([[0, 0, 0]])
+    _, nxt = search.entries(card)
+    sixes = scorecard_tables().roll_index[(6, 6, 6, 6, 6)]
+    kept = np.unravel_index(nxt[0, SOLVER.five, sixes], search.shape)
+    assert kept[2] == 1
+    v_kept = search.other_value(np.array([[0, 0]]), np.array([[kept[0], kept[1], 1]]), np.array([-50.0]))
+    v_gone = search.other_value(np.array([[0, 0]]), np.array([[kept[0], kept[1], 0]]), np.array([-50.0]))
+    assert not np.isclose(v_kept, v_gone)
 
 
 def test_a_win_model_with_points_keeps_its_points_network(tmp_path):
@@ -233,7 +255,7 @@ def test_a_win_model_with_points_keeps_its_points_network(tmp_path):
     cfg = SearchConfig.from_dict({**TINY, "iterations": 1, "points_model": "pretrained:spiffel-search"})
     result = run(cfg, tmp_path / "run", False, "dice-envs train --config x.yaml")
     card = json.loads(result.card_path.read_text())
-    assert card["value"]["features"] == "win-turn-start-points-v1"
+    assert card["value"]["features"] == "win-turn-start-v2"
     assert card["value"]["points"]["model"] == "pretrained:spiffel-search"
     shipped, _ = load_value_model(resolve_model_path("pretrained:spiffel-search"), RULES, 1)
     bot = agents.load(f"search:{result.model_path}", game="spiffel", num_players=2)

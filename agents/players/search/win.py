@@ -64,8 +64,9 @@ __all__ = [
 
 #: The name of the feature set :func:`win_features` computes (written on model cards).
 WIN_FEATURES = "win-turn-start-v1"
-#: ... and with a points network's expected points to come of both cards (``points=``).
-WIN_POINTS_FEATURES = "win-turn-start-points-v1"
+#: ... with both cards' five-of-a-kind states and a points network's expected points to come of
+#: both cards (``points=``).
+WIN_POINTS_FEATURES = "win-turn-start-v2"
 #: A win model's file keeps the points network it reads under these array names (``points_w0``...).
 POINTS_PREFIX = "points_"
 #: The weights of the other player's five-of-a-kind states 0 (the box holds 0) and 1 (it holds 50,
@@ -77,10 +78,11 @@ _RAMPS = (10.0, 30.0, 60.0)
 
 
 def win_feature_size(solver: TurnSolver, points: bool = False) -> int:
-    """Length of :func:`win_features` rows for the rules of ``solver`` (``points``: with the
-    points-to-come columns)."""
-    extra = 3 + len(_RAMPS) if points else 0
-    return 2 * feature_size(solver) - solver.Z + 3 + len(_RAMPS) + 1 + extra
+    """Length of :func:`win_features` rows for the rules of ``solver`` (``points``: the
+    :data:`WIN_POINTS_FEATURES` set)."""
+    if points:
+        return 2 * feature_size(solver) + 2 * (3 + len(_RAMPS)) + 1
+    return 2 * feature_size(solver) - solver.Z + 3 + len(_RAMPS) + 1
 
 
 def card_points(points: LearnedValues, cards: np.ndarray) -> np.ndarray:
@@ -103,30 +105,41 @@ def win_features(
     points: LearnedValues | None = None,
 ) -> np.ndarray:
     """Features ``(n, win_feature_size)`` of turn starts: ``own`` ``(n, 3)`` of ``(mask, u, z)``,
-    ``other`` ``(n, 2)`` of ``(mask, u)``, ``d`` ``(n,)`` own total minus other total.
+    ``other`` ``(n, 2)`` of ``(mask, u)`` (``(n, 3)`` with ``points``), ``d`` ``(n,)`` own total
+    minus other total.
 
-    The own card's :func:`state_features`, the other card's without its five-of-a-kind state,
-    ``d / 100``, its sign (ahead, level), clipped ramps ``clip(d / s, -1, 1)`` and whether the
-    other player has scored one box more (the player to move is the second seat of the round).
-    With ``points`` (a points network's values, :func:`card_points`), also each card's expected
-    points to come ``e / 100`` and the projected difference ``p = d + e_own - e_other`` as
-    ``p / 100`` and the same clipped ramps: the network then learns how a projected lead turns
-    into a chance instead of how many points each card still holds.
+    :data:`WIN_FEATURES`: the own card's :func:`state_features`, the other card's without its
+    five-of-a-kind state, ``d / 100``, its sign (ahead, level), clipped ramps
+    ``clip(d / s, -1, 1)`` and whether the other player has scored one box more (the player to
+    move is the second seat of the round).
+
+    :data:`WIN_POINTS_FEATURES` (``points``, a points network's values): the other card with its
+    five-of-a-kind state too, and each card's expected points to come ``e / 100``
+    (:func:`card_points`) and the projected difference ``p = d + e_own - e_other`` as ``p / 100``
+    and the same clipped ramps: the network then learns how a projected lead turns into a chance
+    instead of how many points each card still holds. The search reads the network at the other
+    player's turn starts, where the card it calls "other" is the searching player's own: its
+    five-of-a-kind state is known there, and without it an entry that keeps a five-of-a-kind bonus
+    in reach looks like one that gives it up (a points search judged that way loses clearly to
+    ``optimal``; the model's dated record has the measurement).
     """
     own = np.asarray(own, dtype=np.int64).reshape(-1, 3)
-    other = np.asarray(other, dtype=np.int64).reshape(-1, 2)
+    other = np.asarray(other, dtype=np.int64).reshape(-1, 2 if points is None else 3)
     d = np.asarray(d, dtype=np.float64).reshape(-1)
     f_own = state_features(solver, own[:, 0], own[:, 1], own[:, 2])
-    f_other = state_features(solver, other[:, 0], other[:, 1], np.zeros(len(other), dtype=np.int64))
-    z0 = solver.k + solver.U
-    f_other = np.delete(f_other, np.arange(z0, z0 + solver.Z), axis=1)
+    if points is None:
+        f_other = state_features(solver, other[:, 0], other[:, 1], np.zeros(len(other), dtype=np.int64))
+        z0 = solver.k + solver.U
+        f_other = np.delete(f_other, np.arange(z0, z0 + solver.Z), axis=1)
+    else:
+        f_other = state_features(solver, other[:, 0], other[:, 1], other[:, 2])
     cols = [d / D_SCALE, (d > 0).astype(float), (d == 0).astype(float)]
     cols += [np.clip(d / s, -1.0, 1.0) for s in _RAMPS]
     second = _popcount(other[:, 0]) > _popcount(own[:, 0])
     cols.append(second.astype(float))
     if points is not None:
         e_own = card_points(points, own)
-        e_other = card_points(points, np.column_stack([other, np.full(len(other), -1)]))
+        e_other = card_points(points, other)
         p = d + e_own - e_other
         cols += [e_own / D_SCALE, e_other / D_SCALE, p / D_SCALE]
         cols += [np.clip(p / s, -1.0, 1.0) for s in _RAMPS]
@@ -217,7 +230,8 @@ class WinSearch:
     def other_value(self, other: np.ndarray, card: np.ndarray, d: np.ndarray) -> np.ndarray:
         """The win chance of the other player at the start of its turn: its card ``other``
         ``(n, 2)`` of ``(mask, u)`` (its five-of-a-kind state by :data:`OTHER_Z_WEIGHTS`), the
-        mover's card after its turn ``card`` ``(n, 2)``, ``d`` the other's lead."""
+        mover's card after its turn ``card`` (``(n, 2)`` of ``(mask, u)``; ``(n, 3)`` with its
+        five-of-a-kind state for a network with points), ``d`` the other's lead."""
         other = np.asarray(other, dtype=np.int64).reshape(-1, 2)
         filled = (other[:, 0] >> self.solver.five) & 1 == 1
         out = np.zeros(len(other))
@@ -247,13 +261,13 @@ class WinSearch:
         uniq, inv = np.unique(key, return_inverse=True)
         uj, rest = np.divmod(uniq, np.prod(self.shape) * span)
         uix, up = np.divmod(rest, span)
-        m, u, _ = np.unravel_index(uix, self.shape)
+        m, u, z = np.unravel_index(uix, self.shape)
         diff = d[uj] + up
         over = (m == self.full) & (other[uj, 0] == self.full)
         vals = np.where(diff > 0, 1.0, np.where(diff == 0, 0.5, 0.0))
         live = ~over
         if live.any():
-            card = np.column_stack([m[live], u[live]])
+            card = np.column_stack([m[live], u[live]] + ([] if self.points is None else [z[live]]))
             vals[live] = 1.0 - self.other_value(other[uj[live]], card, -diff[live])
         out[legal] = vals[inv.reshape(-1)]
         return out

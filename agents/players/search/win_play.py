@@ -38,7 +38,7 @@ class WinPlayed(NamedTuple):
 
     totals: np.ndarray  #: (n, 2) final grand totals
     own: np.ndarray  #: (m, 3) the mover's card (mask, u, z) at each turn start
-    other: np.ndarray  #: (m, 2) the other card (mask, u)
+    other: np.ndarray  #: (m, 2) the other card (mask, u); (m, 3) with z when playing with points
     d: np.ndarray  #: (m,) the mover's total minus the other's
     targets: np.ndarray  #: (m,) the searched win chance of each of those turns (or its λ-return)
     steps: int  #: actions taken in all
@@ -76,11 +76,11 @@ def play_win_games(
         for _ in range(2 * solver.k):
             seat = engine.current.copy()
             mine = engine_states(solver, engine, g, seat)
-            theirs = engine_states(solver, engine, g, 1 - seat)[:, :2]
+            theirs = engine_states(solver, engine, g, 1 - seat)  # z: the fit reads it with points
             d = (engine.totals[g, seat] - engine.totals[g, 1 - seat]).astype(np.int64)
-            plans = search.turn_plans(mine, theirs, d)
+            plans = search.turn_plans(mine, theirs[:, :2], d)  # the mover sees (mask, u)
             own.append(mine)
-            other.append(theirs)
+            other.append(theirs[:, : 2 if points is None else 3])
             ds.append(d)
             searched.append(np.array([p.value for p in plans]))
             steps += play_turns(engine, plans, g)

@@ -159,7 +159,9 @@ def _fit_buffer(
     if isinstance(rules, FarkleRules):
         return fit(cfg, model, opt, *farkle.farkle_xy(rules, states, targets), it, farkle.farkle_loss)
     if cfg.reward == "win":
-        x = win_features(solver, states[:, :3], states[:, 3:5], states[:, 5], points)
+        x = win_features(
+            solver, states[:, :3], states[:, 3:-1], states[:, -1], points
+        )  # other: 2 or 3 columns
         return fit(cfg, model, opt, x, np.clip(targets, 0.0, 1.0), it, torch.nn.BCEWithLogitsLoss())
     x = state_features(solver, *states.T)
     return fit(cfg, model, opt, x, targets / VALUE_SCALE, it, lambda p, y: ((p - y) ** 2).mean())
