@@ -34,6 +34,7 @@ from agents.players.scorecard import PlanningAgent
 from agents.players.search.value import FEATURES, LearnedValues, ValueNet, feature_size
 from agents.players.search.win import WIN_FEATURES, WIN_POINTS_FEATURES, read_points_net, win_feature_size
 from agents.players.search.win_agent import WinSearchAgent
+from agents.players.search.win_normal import WIN_NORMAL_FEATURES, read_spread
 from agents.solver.plans import State, TurnPlan
 from agents.solver.scorecard import turn_solver
 from dice_envs.rules import ConfigError, FarkleRules, ScorecardRules
@@ -51,11 +52,13 @@ def is_value_card(card: dict[str, Any]) -> bool:
 
 def load_value_model(
     path: str | Path, rules: ScorecardRules | FarkleRules | None = None, num_players: int = 1
-) -> tuple[ValueNet, dict[str, Any]]:
+) -> tuple[Any, dict[str, Any]]:
     """The network and card of the value model ``path`` (its ``.npz``), checked: the card is a
     value model's, its feature set is known, the weights' SHA-256 is the card's and (with
     ``rules``) the card fits those rules and seats (:func:`agents.models.card.fit_card`; Farkle:
-    :func:`~agents.players.search.farkle.load_farkle_value`). ``ConfigError`` says what failed."""
+    :func:`~agents.players.search.farkle.load_farkle_value`). ``ConfigError`` says what failed.
+    The network is None for a normal-approximation win model (it has none: :meth:`SearchAgent.from_file`
+    reads its points network and spread)."""
     if isinstance(rules, FarkleRules):
         from agents.players.search.farkle import load_farkle_value
 
@@ -65,7 +68,7 @@ def load_value_model(
     if not is_value_card(card):
         raise ConfigError(f"{path}: not a value model (its card's algorithm is {card.get('algorithm')!r})")
     value = card.get("value") or {}
-    known = (FEATURES, WIN_FEATURES, WIN_POINTS_FEATURES)
+    known = (FEATURES, WIN_FEATURES, WIN_POINTS_FEATURES, WIN_NORMAL_FEATURES)
     if value.get("features") not in known:
         raise ConfigError(
             f"{path}: the card's feature set {value.get('features')!r} is not one this version "
@@ -74,6 +77,9 @@ def load_value_model(
     inputs = None
     if rules is not None:
         fit_card(card, rules, num_players)
+    if value["features"] == WIN_NORMAL_FEATURES:  # no win network: points and spread (from_file)
+        return None, card
+    if rules is not None:
         solver = turn_solver(rules)
         features = value["features"]
         inputs = (
@@ -131,10 +137,14 @@ class SearchAgent(PlanningAgent):
         net, card = load_value_model(path, rules, num_players)
         agent: SearchAgent | WinSearchAgent
         if card.get("reward") == "win":
-            points = None
-            if card["value"]["features"] == WIN_POINTS_FEATURES:
+            points = spread = None
+            if card["value"]["features"] in (WIN_POINTS_FEATURES, WIN_NORMAL_FEATURES):
                 points = read_points_net(path, card, turn_solver(rules))
-            agent = WinSearchAgent(rules, num_players, seed, net=net, model=model, points=points)
+            if card["value"]["features"] == WIN_NORMAL_FEATURES:
+                spread = read_spread(path, card, turn_solver(rules))
+            agent = WinSearchAgent(
+                rules, num_players, seed, net=net, model=model, points=points, spread=spread
+            )
         else:
             agent = cls(rules, num_players, seed, net=net, model=model)
         agent.card = card

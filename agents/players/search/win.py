@@ -200,18 +200,18 @@ class WinSearch:
     """The turn search of the player to move over a win-chance network ``net`` (reading the
     expected points to come of a points network's values ``points``, when given)."""
 
-    def __init__(self, solver: TurnSolver, net: ValueNet, points: LearnedValues | None = None) -> None:
-        want = win_feature_size(solver, points is not None)
-        if net.weights[0].shape[0] != want:
-            raise ConfigError(
-                f"the win network reads {net.weights[0].shape[0]} features; {solver.rules.game} "
-                f"turn starts have {want} {'with' if points is not None else 'without'} a points network"
+    def __init__(self, solver: TurnSolver, net: ValueNet | None, points: LearnedValues | None = None) -> None:
+        self.solver, self.net, self.points = solver, net, points
+        if net is not None:  # None: a subclass judges the leaves (win_normal.NormalWinSearch)
+            want = win_feature_size(solver, points is not None)
+            if net.weights[0].shape[0] != want:
+                raise ConfigError(
+                    f"the win network reads {net.weights[0].shape[0]} features; {solver.rules.game} "
+                    f"turn starts have {want} {'with' if points is not None else 'without'} a points network"
+                )
+            self._net32 = ValueNet(
+                [w.astype(np.float32) for w in net.weights], [b.astype(np.float32) for b in net.biases]
             )
-        self.solver, self.net = solver, net
-        self.points = points
-        self._net32 = ValueNet(
-            [w.astype(np.float32) for w in net.weights], [b.astype(np.float32) for b in net.biases]
-        )
         shape = (1 << solver.k, solver.U, solver.Z)
         self.shape, self.full = shape, (1 << solver.k) - 1
         self._zero = np.zeros(shape)

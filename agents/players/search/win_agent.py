@@ -63,8 +63,10 @@ class WinSearchAgent(ScorecardAgent):
     :data:`~agents.players.search.win.OTHER_Z_WEIGHTS`).
 
     ``net``: the network (:func:`agents.players.search.win.random_win_net` shape); ``points``: the
-    points network whose expected points to come it reads, if it reads them; ``model``: the model's
-    path or ``pretrained:<name>`` for the spec.
+    points network whose expected points to come it reads, if it reads them; ``spread``: in place
+    of ``net``, the normal approximation over ``points``
+    (:class:`~agents.players.search.win_normal.NormalWinSearch`); ``model``: the model's path or
+    ``pretrained:<name>`` for the spec.
     """
 
     spec = "search"
@@ -77,16 +79,27 @@ class WinSearchAgent(ScorecardAgent):
         net: ValueNet | None = None,
         model: str = "",
         points: ValueNet | None = None,
+        spread: np.ndarray | None = None,
     ) -> None:
         if not isinstance(rules, ScorecardRules):
             raise ConfigError(f"search over a win model plays the scorecard games, got {rules.game!r}")
         if num_players != 2:
             raise ConfigError(f"a win model plays a seat of a two-player game, got {num_players} players")
-        if net is None:
-            raise ConfigError("WinSearchAgent needs a win network (net=)")
+        if (net is None) == (spread is None) or (spread is not None and points is None):
+            raise ConfigError(
+                "WinSearchAgent needs a win network (net=) or, for the normal approximation, a points "
+                "network and its spread (points=, spread=)"
+            )
         super().__init__(rules, num_players, seed)
         solver = turn_solver(rules)
-        self.search = WinSearch(solver, net, None if points is None else LearnedValues(points, solver))
+        values = None if points is None else LearnedValues(points, solver)
+        if spread is not None:
+            from agents.players.search.win_normal import NormalWinSearch
+
+            assert values is not None
+            self.search: WinSearch = NormalWinSearch(solver, values, spread)
+        else:
+            self.search = WinSearch(solver, net, values)
         self.spec = f"search:{model}" if model else "search"
         self._plans = PlanCache(self._search, size=_CACHE, chunk=_CHUNK)
         self.card: dict[str, Any] = {}

@@ -77,6 +77,13 @@ class SearchConfig(RunConfig):
         "reward win: a solitaire value model (pretrained:<name> or its .npz; e.g. pretrained:spiffel-search) "
         "whose expected points to come of both cards the win network reads; empty: it reads the cards alone",
     )
+    leaf: str = knob(
+        "network",
+        "reward win (scorecard games): network (a win network fitted by self-play) or normal (no win "
+        "network: a normal approximation of the final difference over points_model's expected points "
+        "to come, its spread measured on iterations x games_per_iteration solitaire games of the "
+        "points search)",
+    )
     td_lambda: float = knob(
         0.0,
         "reward win (scorecard games): each turn start's target is the λ-return of the searched win "
@@ -159,6 +166,12 @@ class SearchConfig(RunConfig):
         self._check_agent_specs()
         if self.points_model:
             self.points_net()  # read and checked before any work
+        if self.leaf not in ("network", "normal"):
+            raise ConfigError(f"config 'leaf' must be 'network' or 'normal', got {self.leaf!r}")
+        if self.leaf == "normal" and (self.reward != "win" or self.game == "farkle" or not self.points_model):
+            raise ConfigError(
+                "config 'leaf: normal' is for two-player scorecard runs (reward win) with a points_model"
+            )
         if self.td_lambda and (self.reward != "win" or self.game == "farkle"):
             raise ConfigError(
                 f"config 'td_lambda' is for two-player scorecard runs (reward win), got {self.td_lambda!r}"

@@ -97,9 +97,12 @@ def match(
     return float(per_deal.mean()), se
 
 
-def evaluate(cfg: SearchConfig, net: ValueNet, games: int, seed: int) -> tuple[float, float]:
-    """``net``'s agent over ``games`` games and the standard error: the mean score (points), or
-    the win rate against ``cfg.eval_opponent`` (win; Farkle: in every other seat)."""
+def evaluate(
+    cfg: SearchConfig, net: ValueNet | None, games: int, seed: int, agent: Any = None
+) -> tuple[float, float]:
+    """``net``'s agent (or ``agent``, a two-player win agent) over ``games`` games and the standard
+    error: the mean score (points), or the win rate against ``cfg.eval_opponent`` (win; Farkle:
+    in every other seat)."""
     rules = cfg.rule_config()
     with single_thread_blas():
         if isinstance(rules, FarkleRules):
@@ -107,7 +110,7 @@ def evaluate(cfg: SearchConfig, net: ValueNet, games: int, seed: int) -> tuple[f
             return farkle.evaluate_farkle(rules, cfg.num_players, net, opponent, games, seed)
         if cfg.reward == "win":
             opponent = cfg.agent_specs[cfg.eval_opponent].build(2)
-            bot = WinSearchAgent(rules, 2, net=net, points=cfg.points_net())
+            bot = agent or WinSearchAgent(rules, 2, net=net, points=cfg.points_net())
             return match(bot, opponent, rules, games, seed)
         solver = turn_solver(rules)
         scores = play_games(solver, LearnedValues(net, solver), games, seed).scores
@@ -215,6 +218,10 @@ def run(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainRes
     :func:`agents.training.train.output_folder`; the module docstring); the run's products."""
     import torch
 
+    if cfg.leaf == "normal":  # no win network to fit: agents.training.search.normal
+        from agents.training.search import normal
+
+        return normal.run(cfg, folder, command, final_evaluation)
     rules = cfg.rule_config()
     solver, win, points = None, cfg.reward == "win", None
     if isinstance(rules, FarkleRules):
@@ -296,13 +303,15 @@ def run(cfg: SearchConfig, folder: Path, resume: bool, command: str) -> TrainRes
     )
 
 
-def final_evaluation(cfg: SearchConfig, net: ValueNet) -> tuple[dict[str, Any], str]:
+def final_evaluation(
+    cfg: SearchConfig, net: ValueNet | None, agent: Any = None
+) -> tuple[dict[str, Any], str]:
     """The card's evaluation of ``net``'s agent over ``final_eval_games`` dice seeds that training
     never used (for the win against ``eval_opponent``; for points beside each of
     ``final_eval_opponents`` on the same dice, when there are any), and what is printed at the end."""
     games, seed = cfg.final_eval_games, EVAL_SEED_OFFSET + 7_777_777 + cfg.seed
     if cfg.reward == "win" or not cfg.final_eval_opponents:
-        mean, se = evaluate(cfg, net, games, seed)
+        mean, se = evaluate(cfg, net, games, seed, agent)
         lo, hi = mean - 1.96 * se, mean + 1.96 * se
         if cfg.reward == "win":
             line = (
