@@ -86,24 +86,24 @@ class NormalWinSearch(WinSearch):
         return normal_chance(z)
 
 
-def fit_spread(solver: TurnSolver, points: LearnedValues, games: int, seed: int) -> np.ndarray:
+def fit_spread(solver: TurnSolver, points: LearnedValues, games: int, seed: int) -> tuple[np.ndarray, int]:
     """``s`` ``(k + 1,)``: the standard deviation of a solitaire game's final score minus its
     projection (score so far plus the points network's expected points to come) at each count
     of open boxes, over ``games`` games of the points search with dice seed ``seed``
-    (``s[0] = 0``: a full card has nothing to come)."""
+    (``s[0] = 0``: a full card has nothing to come); and the actions those games took."""
     if games < 2:
         raise ConfigError(f"the spread needs at least 2 games, got {games}")
     engine = ScorecardEngine(solver.rules, games, seed=seed)
-    g, projected = np.arange(games), []
+    g, projected, steps = np.arange(games), [], 0
     for _ in range(solver.k):
         s = engine_states(solver, engine, g)
         projected.append(engine.totals[:, 0] + card_points(points, s))
-        play_turns(engine, solver.turn_plans(solver.box_values_of(points, s)), g)
+        steps += play_turns(engine, solver.turn_plans(solver.box_values_of(points, s)), g)
     final = engine.totals[:, 0].astype(np.float64)
     spread = np.zeros(solver.k + 1)
     for turn, proj in enumerate(projected):
         spread[solver.k - turn] = float(np.std(final - proj, ddof=1))
-    return spread
+    return spread, steps
 
 
 def read_spread(path: Any, card: dict[str, Any], solver: TurnSolver) -> np.ndarray:

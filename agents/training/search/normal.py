@@ -53,7 +53,7 @@ def run(cfg: SearchConfig, folder: Path, command: str, evaluate: Callable[..., A
     games = cfg.iterations * cfg.games_per_iteration
     t0 = time.perf_counter()
     with single_thread_blas():
-        spread = fit_spread(solver, LearnedValues(points, solver), games, cfg.seed_of(0))
+        spread, steps = fit_spread(solver, LearnedValues(points, solver), games, cfg.seed_of(0))
     wall_s = time.perf_counter() - t0
     agent = WinSearchAgent(rules, 2, points=points, spread=spread)
     evaluation, table = evaluate(cfg, None, agent) if cfg.final_eval_games else ({}, "")
@@ -66,7 +66,7 @@ def run(cfg: SearchConfig, folder: Path, command: str, evaluate: Callable[..., A
         2,
         algorithm=ALGORITHM,
         config=cfg.to_dict(),
-        steps=0,
+        steps=steps,
         wall_time_s=wall_s,
         evaluation=evaluation,
         command=command,
@@ -90,10 +90,10 @@ def run(cfg: SearchConfig, folder: Path, command: str, evaluate: Callable[..., A
         model_path=model_path,
         card_path=card_path,
         curve_path=None,
-        steps=0,
-        steps_this_run=0,
+        steps=steps,
+        steps_this_run=steps,
         wall_time_s=wall_s,
-        env_steps_per_s=0.0,
+        env_steps_per_s=steps / wall_s if wall_s > 0 else 0.0,
         backend="search learner (normal leaf)",
         resumed_from=None,
         evaluation=evaluation,
