@@ -299,3 +299,72 @@ def test_lambda_returns_carry_the_games_back_to_their_first_turns(net):
     assert_close(full[0], 1.0 - v[-1])  # λ = 1: the last turn's exact chance, seen by seat 0
     with pytest.raises(ConfigError, match="td_lambda"):
         SearchConfig.from_dict({"name": "x", "td_lambda": 0.5})
+
+
+NORMAL = {**TINY, "leaf": "normal", "points_model": "pretrained:spiffel-search", "iterations": 1}
+
+
+def test_the_normal_leaf_is_the_normal_chance_of_the_projected_lead():
+    from agents.players.search.value import LearnedValues
+    from agents.players.search.win import card_points
+    from agents.players.search.win_normal import NormalWinSearch, normal_chance
+
+    values = LearnedValues(_points_net(), SOLVER)
+    spread = np.linspace(0.0, 60.0, SOLVER.k + 1)
+    search = NormalWinSearch(SOLVER, values, spread)
+    other, card, lead = np.array([[3, 4]]), np.array([[FULL ^ 7, 9, 0]]), np.array([-12.0])
+    p = lead + card_points(values, np.array([[3, 4, -1]])) - card_points(values, card)
+    sd = np.hypot(spread[SOLVER.k - 2], spread[3])
+    assert_close(search.other_value(other, card, lead), normal_chance((p + 0.5) / sd))
+    assert_close(normal_chance(np.array([0.0, 1.0, -np.inf])), [0.5, 0.8413447460685429, 0.0])
+    # the last turn is scored exactly, as in the network search
+    own = np.array([[FULL ^ (1 << CHANCE), 0, 0]])
+    bv = search.box_values(own, np.array([[FULL, 0]]), np.array([-10]))[0]
+    sums = scorecard_tables().rolls.sum(axis=1)
+    assert_close(bv[CHANCE], np.where(sums > 10, 1.0, np.where(sums == 10, 0.5, 0.0)))
+    with pytest.raises(ConfigError, match="spread"):
+        NormalWinSearch(SOLVER, values, spread[:-1])
+    with pytest.raises(ConfigError, match="spread"):
+        NormalWinSearch(SOLVER, values, -spread)
+
+
+def test_a_normal_leaf_run_writes_a_model_that_plays(tmp_path):
+    from agents.models.files import read_arrays
+    from agents.players.search.value import npz_bytes
+    from agents.players.search.win_normal import NormalWinSearch, read_spread
+
+    result = run(SearchConfig.from_dict(NORMAL), tmp_path / "run", False, "dice-envs train --config x.yaml")
+    card = json.loads(result.card_path.read_text())
+    assert (card["reward"], card["value"]["features"], card["games"]) == ("win", "win-normal-v1", 6)
+    assert 6 * SOLVER.k <= card["steps"] <= 6 * SOLVER.k * RULES.num_throws  # solitaire self-play
+    spread = read_spread(result.model_path, card, SOLVER)
+    assert spread[0] == 0.0 and (spread[1:] > 0).all()
+    assert_close(card["value"]["spread"], spread, atol=1e-3)
+    bot = agents.load(f"search:{result.model_path}", game="spiffel", num_players=2)
+    assert isinstance(bot.search, NormalWinSearch)
+    engine = ScorecardEngine(RULES, 2, seed=0, num_players=2)
+    while not engine.done.all():
+        g = np.flatnonzero(~engine.done)
+        masks = engine.action_masks(g)
+        acts = bot.act_batch(engine.observe(engine.current[g], g), masks)
+        assert masks[np.arange(len(g)), acts].all()
+        engine.step(acts, g)
+    # a file without its spread is refused, naming what is missing
+    arrays = {k: v for k, v in read_arrays(result.model_path).items() if k != "spread"}
+    bare = tmp_path / "bare.npz"
+    bare.write_bytes(npz_bytes(arrays))
+    sha = hashlib.sha256(bare.read_bytes()).hexdigest()
+    with pytest.raises(ConfigError, match="'spread'"):
+        read_spread(bare, {**card, "weights_sha256": sha}, SOLVER)
+
+
+@pytest.mark.parametrize(
+    ("values", "match_"),
+    [
+        ({"leaf": "gaussian"}, "'network' or 'normal'"),
+        ({"points_model": ""}, "points_model"),
+    ],
+)
+def test_normal_leaf_config_errors(values, match_):
+    with pytest.raises(ConfigError, match=match_):
+        SearchConfig.from_dict({**NORMAL, **values})

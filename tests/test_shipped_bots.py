@@ -63,6 +63,7 @@ def _check_value_model(path: Path, card: dict[str, Any]) -> None:
     from agents.players.search.farkle import FARKLE_FEATURES
     from agents.players.search.value import FEATURES
     from agents.players.search.win import WIN_FEATURES
+    from agents.players.search.win_normal import WIN_NORMAL_FEATURES
     from agents.training.recipes import read_recipe
     from agents.training.search.config import SearchConfig
 
@@ -78,6 +79,13 @@ def _check_value_model(path: Path, card: dict[str, Any]) -> None:
     assert (card["trainer"], card["seed"], card["num_players"]) == ("search", cfg["seed"], cfg["num_players"])
     assert card.get("reward", "score") == cfg["reward"] and "no solver values read" in card["learner"]
     farkle = card["game"] == "farkle"
+    if cfg.get("leaf") == "normal":  # no win network: the points model's network and a spread
+        assert net is None and card["value"]["features"] == WIN_NORMAL_FEATURES
+        assert card["value"]["points"]["model"] == cfg["points_model"]
+        assert card["games"] == cfg["iterations"] * cfg["games_per_iteration"]
+        assert card["learning_curve"] == [] and card["evaluation"]["games"] == cfg["final_eval_games"]
+        assert card["evaluation"]["opponent"] == cfg["eval_opponent"]
+        return
     assert card["value"]["features"] == (FARKLE_FEATURES if farkle else WIN_FEATURES if win else FEATURES)
     assert card["value"]["hidden"] == cfg["hidden"] == net.hidden
     assert card["games"] == cfg["iterations"] * cfg["games_per_iteration"]
