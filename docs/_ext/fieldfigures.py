@@ -1,9 +1,11 @@
-"""Sphinx extension: the figures of the multi-player guide, rendered from their dated record.
+"""Sphinx extension: the N-player Farkle figures, rendered from their dated records.
 
-On ``builder-inited`` it writes ``docs/_generated/farkle-multiplayer.inc`` (a build output; the
-suffix keeps it from being a page of its own), which ``docs/guide/multiplayer.md`` includes: what
-each N-player Farkle equilibrium of :data:`RECORD` (``scripts/solve_farkle_field.py``) cost and
-gave, as a table.
+On ``builder-inited`` it writes two build outputs (the suffix keeps them from being pages of their
+own): ``docs/_generated/farkle-multiplayer.inc``, which ``docs/guide/multiplayer.md`` includes,
+what each N-player Farkle equilibrium of :data:`RECORD` (``scripts/solve_farkle_field.py``) cost
+and gave, as a table; and ``docs/_generated/farkle-exploitability.inc``, which
+``docs/leaderboard.md`` includes, the exploitability of every Farkle agent at three seats from
+:data:`EXPLOITABILITY` (``scripts/farkle_exploitability.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,14 @@ from gamepages import _table, _write
 RECORD = Path("benchmarks/2026-12-07-epyc-2core/farkle-multiplayer.json")
 #: The fragment written, relative to the docs folder.
 FRAGMENT = Path("_generated") / "farkle-multiplayer.inc"
+#: The dated records of three-seat exploitability, relative to the docs folder.
+EXPLOITABILITY = [
+    Path("benchmarks/2026-12-07-xeon-2core/farkle-exploitability-3p.json"),
+    Path("benchmarks/2026-12-07-xeon-2core/farkle-exploitability-3p-heuristic.json"),
+    Path("benchmarks/2026-12-07-xeon-2core/farkle-exploitability-3p-search.json"),
+]
+#: Their fragment, included by the leaderboard page.
+EXPLOITABILITY_FRAGMENT = Path("_generated") / "farkle-exploitability.inc"
 DOCS = Path(__file__).resolve().parents[1]
 #: The time a solve may take to count as solved "in time" (the guide's largest targets).
 LIMIT_S = 1800
@@ -84,11 +94,41 @@ def fragment(record: dict[str, Any]) -> str:
     )
 
 
+def exploitability_fragment(records: dict[Path, dict[str, Any]]) -> str:
+    """The Markdown of the exploitability records (``scripts/farkle_exploitability.py``), one
+    table over their agents, ranked as ``dice-envs leaderboard`` ranks them, then where each
+    record comes from and the agents it could not measure."""
+    from agents.evaluation.exploitability import exploitability_table
+
+    found = {spec: r for record in records.values() for spec, r in record["agents"].items()}
+    first = next(iter(records.values()))
+    rules = ", ".join(f"{k} {v}" for k, v in first["rules"].items() if k != "max_turns")
+    text = "\n".join(exploitability_table(found))
+    text += (
+        f"\n\n{first['players']} seats, default rules but the target ({rules}; the solved game has no "
+        "turn limit). Exploitability is what a best-responding seat gains over its share on average "
+        "over the seats (NashConv / seats); *seconds* is the wall time of the agent's best responses. "
+        "From the dated records:\n"
+    )
+    for path, record in records.items():
+        hw, rev = record["hardware"], record["revision"]
+        text += (
+            f"\n- {{download}}`{path.name} </{path}>`: `{record['command']}` ({record['date']}, "
+            f"{hw['cores']} cores of {hw['cpu']}, code revision `{str(rev.get('git_commit', '?'))[:7]}`)"
+        )
+    for record in records.values():
+        for spec, why in record["skipped"].items():
+            text += f"\n- `{spec}` is not measured: {why}"
+    return text + "\n"
+
+
 def generate(app: Any) -> None:
     src = Path(app.srcdir)
     (src / FRAGMENT.parent).mkdir(exist_ok=True)
     record = json.loads((src / RECORD).read_text(encoding="utf-8"))
     _write(src / FRAGMENT, fragment(record))
+    records = {path: json.loads((src / path).read_text(encoding="utf-8")) for path in EXPLOITABILITY}
+    _write(src / EXPLOITABILITY_FRAGMENT, exploitability_fragment(records))
 
 
 def setup(app: Any) -> dict[str, Any]:
