@@ -10,7 +10,9 @@ and gave, as a table; and ``docs/_generated/farkle-exploitability.inc``, which
 
 from __future__ import annotations
 
+import itertools
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,6 @@ FRAGMENT = Path("_generated") / "farkle-multiplayer.inc"
 #: The dated records of three-seat exploitability, relative to the docs folder.
 EXPLOITABILITY = [
     Path("benchmarks/2026-12-07-xeon-2core/farkle-exploitability-3p.json"),
-    Path("benchmarks/2026-12-07-xeon-2core/farkle-exploitability-3p-heuristic.json"),
     Path("benchmarks/2026-12-07-xeon-2core/farkle-exploitability-3p-search.json"),
 ]
 #: Their fragment, included by the leaderboard page.
@@ -119,7 +120,21 @@ def exploitability_fragment(records: dict[Path, dict[str, Any]]) -> str:
     for record in records.values():
         for spec, why in record["skipped"].items():
             text += f"\n- `{spec}` is not measured: {why}"
+        for spec in _stopped(record):
+            text += (
+                f"\n- `{spec}` is not measured: its run was stopped before the best responses to it "
+                "ended (the record's page says why)"
+            )
     return text + "\n"
+
+
+def _stopped(record: dict[str, Any]) -> list[str]:
+    """The agents its command names (``--agents``) that the record neither measured nor skipped:
+    the script writes its record after every agent, so a stopped run names them only there."""
+    words = shlex.split(record["command"])
+    named = words[words.index("--agents") + 1 :] if "--agents" in words else []
+    named = list(itertools.takewhile(lambda w: not w.startswith("--"), named))
+    return [s for s in named if s not in record["agents"] and s not in record["skipped"]]
 
 
 def generate(app: Any) -> None:
