@@ -9,7 +9,9 @@ open boxes, measured by solitaire self-play of the points search. ``--scale`` st
 spread: a large scale makes the leaf nearly linear in ``p``, i.e. a points search. ``--own-z``
 says whether the mover's own card is read with its five-of-a-kind state or, as the first win
 feature set read it, with that state unknown (weighed half 0, half 50). Every variant plays
-``--games`` seat-balanced games against ``optimal`` on the same deals.
+``--games`` seat-balanced games against ``optimal`` on the same deals. ``--exact`` runs only the
+normal leaf, over the exact solitaire values (the solver's table, a reference: what the leaf
+gives with a perfect projection) instead of the points network.
 
     python docs/benchmarks/2026-12-07-xeon-2core/search-win-leaves.py --out search-win-leaves.json
 """
@@ -32,12 +34,22 @@ from agents.players.search.value import LearnedValues
 from agents.players.search.win import WinSearch, card_points, random_win_net
 from agents.players.search.win_agent import WinSearchAgent
 from agents.solver.cache import single_thread_blas
-from agents.solver.scorecard import NEG, turn_solver
+from agents.solver.scorecard import NEG, solve_scorecard, turn_solver
 from agents.training.search.learner import match
 from dice_envs.engine.scorecard import ScorecardEngine
 from dice_envs.io import atomic_write_text
 from dice_envs.rules import make_rules
 from dice_envs.version import code_revision
+
+
+class ExactValues:
+    """The solver's value table read as the search reads a points network (``values[mask, u, z]``)."""
+
+    def __init__(self, table: np.ndarray, solver) -> None:
+        self.table, self.solver = table, solver
+
+    def __getitem__(self, index):
+        return self.table[index]
 
 
 def spreads(solver, values, games: int, seed: int) -> np.ndarray:
@@ -92,15 +104,20 @@ def main() -> None:
     ap.add_argument("--games", type=int, default=4000)
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--exact", action="store_true", help="the normal leaf over the exact values only")
     args = ap.parse_args()
     rules = make_rules("spiffel")
     solver = turn_solver(rules)
-    net, _ = load_value_model(resolve_model_path("pretrained:spiffel-search"), rules, 1)
-    values = LearnedValues(net, solver)
+    if args.exact:
+        values = ExactValues(solve_scorecard(rules).values, solver)
+    else:
+        net, _ = load_value_model(resolve_model_path("pretrained:spiffel-search"), rules, 1)
+        values = LearnedValues(net, solver)
     sd = spreads(solver, values, 4096, seed=123456)
     opponent = agents.load("optimal", game=rules, num_players=2)
     rows = []
-    for scale, own_z in ((20.0, False), (20.0, True), (1.0, True)):
+    variants = ((1.0, True),) if args.exact else ((20.0, False), (20.0, True), (1.0, True))
+    for scale, own_z in variants:
         bot = WinSearchAgent(rules, 2, net=random_win_net(solver, hidden=(4,), seed=0))
         bot.search = NormalLeafSearch(solver, values, sd, scale, own_z)
         t = time.perf_counter()
@@ -117,6 +134,7 @@ def main() -> None:
         )
         print(rows[-1], flush=True)
     record = {
+        "values": "exact solitaire table" if args.exact else "pretrained:spiffel-search points network",
         "date": time.strftime("%Y-%m-%d"),
         "revision": code_revision(),
         "games": args.games,
