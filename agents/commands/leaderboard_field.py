@@ -94,10 +94,12 @@ def _one_regret(spec: str, rules: FarkleRules, players: int, games: int, seed: i
         return str(exc)
 
 
-def _one_exploitability(spec: str, rules: FarkleRules, players: int, seed: int) -> dict[str, Any] | str:
-    """:func:`agent_exploitability` of ``spec``, or why it cannot be measured."""
+def _one_exploitability(
+    spec: str, rules: FarkleRules, players: int, seed: int, on_seat: Any = None
+) -> dict[str, Any] | str:
+    """:func:`agent_exploitability` of ``spec`` (``on_seat`` as there), or why it cannot be measured."""
     try:
-        return agent_exploitability(spec, rules, players, seed=seed)
+        return agent_exploitability(spec, rules, players, seed=seed, on_seat=on_seat)
     except (ConfigError, FileNotFoundError, ImportError) as exc:
         return str(exc)
 

@@ -486,11 +486,20 @@ class Exploitability:
 
 
 def exploitability(
-    rules: FarkleRules, players: int, make_agent: Any, cap: int = 0, tol: float = _TOL
+    rules: FarkleRules,
+    players: int,
+    make_agent: Any,
+    cap: int = 0,
+    tol: float = _TOL,
+    on_seat: Callable[[int, float], None] | None = None,
 ) -> Exploitability:
-    """The best response of every seat to ``make_agent(seat)`` in all the others."""
+    """The best response of every seat to ``make_agent(seat)`` in all the others;
+    ``on_seat(seat, chance)`` is called as each seat's solve ends (a caller keeps what a long
+    measure solved so far)."""
     brs = []
     for seat in range(players):
         field_agents = [make_agent(s) for s in range(players) if s != seat]
         brs.append(best_response(rules, field_agents, seat, cap=cap, tol=tol).win_probability())
+        if on_seat is not None:
+            on_seat(seat, brs[-1])
     return Exploitability(players, tuple(brs))

@@ -120,6 +120,11 @@ def exploitability_fragment(records: dict[Path, dict[str, Any]]) -> str:
     for record in records.values():
         for spec, why in record["skipped"].items():
             text += f"\n- `{spec}` is not measured: {why}"
+        for spec, seats in record.get("partial", {}).items():
+            text += (
+                f"\n- `{spec}` is not measured: its run was stopped after the best responses of "
+                f"{len(seats)} of its {record['players']} seats (kept in the record)"
+            )
         for spec in _stopped(record):
             text += (
                 f"\n- `{spec}` is not measured: its run was stopped before the best responses to it "
@@ -134,7 +139,8 @@ def _stopped(record: dict[str, Any]) -> list[str]:
     words = shlex.split(record["command"])
     named = words[words.index("--agents") + 1 :] if "--agents" in words else []
     named = list(itertools.takewhile(lambda w: not w.startswith("--"), named))
-    return [s for s in named if s not in record["agents"] and s not in record["skipped"]]
+    done = {**record["agents"], **record["skipped"], **record.get("partial", {})}
+    return [s for s in named if s not in done]
 
 
 def generate(app: Any) -> None:
