@@ -486,16 +486,10 @@ class Exploitability:
 
 
 def exploitability(
-    rules: FarkleRules,
-    players: int,
-    make_agent: Any,
-    cap: int = 0,
-    tol: float = _TOL,
-    on_seat: Callable[[int, float], None] | None = None,
+    rules: FarkleRules, players: int, make_agent: Any, cap: int = 0, tol: float = _TOL, on_seat: Any = None
 ) -> Exploitability:
-    """The best response of every seat to ``make_agent(seat)`` in all the others;
-    ``on_seat(seat, chance)`` is called as each seat's solve ends (a caller keeps what a long
-    measure solved so far)."""
+    """The best response of every seat to ``make_agent(seat)`` in all the others (``on_seat(seat,
+    chance)`` as each seat's solve ends: a caller keeps what a long measure solved so far)."""
     brs = []
     for seat in range(players):
         field_agents = [make_agent(s) for s in range(players) if s != seat]
