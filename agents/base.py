@@ -79,6 +79,11 @@ class BaseAgent:
 
     #: Spec string that :func:`agents.load` builds this agent from.
     spec: str = ""
+    #: What of the seats' banked totals a Farkle agent's play reads: ``"all"`` (the default) or
+    #: ``"own-and-highest"`` (its own total and the highest other total, not who holds it nor the
+    #: rest). The exact best response (:mod:`agents.solver.farkle_field`) reads such an agent's
+    #: turns once per pair of those totals instead of once per position of every total.
+    totals_read: str = "all"
 
     def __init__(self, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(seed)
@@ -110,6 +115,7 @@ class RandomAgent(BaseAgent):
     """
 
     spec = "random"
+    totals_read = "own-and-highest"  # it reads none
 
     def __init__(self, seed: int | None = None, rules: str | RuleConfig | None = None) -> None:
         super().__init__(seed)

@@ -164,3 +164,69 @@ def test_a_mixing_agent_is_read_as_its_mixed_strategy() -> None:
     pb, pf, pbust = model.field_turns(1, totals, tops, int(tops.max()) + model.pad + 1)
     assert np.allclose(pb.sum(axis=1) + pf + pbust, 1.0, atol=1e-12)
     assert (pf > 0).all() and (pbust > 0).all()
+
+
+class _ReadsAll:
+    """``agent``'s play, declared to read every total (the solver then reads it per position)."""
+
+    totals_read = "all"
+
+    def __init__(self, agent: object) -> None:
+        self.agent = agent
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        return self.agent.act_batch(observations, masks)
+
+
+def test_an_agent_that_reads_its_own_and_the_highest_total_is_solved_as_if_read_in_full() -> None:
+    cheap = FarkleRules(target=50, bank_minimum=50)
+    heuristic = agents.load("heuristic", cheap, 3, seed=0)
+    assert heuristic.totals_read == "own-and-highest"
+    totals = np.array([[s0, 0, 0] for s0 in range(1, 12)])  # seat 0 has reached the target
+    keyed = farkle_field._Model(cheap, 3, 0, [None, heuristic, heuristic], 1, [0, -1, -1])
+    full = farkle_field._Model(cheap, 3, 0, [None, *[_ReadsAll(heuristic)] * 2], 1, [0, -1, -1])
+    values = keyed.final_values(1, totals)
+    assert np.abs(values - full.final_values(1, totals)).max() < 1e-12
+    assert 0.0 < values.min() < values.max() < 1.0
+    # the last seat's turns were read once per pair of totals, not once per position
+    assert 0 < len(keyed._dists[2]) < len(keyed._final[2]) / 10 and not full._dists
+
+
+BUILT_INS = ["greedy", "threshold:400", "heuristic", "max-expected", "random", "win-optimal"]
+
+
+@pytest.mark.parametrize("spec", BUILT_INS)
+def test_built_in_agents_read_no_total_but_their_own_and_the_highest(spec: str) -> None:
+    from dice_envs.engine import farkle_turn as turn
+    from dice_envs.engine.farkle import FarkleEngine
+    from dice_envs.forward import farkle_throws
+
+    rules, n, seats = FarkleRules(target=1500), 4000, 4
+    agent = agents.load(spec, rules, seats, seed=0)
+    assert agent.totals_read == "own-and-highest"
+    rng = np.random.default_rng(7)
+    throws = np.concatenate([farkle_throws(k)[0] for k in range(1, 7)])
+    throws = throws[~turn.is_farkle(turn.farkle_turn_tables(), throws)]
+    eng = FarkleEngine(rules, n, seats, seed=0)
+    eng.current[:], eng.roll[:] = 2, rng.choice(throws, n)
+    eng.turn_total[:] = rng.integers(0, 12, n) * 50
+    eng.first_throw[:] = eng.turn_total == 0
+    eng.banked[:] = rng.integers(0, 40, (n, seats)) * 50
+    masks = eng.action_masks()
+
+    def play() -> np.ndarray:
+        obs = eng.observe(2)
+        if spec == "random":
+            return agent.action_probabilities(obs, masks)
+        return agent.act_batch(obs, masks)
+
+    before = play()
+    others = eng.banked[:, [0, 1, 3]]
+    top = others.max(axis=1, keepdims=True)
+    # move the highest other total to another seat, and lower the rest anywhere below it
+    shuffled = np.where(rng.random(others.shape) < 0.5, rng.integers(0, 40, others.shape) * 50, others)
+    shuffled = np.minimum(rng.permuted(shuffled, axis=1), top)
+    shuffled[np.arange(n), rng.integers(0, 3, n)] = top[:, 0]
+    eng.banked[:, [0, 1, 3]] = shuffled
+    assert (eng.banked[:, [0, 1, 3]] != others).any(axis=1).mean() > 0.5
+    np.testing.assert_array_equal(play(), before)

@@ -105,6 +105,8 @@ def batch_options(observations: np.ndarray, action_masks: np.ndarray, rules: Far
 
 
 class _FarkleAgent(BaseAgent):
+    totals_read = "own-and-highest"  # heuristic reads both; the others neither (tested)
+
     def __init__(self, rules: FarkleRules, num_players: int = 1, seed: int | None = None) -> None:
         super().__init__(seed)
         self.rules = rules

@@ -71,6 +71,12 @@ class WinOptimalAgent(BaseAgent):
             self._field = equilibrium_agent(rules, self.num_players, seed=seed, solution=field)
 
     @property
+    def totals_read(self) -> str:  # type: ignore[override]
+        """``"all"`` where it plays the equilibrium, else ``"own-and-highest"`` (see
+        :attr:`BaseAgent.totals_read`)."""
+        return "all" if self._field is not None else "own-and-highest"
+
+    @property
     def solution(self) -> FarkleWinSolution:
         """The solved tables (solved or loaded from the disk cache on first use)."""
         if self._solution is None:

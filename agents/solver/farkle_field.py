@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from agents.solver.farkle_field_play import FieldPlay
 from agents.solver.farkle_win import STEP, option_groups
 from dice_envs.engine import farkle_turn as turn
 from dice_envs.rules import ConfigError, FarkleRules
@@ -109,7 +110,7 @@ class FieldSolution:
         return self.model.turns(totals, mover, np.asarray(final, dtype=bool), self.values)
 
 
-class _Model:
+class _Model(FieldPlay):
     """The positions and turns of one solve; ``policies[s]`` is None for a maximising seat,
     else the agent playing it; ``obj[s]`` the value component seat ``s`` maximises."""
 
@@ -133,6 +134,7 @@ class _Model:
         # finished seat that cannot win any more (:meth:`final_values`)
         self.R = self.U + players * (self.pad + 2) + 2
         self._final: dict[int, dict[int, np.ndarray]] = {}
+        self._dists: dict[int, dict[int, tuple[np.ndarray, ...]]] = {}
 
     # ------------------------------------------------------------------ positions
     def tops(self, totals: np.ndarray, m: int) -> np.ndarray:
@@ -171,76 +173,7 @@ class _Model:
                 obj, tops, self.tb, B, after[:, rows].copy(), after[:, rows + 1].copy(), _TOL, *self.g
             )
             return out if full else out[0]
-        return _mix(self.field_turns(m, totals, tops, rows), after)
-
-    def field_turns(self, m: int, totals: np.ndarray, tops: np.ndarray, rows: int) -> tuple[np.ndarray, ...]:
-        """How the turns of seat ``m``'s agent end, exactly: ``(P(bank t), P(farkle),
-        P(farkle on the first throw))`` per position, its decisions read batched."""
-        from dice_envs.forward import farkle_throws
-
-        n = len(totals)
-        tt = turn.farkle_turn_tables()
-        pbank, pf, pbust = np.zeros((n, rows)), np.zeros(n), np.zeros(n)
-        mass = np.zeros((n, rows, 7))
-        mass[:, 0, 6] = 1.0
-        for t in range(rows):
-            for k in range(1, 7):
-                at = np.flatnonzero(mass[:, t, k])
-                if not at.size:
-                    continue
-                p = mass[at, t, k]
-                throws, probs = farkle_throws(k)
-                bust = turn.is_farkle(tt, throws)
-                lost = p * probs[bust].sum()
-                (pbust if t == 0 else pf)[at] += lost
-                scoring, sp = throws[~bust], probs[~bust]
-                size = max(1, 65536 // scoring.size)  # decisions read per call: 65,536 at most
-                for rows_i in np.array_split(at, range(size, at.size, size)):
-                    r = np.repeat(rows_i, scoring.size)
-                    th = np.tile(scoring, rows_i.size)
-                    pp = np.repeat(mass[rows_i, t, k], scoring.size) * np.tile(sp, rows_i.size)
-                    i, actions, w = self.decide(m, totals[r], t, th)
-                    r, th, pp = r[i], th[i], pp[i] * w
-                    mask, bank = turn.split_action(actions)
-                    t2, left = turn.set_aside(tt, th, t * STEP, mask)
-                    t2 = t2 // STEP
-                    bank = bank | (t2 >= tops[r])
-                    np.add.at(pbank, (r[bank], t2[bank]), pp[bank])
-                    on = ~bank
-                    np.add.at(mass, (r[on], t2[on], left[on]), pp[on])
-        return pbank, pf, pbust
-
-    def decide(
-        self, m: int, totals: np.ndarray, t: int, throws: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """What seat ``m``'s agent does at these decisions, as ``(decision, action, probability)``
-        rows: one per decision for an agent that decides (``act_batch``), one per action it may
-        take for an agent that mixes (``action_probabilities(observations, masks)``, e.g.
-        ``random``: read as its mixed strategy, not as one draw of it). Legality is checked."""
-        from dice_envs.engine.farkle import FarkleEngine
-        from dice_envs.opponents import batch_actions
-
-        n = len(totals)
-        eng = FarkleEngine(self.rules, n, self.N, seed=0)
-        eng.banked[:] = totals * STEP
-        eng.turns[:], eng.current[:], eng.turn_total[:], eng.roll[:] = 0, m, t * STEP, throws
-        eng.first_throw[:], eng.done[:], eng.to_throw[:] = t == 0, False, 0
-        eng.final_round_by[:] = np.where((totals >= self.X).any(axis=1), 0, -1)
-        masks = eng.action_masks()
-        agent = self.policies[m]
-        if callable(getattr(agent, "action_probabilities", None)):
-            probs = np.asarray(agent.action_probabilities(eng.observe(m), masks), dtype=np.float64)
-            i, actions = np.nonzero(probs)
-            p = probs[i, actions]
-            if not masks[i, actions].all() or not np.allclose(np.bincount(i, p, n), 1.0) or (p < 0).any():
-                raise ValueError(
-                    f"the agent of seat {m} gave chances to illegal actions, or not summing to 1"
-                )
-            return i, actions, p
-        actions = batch_actions(agent, eng.observe(m), masks)
-        if not masks[np.arange(n), actions].all():
-            raise ValueError(f"the agent of seat {m} chose an illegal action in a solved position")
-        return np.arange(n), actions, np.ones(n)
+        return _mix(self.field_dist(m, totals, rows), after)
 
     # ------------------------------------------------------------------ final round
     def final_values(self, m: int, totals: np.ndarray) -> np.ndarray:
@@ -284,7 +217,7 @@ class _Model:
             # the ends the agent never reaches need no value: with `lost`, 6.7x fewer decisions read
             # (27.5M to 4.1M) by seat 0's three-seat best response to a field that banks when it may
             # (target 50, bank minimum 50); this alone 2.3x fewer
-            dist = self.field_turns(m, chunk, self.tops(chunk, m), rows)
+            dist = self.field_dist(m, chunk, rows)
             need &= _support(dist)
             after[need] = self.after_final(m, ends[need])
             out[at] = _mix(dist, after)
@@ -327,7 +260,7 @@ class _Model:
             reach = need & (ends[:, :, m] >= X)
             dist = None
             if self.policies[m] is not None:
-                dist = self.field_turns(m, grid, self.tops(grid, m), rows)
+                dist = self.field_dist(m, grid, rows)
             vals = np.zeros((*ends.shape[:2], K))
             value = reach if dist is None else reach & _support(dist)
             if value.any():
@@ -387,7 +320,7 @@ class _Model:
 
 
 def _mix(dist: tuple[np.ndarray, ...], after: np.ndarray) -> np.ndarray:
-    """Values ``(n, K)`` of turns ending as :meth:`_Model.field_turns` says, given the values
+    """Values ``(n, K)`` of turns ending as :meth:`FieldPlay.field_turns` says, given the values
     ``after`` ``(n, rows + 2, K)`` of their ends (:meth:`_Model.ends`)."""
     pb, pf, pbust = dist
     rows = pb.shape[1]
