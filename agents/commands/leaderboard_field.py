@@ -95,11 +95,17 @@ def _one_regret(spec: str, rules: FarkleRules, players: int, games: int, seed: i
 
 
 def _one_exploitability(
-    spec: str, rules: FarkleRules, players: int, seed: int, on_seat: Any = None
+    spec: str,
+    rules: FarkleRules,
+    players: int,
+    seed: int,
+    on_seat: Any = None,
+    solved: dict[int, float] | None = None,
 ) -> dict[str, Any] | str:
-    """:func:`agent_exploitability` of ``spec`` (``on_seat`` as there), or why it cannot be measured."""
+    """:func:`agent_exploitability` of ``spec`` (``on_seat``, ``solved`` as there), or why it
+    cannot be measured."""
     try:
-        return agent_exploitability(spec, rules, players, seed=seed, on_seat=on_seat)
+        return agent_exploitability(spec, rules, players, seed=seed, on_seat=on_seat, solved=solved)
     except (ConfigError, FileNotFoundError, ImportError) as exc:
         return str(exc)
 

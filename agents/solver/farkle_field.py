@@ -419,12 +419,22 @@ class Exploitability:
 
 
 def exploitability(
-    rules: FarkleRules, players: int, make_agent: Any, cap: int = 0, tol: float = _TOL, on_seat: Any = None
+    rules: FarkleRules,
+    players: int,
+    make_agent: Any,
+    cap: int = 0,
+    tol: float = _TOL,
+    on_seat: Any = None,
+    solved: dict[int, float] | None = None,
 ) -> Exploitability:
     """The best response of every seat to ``make_agent(seat)`` in all the others (``on_seat(seat,
-    chance)`` as each seat's solve ends: a caller keeps what a long measure solved so far)."""
-    brs = []
+    chance)`` as each seat's solve ends: a caller keeps what a long measure solved so far;
+    ``solved``: the chances of seats solved before, taken as they are)."""
+    brs: list[float] = []
     for seat in range(players):
+        if solved and seat in solved:
+            brs.append(float(solved[seat]))
+            continue
         field_agents = [make_agent(s) for s in range(players) if s != seat]
         brs.append(best_response(rules, field_agents, seat, cap=cap, tol=tol).win_probability())
         if on_seat is not None:

@@ -112,18 +112,21 @@ def exploitability_fragment(records: dict[Path, dict[str, Any]]) -> str:
         "From the dated records:\n"
     )
     for path, record in records.items():
-        hw, rev = record["hardware"], record["revision"]
-        text += (
-            f"\n- {{download}}`{path.name} </{path}>`: `{record['command']}` ({record['date']}, "
-            f"{hw['cores']} cores of {hw['cpu']}, code revision `{str(rev.get('git_commit', '?'))[:7]}`)"
-        )
+        for i, run in enumerate([record, *record.get("resumed", [])]):
+            hw, rev = run["hardware"], run["revision"]
+            text += (
+                f"\n- {{download}}`{path.name} </{path}>`{' (resumed)' if i else ''}: `{run['command']}` "
+                f"({run['date']}, {hw['cores']} cores of {hw['cpu']}, code revision "
+                f"`{str(rev.get('git_commit', '?'))[:7]}`)"
+            )
     for record in records.values():
         for spec, why in record["skipped"].items():
             text += f"\n- `{spec}` is not measured: {why}"
         for spec, seats in record.get("partial", {}).items():
+            solved = ", ".join(f"seat {s} {c:.2%}" for s, c in sorted(seats.items()))
             text += (
-                f"\n- `{spec}` is not measured: its run was stopped after the best responses of "
-                f"{len(seats)} of its {record['players']} seats (kept in the record)"
+                f"\n- `{spec}` is not measured in full: its run was stopped after the best responses "
+                f"of {len(seats)} of its {record['players']} seats, kept in the record ({solved})"
             )
         for spec in _stopped(record):
             text += (
