@@ -3,8 +3,8 @@
 At ``--field-seats N`` seats (default 3) and the default rules at target ``T`` (a reduced target
 the exact solver covers, :data:`agents.players.field_optimal.TARGET_LIMITS`), every Farkle agent
 is ranked by the chance of winning its decisions give away against ``win-optimal`` (the N-seat
-equilibrium, :mod:`agents.evaluation.field_regret`; three seats and more, ``--regret-games``
-games per agent), and with ``--exploitability`` also by its exact exploitability
+equilibrium, :mod:`agents.evaluation.field_regret`; the seats it is solved for,
+``--regret-games`` games per agent), and with ``--exploitability`` also by its exact exploitability
 (:mod:`agents.evaluation.exploitability`; costly: an agent that keeps rolling takes minutes even
 at two seats). The figures go to ``--runs DIR/farkle-<N>p/`` (``field_regret.json``,
 ``exploitability.json``).
@@ -21,7 +21,7 @@ from typing import Any
 
 from agents.commands import leaderboard_tables as tables
 from agents.evaluation.exploitability import EXPLOITABILITY_FILE, agent_exploitability, check_exploitability
-from agents.players.field_optimal import check_target
+from agents.players.field_optimal import TARGET_LIMITS, check_target
 from dice_envs.rules import ConfigError, FarkleRules, make_rules
 
 __all__ = ["FIELD_FILES", "FIELD_REGRET_FILE", "add_options", "check_options", "field_folder", "section"]
@@ -68,15 +68,22 @@ def check_options(args: argparse.Namespace) -> None:
     if "farkle" not in args.only:
         raise ConfigError("--field-target measures farkle agents: include farkle in --only")
     rules, seats = field_rules(args), args.field_seats
-    if seats < 3 and not args.exploitability:
+    if not _equity(seats) and not args.exploitability:
+        solved = ", ".join(str(n) for n in sorted(TARGET_LIMITS["equilibrium"]))
         raise ConfigError(
-            f"--field-seats {seats}: the equity table needs 3 seats or more (two seats have theirs "
-            "at the default target); add --exploitability for the exploitability alone"
+            f"--field-seats {seats}: the equity table needs the N-seat equilibrium, solved for "
+            f"{solved} seats (two seats have theirs at the default target); add --exploitability "
+            "for the exploitability alone"
         )
-    if seats >= 3:
+    if _equity(seats):
         check_target("equilibrium", rules, seats)
     if args.exploitability:
         check_exploitability(rules, seats)
+
+
+def _equity(seats: int) -> bool:
+    """Whether the section has the equity table: the N-seat equilibrium is solved for ``seats``."""
+    return seats >= 3 and seats in TARGET_LIMITS["equilibrium"]
 
 
 def field_folder(args: argparse.Namespace) -> Path | None:
@@ -128,7 +135,7 @@ def section(args: argparse.Namespace, specs: Sequence[str], pool_map: PoolMap) -
     folder.mkdir(parents=True, exist_ok=True)
     jobs = sorted(specs, key=lambda s: not s.startswith("pretrained:"))  # the slowest first
     md: list[str] = []
-    if players >= 3:
+    if _equity(players):
         solution = equilibrium(rules, players, cap=0)  # one solve serves every agent
         games, seed = args.regret_games, args.seed
         run = partial(_one_regret, rules=rules, players=players, games=games, seed=seed, solution=solution)

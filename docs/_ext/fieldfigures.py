@@ -96,9 +96,22 @@ def fragment(record: dict[str, Any]) -> str:
 
 
 def exploitability_fragment(records: dict[Path, dict[str, Any]]) -> str:
-    """The Markdown of the exploitability records (``scripts/farkle_exploitability.py``), one
-    table over their agents, ranked as ``dice-envs leaderboard`` ranks them, then where each
-    record comes from and the agents it could not measure."""
+    """The Markdown of the exploitability records (``scripts/farkle_exploitability.py``): per
+    number of seats (a heading each where the records hold several), one table over their agents,
+    ranked as ``dice-envs leaderboard`` ranks them, then where each record comes from and the
+    agents it could not measure."""
+    groups: dict[int, dict[Path, dict[str, Any]]] = {}
+    for path, record in records.items():
+        groups.setdefault(record["players"], {})[path] = record
+    if len(groups) == 1:
+        return _seats_fragment(records)
+    return "\n".join(
+        f"### {players} seats\n\n{_seats_fragment(group)}" for players, group in sorted(groups.items())
+    )
+
+
+def _seats_fragment(records: dict[Path, dict[str, Any]]) -> str:
+    """:func:`exploitability_fragment` of records of one number of seats."""
     from agents.evaluation.exploitability import exploitability_table
 
     found = {spec: r for record in records.values() for spec, r in record["agents"].items()}
