@@ -4,8 +4,8 @@ On ``builder-inited`` it writes two build outputs (the suffix keeps them from be
 own): ``docs/_generated/farkle-multiplayer.inc``, which ``docs/guide/multiplayer.md`` includes,
 what each N-player Farkle equilibrium of :data:`RECORD` (``scripts/solve_farkle_field.py``) cost
 and gave, as a table; and ``docs/_generated/farkle-exploitability.inc``, which
-``docs/leaderboard.md`` includes, the exploitability of every Farkle agent at three seats from
-:data:`EXPLOITABILITY` (``scripts/farkle_exploitability.py``).
+``docs/leaderboard.md`` includes, the exploitability of every Farkle agent at three and four
+seats from :data:`EXPLOITABILITY` (``scripts/farkle_exploitability.py``).
 """
 
 from __future__ import annotations
@@ -22,10 +22,11 @@ from gamepages import _table, _write
 RECORD = Path("benchmarks/2026-12-07-epyc-2core/farkle-multiplayer.json")
 #: The fragment written, relative to the docs folder.
 FRAGMENT = Path("_generated") / "farkle-multiplayer.inc"
-#: The dated records of three-seat exploitability, relative to the docs folder.
+#: The dated records of N-seat exploitability, relative to the docs folder.
 EXPLOITABILITY = [
     Path("benchmarks/2026-12-07-xeon-2core/farkle-exploitability-3p.json"),
     Path("benchmarks/2026-12-07-xeon-2core/farkle-exploitability-3p-search.json"),
+    Path("benchmarks/2026-12-08-xeon-2core/farkle-exploitability-4p.json"),
 ]
 #: Their fragment, included by the leaderboard page.
 EXPLOITABILITY_FRAGMENT = Path("_generated") / "farkle-exploitability.inc"
