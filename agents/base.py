@@ -79,10 +79,12 @@ class BaseAgent:
 
     #: Spec string that :func:`agents.load` builds this agent from.
     spec: str = ""
-    #: What of the seats' banked totals a Farkle agent's play reads: ``"all"`` (the default) or
+    #: What of the seats' banked totals a Farkle agent's play reads: ``"all"`` (the default);
     #: ``"own-and-highest"`` (its own total and the highest other total, not who holds it nor the
-    #: rest). The exact best response (:mod:`agents.solver.farkle_field`) reads such an agent's
-    #: turns once per pair of those totals instead of once per position of every total.
+    #: rest); ``"finished-top"`` (every total, but in the final round the seats that have had
+    #: their last turn only by their highest total and how many of them hold it). The exact best
+    #: response (:mod:`agents.solver.farkle_field`) reads such an agent's turns once per what it
+    #: reads instead of once per position of every total.
     totals_read: str = "all"
 
     def __init__(self, seed: int | None = None) -> None:

@@ -230,3 +230,48 @@ def test_built_in_agents_read_no_total_but_their_own_and_the_highest(spec: str) 
     eng.banked[:, [0, 1, 3]] = shuffled
     assert (eng.banked[:, [0, 1, 3]] != others).any(axis=1).mean() > 0.5
     np.testing.assert_array_equal(play(), before)
+
+
+def test_a_best_response_to_the_equilibrium_gains_nothing() -> None:
+    """The equilibrium's tables read as a field (``totals_read = "finished-top"``: its final round
+    keyed on the seats still to play and the finished top) leave the last seat nothing to gain."""
+    cheap = FarkleRules(target=50, bank_minimum=50)
+    eq = equilibrium(cheap, 3)
+    field = [equilibrium_agent(cheap, 3, solution=eq) for _ in range(2)]
+    assert field[0].totals_read == "finished-top"
+    br = best_response(cheap, field, seat=2)
+    assert br.win_probability() == pytest.approx(eq.win_probability(2), abs=1e-9)
+    assert 0.1 < br.win_probability() < 0.9
+
+
+@pytest.mark.parametrize("spec", ["win-optimal", "pretrained:farkle-search-3p"])
+def test_tables_of_maximising_seats_read_the_finished_seats_by_their_top(spec: str, three: object) -> None:
+    """In the final round the equilibrium's and a search bot's play reads the finished seats only
+    by their highest total and how many hold it: moving and lowering the others keeps every action."""
+    from dice_envs.engine import farkle_turn as turn
+    from dice_envs.engine.farkle import FarkleEngine
+    from dice_envs.forward import farkle_throws
+
+    agent = (
+        equilibrium_agent(SMALL, 3, solution=three) if spec == "win-optimal" else agents.load(spec, SMALL, 3)
+    )
+    assert agent.totals_read == "finished-top"
+    n, rng = 3000, np.random.default_rng(11)
+    throws = np.concatenate([farkle_throws(k)[0] for k in range(1, 7)])
+    throws = throws[~turn.is_farkle(turn.farkle_turn_tables(), throws)]
+    eng = FarkleEngine(SMALL, n, 3, seed=0)
+    eng.current[:], eng.roll[:], eng.final_round_by[:] = 2, rng.choice(throws, n), 0
+    eng.turn_total[:] = rng.integers(0, 12, n) * 50
+    eng.first_throw[:] = eng.turn_total == 0
+    done = rng.integers(0, 16, (n, 2)) * 50  # seats 0 and 1 have had their last turn
+    done[:, 0] = np.maximum(done[:, 0], SMALL.target)
+    eng.banked[:] = np.column_stack([done, rng.integers(0, 6, n) * 50])
+    masks = eng.action_masks()
+    before = agent.act_batch(eng.observe(2), masks)
+    top = done.max(axis=1)
+    # the top to the other finished seat, the other total lowered (a tie stays a tie)
+    low = np.where(done[:, 0] == done[:, 1], top, rng.integers(0, 16, n) * 50 % (top + 50))
+    low = np.minimum(low, top - 50 * (done[:, 0] != done[:, 1]))
+    eng.banked[:, :2] = np.column_stack([low, top])
+    assert (eng.banked[:, :2] != done).any(axis=1).mean() > 0.5
+    np.testing.assert_array_equal(agent.act_batch(eng.observe(2), masks), before)

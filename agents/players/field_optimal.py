@@ -81,6 +81,13 @@ class SolvedSeatAgent(BaseAgent):
         self._solutions: dict[int, FieldSolution] = {}
         self._turns: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
 
+    @property
+    def totals_read(self) -> str:  # type: ignore[override]
+        """``"finished-top"`` for tables where every seat maximises (the equilibrium, a search):
+        their final round is solved on the totals still in play, the highest finished total and
+        how many hold it; ``"all"`` for a best response (a field agent may read every total)."""
+        return "finished-top" if isinstance(self._solve, _EquilibriumSolve) else "all"
+
     def solution(self, seat: int) -> FieldSolution:
         """The tables of ``seat`` (solved on first use)."""
         if seat not in self._solutions:

@@ -28,38 +28,56 @@ class FieldPlay:
     R: int
     pad: int
     policies: list[Any]
-    _dists: dict[int, dict[int, tuple[np.ndarray, ...]]]
+    _dists: dict[int, dict[tuple[int, ...], tuple[np.ndarray, ...]]]
 
     def tops(self, totals: np.ndarray, m: int) -> np.ndarray:  # pragma: no cover - the model's
         raise NotImplementedError
 
-    def field_dist(self, m: int, totals: np.ndarray, rows: int) -> tuple[np.ndarray, ...]:
+    def field_dist(
+        self, m: int, totals: np.ndarray, rows: int, final: bool = False
+    ) -> tuple[np.ndarray, ...]:
         """:meth:`field_turns` of seat ``m``'s agent at ``totals`` ``(n, N)`` (steps), ``rows``
-        wide (at least each position's forced bank plus a selection). An agent whose play reads
-        its own and the highest other total only (:attr:`agents.base.BaseAgent.totals_read`)
-        ends its turns alike wherever those two are alike (the forced bank depends on them too),
-        so its turns are read once per pair of them in a solve and kept."""
-        if getattr(self.policies[m], "totals_read", "all") != "own-and-highest":
+        wide (at least each position's forced bank plus a selection); ``final``: the positions
+        are final-round ones (the seats before ``m`` have had their last turn).
+
+        Where the agent's play reads less than every total (:attr:`agents.base.BaseAgent.totals_read`),
+        its turns end alike wherever what it reads is alike (the forced bank reads the own and the
+        highest other total too), so they are read once per such key in a solve and kept:
+        ``"own-and-highest"`` keys on those two totals; ``"finished-top"``, in the final round, on
+        the totals of the seats still to play, the highest finished total and how many finished
+        seats hold it."""
+        read = getattr(self.policies[m], "totals_read", "all")
+        if read == "own-and-highest":
+            keys = np.stack([totals[:, m], np.delete(totals, m, axis=1).max(axis=1)], axis=1)
+        elif read == "finished-top" and final and m > 0:
+            top = totals[:, :m].max(axis=1)
+            keys = np.column_stack([top, (totals[:, :m] == top[:, None]).sum(axis=1), totals[:, m:]])
+        else:
             return self.field_turns(m, totals, self.tops(totals, m), rows)
-        own, high = totals[:, m], np.delete(totals, m, axis=1).max(axis=1)
-        uniq, first, inv = np.unique(own * self.R + high, return_index=True, return_inverse=True)
+        uniq, inv = np.unique(keys, axis=0, return_inverse=True)
         memo = self._dists.setdefault(m, {})
-        todo = np.array([i for i, k in enumerate(uniq.tolist()) if k not in memo], dtype=np.int64)
+        names = [tuple(k) for k in uniq.tolist()]
+        todo = np.array([i for i, k in enumerate(names) if k not in memo], dtype=np.int64)
         if todo.size:
-            rep = np.zeros((todo.size, self.N), dtype=np.int64)  # one position per pair
-            rep[:, m], rep[:, (m + 1) % self.N] = own[first[todo]], high[first[todo]]
+            rep = np.zeros((todo.size, self.N), dtype=np.int64)  # one position per key
+            k = uniq[todo]
+            if read == "own-and-highest":
+                rep[:, m], rep[:, (m + 1) % self.N] = k[:, 0], k[:, 1]
+            else:  # the top in the first finished seats, the others at 0 (below it or equal to it)
+                rep[:, :m] = np.where(np.arange(m) < k[:, 1:2], k[:, :1], 0)
+                rep[:, m:] = k[:, 2:]
             tops = self.tops(rep, m)
             pb, pf, pbust = self.field_turns(m, rep, tops, int(tops.max()) + self.pad + 1)
-            memo.update((k, (pb[j], pf[j], pbust[j])) for j, k in enumerate(uniq[todo].tolist()))
+            memo.update((names[i], (pb[j], pf[j], pbust[j])) for j, i in enumerate(todo.tolist()))
         pb = np.zeros((len(uniq), rows))
-        for j, k in enumerate(uniq.tolist()):
+        for j, k in enumerate(names):
             b = memo[k][0]
             if b[rows:].any():
                 raise AssertionError(f"a turn of seat {m} banks past the {rows} rows asked for")
             pb[j, : min(len(b), rows)] = b[:rows]
         inv = inv.reshape(-1)
-        pf = np.array([memo[k][1] for k in uniq.tolist()])
-        pbust = np.array([memo[k][2] for k in uniq.tolist()])
+        pf = np.array([memo[k][1] for k in names])
+        pbust = np.array([memo[k][2] for k in names])
         return pb[inv], pf[inv], pbust[inv]
 
     def field_turns(self, m: int, totals: np.ndarray, tops: np.ndarray, rows: int) -> tuple[np.ndarray, ...]:
