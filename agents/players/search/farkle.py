@@ -164,7 +164,7 @@ class FarkleSearchAgent(SolvedSeatAgent):
     ) -> FarkleSearchAgent:
         """The agent of the Farkle value model at ``path``: its card must be a Farkle value
         model's for these rules and this number of seats (``ConfigError`` names what differs)."""
-        net, card = load_farkle_value(path, rules, num_players)
+        net, card = load_farkle_value(path, rules, num_players, name=model)
         n = int(num_players)
         agent = cls(rules, n, seed, net=net, model=model)
         agent.card = card
@@ -172,20 +172,21 @@ class FarkleSearchAgent(SolvedSeatAgent):
 
 
 def load_farkle_value(
-    path: str | Path, rules: FarkleRules, num_players: int
+    path: str | Path, rules: FarkleRules, num_players: int, name: str = ""
 ) -> tuple[ValueNet, dict[str, Any]]:
     """The network and card of the Farkle value model ``path``: its card must be a Farkle value
-    model's for these rules and this number of seats (``ConfigError`` names what differs), its
-    weights the card's (SHA-256)."""
+    model's for these rules and this number of seats (``ConfigError`` names what differs, the
+    model by ``name``, e.g. its spec, or else by its path), its weights the card's (SHA-256)."""
     card = read_card(path)
+    label = name or str(path)
     value: dict[str, Any] = card.get("value") or {}
     if value.get("features") != FARKLE_FEATURES:
         raise ConfigError(
-            f"{path}: the card's feature set {value.get('features')!r} is not {FARKLE_FEATURES!r}"
+            f"{label}: the card's feature set {value.get('features')!r} is not {FARKLE_FEATURES!r}"
         )
     if card.get("num_players") != num_players:
         raise ConfigError(
-            f"{path} was trained for {card.get('num_players')}-player Farkle (its value has a chance "
+            f"{label} was trained for {card.get('num_players')}-player Farkle (its value has a chance "
             f"per seat); it plays no {num_players}-player game"
         )
     check_card(card, rules, num_players)
