@@ -118,7 +118,7 @@ def _seats_fragment(records: dict[Path, dict[str, Any]]) -> str:
     found = {spec: r for record in records.values() for spec, r in record["agents"].items()}
     first = next(iter(records.values()))
     rules = ", ".join(f"{k} {v}" for k, v in first["rules"].items() if k != "max_turns")
-    text = "\n".join(exploitability_table(found))
+    text = "\n".join(exploitability_table(found)) or "No agent's measure has ended in these records yet."
     text += (
         f"\n\n{first['players']} seats, default rules but the target ({rules}; the solved game has no "
         "turn limit). Exploitability is what a best-responding seat gains over its share on average "
