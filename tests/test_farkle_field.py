@@ -237,7 +237,7 @@ def test_a_best_response_to_the_equilibrium_gains_nothing() -> None:
     keyed on the seats still to play and the finished top) leave the last seat nothing to gain."""
     cheap = FarkleRules(target=50, bank_minimum=50)
     eq = equilibrium(cheap, 3)
-    field = [equilibrium_agent(cheap, 3, solution=eq) for _ in range(2)]
+    field = [WinOptimalAgent(cheap, 3, solution=eq) for _ in range(2)]  # as agents.load builds it
     assert field[0].totals_read == "finished-top"
     br = best_response(cheap, field, seat=2)
     assert br.win_probability() == pytest.approx(eq.win_probability(2), abs=1e-9)
@@ -253,7 +253,7 @@ def test_tables_of_maximising_seats_read_the_finished_seats_by_their_top(spec: s
     from dice_envs.forward import farkle_throws
 
     agent = (
-        equilibrium_agent(SMALL, 3, solution=three) if spec == "win-optimal" else agents.load(spec, SMALL, 3)
+        WinOptimalAgent(SMALL, 3, solution=three) if spec == "win-optimal" else agents.load(spec, SMALL, 3)
     )
     assert agent.totals_read == "finished-top"
     n, rng = 3000, np.random.default_rng(11)

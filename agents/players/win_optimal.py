@@ -72,9 +72,9 @@ class WinOptimalAgent(BaseAgent):
 
     @property
     def totals_read(self) -> str:  # type: ignore[override]
-        """``"all"`` where it plays the equilibrium, else ``"own-and-highest"`` (see
-        :attr:`BaseAgent.totals_read`)."""
-        return "all" if self._field is not None else "own-and-highest"
+        """The equilibrium's (``"finished-top"``) where it plays it, else ``"own-and-highest"``
+        (see :attr:`BaseAgent.totals_read`)."""
+        return self._field.totals_read if self._field is not None else "own-and-highest"
 
     @property
     def solution(self) -> FarkleWinSolution:
